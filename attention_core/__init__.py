@@ -1,0 +1,46 @@
+"""attention_core: self-attention in NumPy and PyTorch, small enough to read beside the page.
+
+Shape legend (used in every docstring and comment):
+    B        batch size (NumPy functions keep any leading dims ``...``)
+    T        number of tokens (seq_len); T_q / T_k = query / key tokens (cross-attention: T_q != T_k)
+    d_model  embedding width
+    H        number of heads (n_heads)
+    d_k      query/key width per head = d_model / H;  d_v  value width
+
+Masks are boolean with **True = may attend**. A query row with nothing allowed gets all-zero
+weights and a zero output, never NaN. Bad arguments raise ``ValueError`` saying what is allowed.
+
+The torch parts (``SelfAttention``, ``MultiHeadSelfAttention``, ``scaled_dot_product_attention_torch``,
+``score_gradient_norm``) are imported lazily, so ``import attention_core`` does not load torch.
+"""
+
+from .attention import attention_scores, merge_heads, multi_head_attention, scaled_dot_product_attention, split_heads
+from .config import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
+from .inputs import (class_notes_weights, one_hot_embeddings, position_labels, random_embeddings,
+                     random_projection_weights, sentence_embeddings, tokenize)
+from .masks import causal_mask, combine_masks, padding_mask
+from .positional import sinusoidal_positional_encoding
+from .saturation import NEAR_ONE_HOT, SaturationMetrics, saturation_metrics, score_std, softmax_jacobian
+from .softmax import softmax
+from .whatif import WhatIfRun, run_whatif
+
+_TORCH_NAMES = {"SelfAttention", "MultiHeadSelfAttention", "scaled_dot_product_attention_torch",
+                "softmax_torch", "score_gradient_norm"}
+
+
+def __getattr__(name):
+    if name in _TORCH_NAMES:
+        from . import torch_attention
+
+        return getattr(torch_attention, name)
+    raise AttributeError(f"module 'attention_core' has no attribute {name!r}")
+
+
+__all__ = [
+    "softmax", "scaled_dot_product_attention", "attention_scores", "multi_head_attention", "split_heads",
+    "merge_heads", "causal_mask", "padding_mask", "combine_masks", "sinusoidal_positional_encoding",
+    "saturation_metrics", "SaturationMetrics", "softmax_jacobian", "score_std", "NEAR_ONE_HOT",
+    "one_hot_embeddings", "random_embeddings", "sentence_embeddings", "tokenize", "position_labels",
+    "class_notes_weights", "random_projection_weights", "WhatIf", "allowed_heads", "MASK_KINDS",
+    "INPUT_KINDS", "WhatIfRun", "run_whatif", *sorted(_TORCH_NAMES),
+]

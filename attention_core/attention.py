@@ -1,0 +1,143 @@
+"""Scaled dot-product attention and multi-head attention in NumPy.
+
+Shape legend:
+    B   batch (any leading dims ``...`` are kept)
+    T   tokens; T_q query tokens, T_k key (and value) tokens
+    d_model  embedding width
+    H   number of heads
+    d_k = d_model / H  query/key width per head; d_v value width
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._checks import check_finite_array, check_mask, check_positive_int, check_temperature
+from .softmax import _softmax
+
+
+def attention_scores(q, k, scaled: bool = True) -> np.ndarray:
+    """The logits ``q k^T`` (divided by sqrt(d_k) when ``scaled``), shape ``(..., T_q, T_k)``."""
+    q = check_finite_array("q", q, min_ndim=2)
+    k = check_finite_array("k", k, min_ndim=2)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must share d_k (last dim); got q {q.shape} and k {k.shape}")
+    scores = q @ np.swapaxes(k, -1, -2)  # (..., T_q, T_k)
+    if scaled:
+        scores = scores / math.sqrt(q.shape[-1])
+    return scores
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, scaled: bool = True, temperature: float = 1.0):
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) / temperature) V, returning the weights too.
+
+    Reference::
+
+        scores = q @ k.T / sqrt(d_k)          # (T_q, T_k)   (skip the division if not scaled)
+        scores[~mask] = -inf                   # blocked keys
+        weights = softmax(scores / temperature, axis=-1)
+        output = weights @ v                   # (T_q, d_v)
+
+    Args:
+        q: ``(..., T_q, d_k)`` queries.
+        k: ``(..., T_k, d_k)`` keys.
+        v: ``(..., T_k, d_v)`` values.
+        mask: optional bool array broadcastable to ``(..., T_q, T_k)``; **True = may attend**.
+            A query row with no allowed key gets all-zero weights and a zero output (never NaN).
+        scaled: divide the scores by sqrt(d_k) (the "scaled" in scaled dot-product attention).
+        temperature: > 0; the (scaled) scores are divided by it before the softmax.
+
+    Returns:
+        ``(output, weights)``: output ``(..., T_q, d_v)``, weights ``(..., T_q, T_k)`` with rows
+        summing to 1 (0 for fully masked rows).
+    """
+    t = check_temperature(temperature)
+    scores = attention_scores(q, k, scaled=scaled)  # (..., T_q, T_k)
+    v = check_finite_array("v", v, min_ndim=2)
+    if v.shape[-2] != scores.shape[-1]:
+        raise ValueError(f"k and v must have the same number of tokens T_k; got k {np.shape(k)} and v {v.shape}")
+    try:
+        np.broadcast_shapes(scores.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(f"leading dims of q/k {scores.shape[:-2]} and v {v.shape[:-2]} do not broadcast") from None
+    m = check_mask(mask, scores.shape)
+    weights = _softmax(scores / t if t != 1.0 else scores, axis=-1, where=m)  # (..., T_q, T_k)
+    weights = weights.astype(np.result_type(scores.dtype, v.dtype), copy=False)
+    output = weights @ v  # (..., T_q, d_v)
+    return output, weights
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """``(..., T, d_model)`` -> ``(..., H, T, d_k)``: head h takes columns h*d_k .. (h+1)*d_k - 1."""
+    *lead, T, d_model = x.shape
+    d_k = d_model // n_heads
+    return np.swapaxes(x.reshape(*lead, T, n_heads, d_k), -2, -3)  # (..., H, T, d_k)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """``(..., H, T, d_k)`` -> ``(..., T, H * d_k)``: the heads' outputs side by side (concatenation)."""
+    *lead, H, T, d_k = x.shape
+    return np.swapaxes(x, -2, -3).reshape(*lead, T, H * d_k)  # (..., T, d_model)
+
+
+def check_heads(d_model: int, n_heads: int) -> int:
+    """Return n_heads if it divides d_model, else raise."""
+    n_heads = check_positive_int("n_heads", n_heads)
+    if d_model % n_heads:
+        raise ValueError(
+            f"d_model={d_model} is not divisible by n_heads={n_heads}; "
+            f"allowed n_heads: {[h for h in range(1, d_model + 1) if d_model % h == 0]}"
+        )
+    return n_heads
+
+
+def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, scaled: bool = True,
+                         temperature: float = 1.0, return_steps: bool = False):
+    """Multi-head self-attention: project, split into heads, attend, merge, project.
+
+    Reference::
+
+        q, k, v = x @ W_q, x @ W_k, x @ W_v                  # (T, d_model) each
+        q, k, v = split into H heads                          # (H, T, d_k) each
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)   # (H, T, d_k), (H, T, T)
+        output = concat(heads) @ W_o                          # (T, d_model)
+
+    Args:
+        x: ``(T, d_model)`` or ``(B, T, d_model)`` inputs.
+        w_q, w_k, w_v, w_o: ``(d_model, d_model)`` each, in the ``x @ W`` convention.
+        n_heads: H, must divide d_model; d_k = d_model / H.
+        mask: bool, broadcastable to ``(..., T, T)`` (the same mask for every head); True = may attend.
+        scaled, temperature: as in :func:`scaled_dot_product_attention`.
+        return_steps: also return a dict of the intermediate tensors (q, k, v per head, per-head
+            outputs, the concatenation) for display.
+
+    Returns:
+        ``(output, weights)`` with output ``(..., T, d_model)`` and weights ``(..., H, T, T)``;
+        ``(output, weights, steps)`` when ``return_steps``.
+    """
+    x = check_finite_array("x", x, min_ndim=2)
+    if x.ndim > 3:
+        raise ValueError(f"x must be (T, d_model) or (B, T, d_model); got shape {x.shape}")
+    d_model = x.shape[-1]
+    n_heads = check_heads(d_model, n_heads)
+    ws = {}
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
+        w = check_finite_array(name, w, min_ndim=2)
+        if w.shape != (d_model, d_model):
+            raise ValueError(f"{name} must have shape (d_model, d_model) = {(d_model, d_model)}; got {w.shape}")
+        ws[name] = w
+    q = split_heads(x @ ws["w_q"], n_heads)  # (..., H, T, d_k)
+    k = split_heads(x @ ws["w_k"], n_heads)  # (..., H, T, d_k)
+    v = split_heads(x @ ws["w_v"], n_heads)  # (..., H, T, d_k)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim >= 2:
+            mask = mask[..., None, :, :]  # (..., 1, T, T): same mask for every head
+    heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, scaled=scaled, temperature=temperature)
+    concat = merge_heads(heads)  # (..., T, d_model)
+    output = concat @ ws["w_o"]  # (..., T, d_model)
+    if return_steps:
+        return output, weights, {"q": q, "k": k, "v": v, "heads": heads, "concat": concat}
+    return output, weights

@@ -1,0 +1,34 @@
+"""Sinusoidal positional encoding (Vaswani et al., 2017, section 3.5)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import check_positive_int
+
+
+def sinusoidal_positional_encoding(T: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """The ``(T, d_model)`` table PE[pos, 2i] = sin(pos / base^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+
+    Even columns hold sines and odd columns cosines of the same frequency. For an odd ``d_model`` the
+    last column is a sine whose cosine partner would fall outside the table.
+
+    Args:
+        T: number of positions (>= 1).
+        d_model: embedding width (>= 1).
+        base: wavelength base, 10000 in the paper.
+
+    Returns:
+        float32 array ``(T, d_model)`` with values in [-1, 1].
+    """
+    T = check_positive_int("T", T)
+    d_model = check_positive_int("d_model", d_model)
+    if not np.isfinite(base) or base <= 1:
+        raise ValueError(f"base={base!r} is not allowed; it must be a finite number > 1")
+    pos = np.arange(T, dtype=np.float64)[:, None]  # (T, 1)
+    two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(d_model/2),)
+    angle = pos / base ** (two_i / d_model)  # (T, ceil(d_model/2))
+    pe = np.zeros((T, d_model), dtype=np.float64)
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    return pe.astype(np.float32)

@@ -1,0 +1,103 @@
+"""How saturated is a softmax? Entropy, max weight, effective tokens, the Jacobian, and the
+variance argument for the 1/sqrt(d_k) scaling.
+
+Shapes: weights ``(..., T_q, T_k)``; every per-row measure has shape ``(..., T_q)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import check_finite_array, check_positive_int
+
+NEAR_ONE_HOT = 0.99  # a row whose largest weight exceeds this is counted as "near one-hot"
+
+
+@dataclass(frozen=True)
+class SaturationMetrics:
+    """Per-row saturation measures of attention weights ``(..., T_q, T_k)``.
+
+    Rows that sum to 0 (fully masked) are "empty": they have entropy 0, max weight 0, effective
+    tokens 0, Jacobian norm 0, and are left out of the summary means and the near-one-hot share.
+    """
+
+    entropy: np.ndarray  # (..., T_q) nats; 0 = one-hot, log T_k = uniform
+    normalized_entropy: np.ndarray  # (..., T_q) entropy / log T_k in [0, 1] (0 when T_k = 1)
+    max_weight: np.ndarray  # (..., T_q) the largest weight of the row
+    effective_tokens: np.ndarray  # (..., T_q) exp(entropy): how many keys the row really spreads over
+    jacobian_norm: np.ndarray  # (..., T_q) Frobenius norm of diag(p) - p p^T
+    valid: np.ndarray  # (..., T_q) bool, False for empty (fully masked) rows
+    near_one_hot_share: float  # share of valid rows whose max weight > NEAR_ONE_HOT
+
+    def summary(self) -> dict[str, float]:
+        """Means over valid rows (plus the near-one-hot share) as plain floats."""
+        def mean(a):
+            return float(a[self.valid].mean()) if self.valid.any() else 0.0
+        return {
+            "entropy": mean(self.entropy),
+            "normalized_entropy": mean(self.normalized_entropy),
+            "max_weight": mean(self.max_weight),
+            "effective_tokens": mean(self.effective_tokens),
+            "near_one_hot_share": self.near_one_hot_share,
+            "jacobian_norm": mean(self.jacobian_norm),
+        }
+
+
+def softmax_jacobian(p) -> np.ndarray:
+    """The softmax Jacobian ``diag(p) - p p^T`` for each row: ``(..., T)`` -> ``(..., T, T)``."""
+    p = check_finite_array("p", p)
+    return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
+
+
+def saturation_metrics(weights) -> SaturationMetrics:
+    """Saturation measures of attention weights.
+
+    Args:
+        weights: ``(..., T_q, T_k)``, rows of non-negative numbers summing to 1 (or all 0 for a
+            fully masked row).
+
+    Returns:
+        :class:`SaturationMetrics`. The Jacobian norm uses the closed form
+        ``||diag(p) - p p^T||_F^2 = s2 - 2 s3 + s2^2`` with ``s_n = sum_i p_i^n``, so no T x T
+        matrix is built.
+    """
+    p = check_finite_array("weights", weights, min_ndim=2).astype(np.float64)
+    if np.any(p < 0):
+        raise ValueError("weights must be non-negative (they are softmax outputs)")
+    T_k = p.shape[-1]
+    row_sum = p.sum(axis=-1)
+    valid = row_sum > 0.5
+    plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    entropy = np.maximum(-plogp.sum(axis=-1), 0.0)  # (..., T_q)
+    normalized = entropy / math.log(T_k) if T_k > 1 else np.zeros_like(entropy)
+    max_weight = p.max(axis=-1)
+    effective = np.where(valid, np.exp(entropy), 0.0)
+    s2, s3 = (p**2).sum(axis=-1), (p**3).sum(axis=-1)
+    jac = np.sqrt(np.maximum(s2 - 2 * s3 + s2**2, 0.0))
+    n_valid = int(valid.sum())
+    share = float(((max_weight > NEAR_ONE_HOT) & valid).sum() / n_valid) if n_valid else 0.0
+    return SaturationMetrics(entropy, normalized, max_weight, effective, jac, valid, share)
+
+
+def score_std(d_k: int, scaled: bool, n_samples: int = 20000, seed: int = 0) -> tuple[float, float]:
+    """Measured and predicted standard deviation of the attention score q . k.
+
+    For q, k with i.i.d. entries of mean 0 and variance 1, q . k = sum_i q_i k_i is a sum of d_k
+    independent terms of variance 1, so Var(q . k) = d_k and std = sqrt(d_k). Dividing by sqrt(d_k)
+    brings it back to 1, whatever d_k is.
+
+    Returns:
+        ``(measured, predicted)`` with predicted = sqrt(d_k) if not ``scaled`` else 1.
+    """
+    d_k = check_positive_int("d_k", d_k)
+    n_samples = check_positive_int("n_samples", n_samples, low=2)
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n_samples, d_k))
+    k = rng.standard_normal((n_samples, d_k))
+    scores = np.einsum("nd,nd->n", q, k)  # (N,)
+    if scaled:
+        scores = scores / math.sqrt(d_k)
+    return float(scores.std()), (1.0 if scaled else math.sqrt(d_k))

@@ -1,0 +1,86 @@
+"""Run one what-if: build the input from a :class:`WhatIf`, attend, and keep every step.
+
+This is the single core call the pages make (through a cache). Shapes: T tokens, d_model width,
+H heads, d_k = d_model / H.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention import multi_head_attention
+from .config import WhatIf
+from .inputs import one_hot_embeddings, random_embeddings, random_projection_weights, sentence_embeddings
+from .masks import causal_mask, combine_masks, padding_mask
+from .positional import sinusoidal_positional_encoding
+
+
+@dataclass(frozen=True)
+class WhatIfRun:
+    """Everything one what-if computed."""
+
+    config: WhatIf
+    tokens: list[str]  # (T,) display labels, exactly as typed for a sentence
+    x: np.ndarray  # (T, d_model) input (embeddings, plus positional encoding if enabled)
+    w: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # W_q, W_k, W_v, W_o, (d_model, d_model) each
+    q: np.ndarray  # (H, T, d_k)
+    k: np.ndarray  # (H, T, d_k)
+    v: np.ndarray  # (H, T, d_k)
+    heads: np.ndarray  # (H, T, d_k) per-head outputs
+    concat: np.ndarray  # (T, d_model) heads side by side
+    output: np.ndarray  # (T, d_model) concat @ W_o
+    weights: np.ndarray  # (H, T, T) attention weights
+    mask: np.ndarray | None  # (T, T) True = may attend, or None
+    notices: tuple[str, ...]  # what the run had to change (truncation, clamped pad count)
+
+    @property
+    def T(self) -> int:
+        return self.x.shape[0]
+
+
+def build_input(cfg: WhatIf) -> tuple[list[str], np.ndarray, list[str]]:
+    """Tokens, embeddings ``(T, d_model)`` and notices for the config's input kind."""
+    notices: list[str] = []
+    if cfg.input_kind == "sentence":
+        tokens, x, truncated = sentence_embeddings(cfg.sentence, cfg.d_model, cfg.seed)
+        if truncated:
+            notices.append(f"The sentence has more than {len(tokens)} tokens; only the first {len(tokens)} are used.")
+    elif cfg.input_kind == "one_hot":
+        symbols = cfg.pattern.split()
+        tiled = [symbols[i % len(symbols)] for i in range(cfg.seq_len)]
+        x, vocab = one_hot_embeddings(tiled, vocabulary=sorted(set(symbols)), d_model=cfg.d_model)
+        if len(vocab) > cfg.d_model:
+            notices.append(f"The pattern has {len(vocab)} symbols but d_model={cfg.d_model}; symbols share columns.")
+        tokens = [f"{tok}{i}" for i, tok in enumerate(tiled, start=1)]
+    else:
+        tokens = [f"t{i}" for i in range(1, cfg.seq_len + 1)]
+        x = random_embeddings(cfg.seq_len, cfg.d_model, cfg.seed)
+    if cfg.positional:
+        x = x + sinusoidal_positional_encoding(x.shape[0], cfg.d_model)
+    return tokens, x.astype(np.float32), notices
+
+
+def build_mask(cfg: WhatIf, T: int) -> tuple[np.ndarray | None, list[str]]:
+    """The config's mask for T tokens (True = may attend) and notices."""
+    notices: list[str] = []
+    pad = cfg.pad_count
+    if "padding" in cfg.mask and pad > T:
+        notices.append(f"pad count {pad} is more than the {T} tokens; using {T}.")
+        pad = T
+    causal = causal_mask(T) if "causal" in cfg.mask else None
+    padding = padding_mask(T - pad, T) if "padding" in cfg.mask else None
+    return combine_masks(causal, padding), notices
+
+
+def run_whatif(cfg: WhatIf) -> WhatIfRun:
+    """Compute multi-head self-attention for the what-if ``cfg`` and keep every intermediate."""
+    tokens, x, notices = build_input(cfg)
+    mask, mask_notices = build_mask(cfg, x.shape[0])
+    w = tuple(random_projection_weights(cfg.d_model, cfg.seed))
+    output, weights, steps = multi_head_attention(
+        x, *w, n_heads=cfg.n_heads, mask=mask, scaled=cfg.scaled, temperature=cfg.temperature, return_steps=True
+    )
+    return WhatIfRun(cfg, tokens, x, w, steps["q"], steps["k"], steps["v"], steps["heads"], steps["concat"],
+                     output, weights, mask, tuple(notices + mask_notices))

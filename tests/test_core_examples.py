@@ -1,0 +1,162 @@
+"""The class-notes example, saturation measures, inputs and the what-if config."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import attention_core as ac
+
+
+def test_class_notes_every_query_finds_b3():
+    E, vocab = ac.one_hot_embeddings("A A B A")
+    assert vocab == ["A", "B"]
+    np.testing.assert_array_equal(E, [[1, 0], [1, 0], [0, 1], [1, 0]])
+    w_q, w_k, w_v = ac.class_notes_weights()
+    Q, K, V = E @ w_q, E @ w_k, E @ w_v
+    np.testing.assert_array_equal(Q, [[0, 1]] * 4)  # every token asks for B
+    np.testing.assert_array_equal(K, [[10, 0], [10, 0], [0, 10], [10, 0]])
+    Z, A = ac.scaled_dot_product_attention(Q, K, V)
+    # by hand: scores are 0 for A keys and 10 for B3; scaled by sqrt(2): 10/sqrt(2) = 7.0711
+    s = 10 / math.sqrt(2)
+    b = math.exp(s) / (3 + math.exp(s))
+    a = 1 / (3 + math.exp(s))
+    for row in A:
+        np.testing.assert_allclose(row, [a, a, b, a], rtol=1e-6)
+    assert b == pytest.approx(0.99746, abs=1e-5)
+    np.testing.assert_allclose(A.sum(-1), 1.0, rtol=1e-6)
+    # Z rows move toward B = [0, 1]
+    np.testing.assert_allclose(Z, [[3 * a, b]] * 4, rtol=1e-5)
+    assert np.all(Z[:, 1] > 0.99)
+    # unscaled: even sharper
+    _, A_raw = ac.scaled_dot_product_attention(Q, K, V, scaled=False)
+    np.testing.assert_allclose(A_raw[0, 2], math.exp(10) / (3 + math.exp(10)), rtol=1e-6)
+
+
+def test_saturation_uniform_and_one_hot():
+    T = 7
+    uni = ac.saturation_metrics(np.full((3, T), 1 / T))
+    np.testing.assert_allclose(uni.entropy, math.log(T))
+    np.testing.assert_allclose(uni.normalized_entropy, 1.0)
+    np.testing.assert_allclose(uni.effective_tokens, T)
+    np.testing.assert_allclose(uni.max_weight, 1 / T)
+    assert uni.near_one_hot_share == 0.0
+    hot = ac.saturation_metrics(np.eye(T))
+    np.testing.assert_allclose(hot.entropy, 0.0)
+    np.testing.assert_allclose(hot.effective_tokens, 1.0)
+    np.testing.assert_allclose(hot.jacobian_norm, 0.0)
+    assert hot.near_one_hot_share == 1.0
+
+
+@given(st.integers(0, 2**31), st.integers(1, 9))
+def test_jacobian_norm_closed_form_matches_matrix(seed, T):
+    p = ac.softmax(np.random.default_rng(seed).standard_normal((4, T)) * 3)
+    m = ac.saturation_metrics(p)
+    J = ac.softmax_jacobian(p)
+    np.testing.assert_allclose(m.jacobian_norm, np.linalg.norm(J, axis=(-2, -1)), atol=1e-12)
+    # and J really is the derivative of softmax: finite differences
+    x = np.random.default_rng(seed).standard_normal(T)
+    eps = 1e-6
+    num = np.stack([(ac.softmax(x + eps * e) - ac.softmax(x - eps * e)) / (2 * eps) for e in np.eye(T)], 1)
+    np.testing.assert_allclose(ac.softmax_jacobian(ac.softmax(x)), num, atol=1e-6)
+
+
+def test_saturation_skips_fully_masked_rows():
+    w = np.array([[1.0, 0.0], [0.0, 0.0]])
+    m = ac.saturation_metrics(w)
+    assert list(m.valid) == [True, False]
+    assert m.near_one_hot_share == 1.0
+    assert m.summary()["effective_tokens"] == 1.0
+    with pytest.raises(ValueError, match="non-negative"):
+        ac.saturation_metrics(np.array([[-0.5, 1.5]]))
+
+
+@pytest.mark.parametrize("d_k", [1, 16, 256])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_score_std_matches_theory(d_k, scaled):
+    measured, predicted = ac.score_std(d_k, scaled, n_samples=20000, seed=1)
+    assert predicted == (1.0 if scaled else math.sqrt(d_k))
+    assert abs(measured - predicted) / predicted < 0.10
+
+
+def test_inputs_are_deterministic():
+    a = ac.random_embeddings(4, 8, seed=3)
+    np.testing.assert_array_equal(a, ac.random_embeddings(4, 8, seed=3))
+    assert not np.array_equal(a, ac.random_embeddings(4, 8, seed=4))
+    toks, E, cut = ac.sentence_embeddings("it was it", 6, seed=1)
+    assert toks == ["it", "was", "it"] and not cut
+    np.testing.assert_array_equal(E[0], E[2])  # same word, same vector
+    assert not np.array_equal(E[0], E[1])
+    _, E2, _ = ac.sentence_embeddings("it", 6, seed=2)
+    assert not np.array_equal(E[0], E2[0])
+    toks, _, cut = ac.sentence_embeddings(" ".join(["w"] * 600), 4)
+    assert len(toks) == 512 and cut
+    assert ac.position_labels(["A", "A", "B", "A"]) == ["A1", "A2", "B3", "A4"]
+    with pytest.raises(ValueError, match="at least one"):
+        ac.sentence_embeddings("   ", 4)
+    with pytest.raises(ValueError, match="vocabulary"):
+        ac.one_hot_embeddings("A C", vocabulary=["A", "B"])
+
+
+def test_random_projection_keeps_unit_variance():
+    x = ac.random_embeddings(2000, 256, seed=0)
+    w_q = ac.random_projection_weights(256, seed=0)[0]
+    assert 0.9 < (x @ w_q).std() < 1.1
+
+
+def test_whatif_validation_messages():
+    with pytest.raises(ValueError, match=r"n_heads=3 is not allowed; d_model=10 is not divisible"):
+        ac.WhatIf(d_model=10, n_heads=3)
+    with pytest.raises(ValueError, match="seq_len=0"):
+        ac.WhatIf(seq_len=0)
+    with pytest.raises(ValueError, match="temperature"):
+        ac.WhatIf(temperature=float("nan"))
+    with pytest.raises(ValueError, match="mask"):
+        ac.WhatIf(mask="diagonal")
+    assert ac.WhatIf().d_k == 16
+
+
+@pytest.mark.parametrize("params, expect, notice", [
+    ({"seq_len": "-3"}, {"seq_len": 1}, "seq_len=-3 is outside 1 to 512; using 1"),
+    ({"heads": "abc"}, {"n_heads": 4}, "heads='abc' is not a whole number"),
+    ({"d_model": "10", "heads": "3"}, {"d_model": 10, "n_heads": 2}, "heads=3 does not divide d_model=10; using 2"),
+    ({"temperature": "nan"}, {"temperature": 1.0}, "temperature='nan' is not a finite number"),
+    ({"temperature": "50"}, {"temperature": 10.0}, "temperature=50 is outside"),
+    ({"mask": "<b>x</b>"}, {"mask": "none"}, "mask='<b>x</b>' is not one of"),
+    ({"scaled": "maybe"}, {"scaled": True}, "scaled='maybe' is not 1 or 0"),
+    ({"seq_len": "1e9"}, {"seq_len": 512}, "using 512"),
+])
+def test_whatif_from_bad_query_params(params, expect, notice):
+    cfg, notices = ac.WhatIf.from_query_params(params)
+    for k, v in expect.items():
+        assert getattr(cfg, k) == v
+    assert any(notice in n for n in notices), notices
+
+
+@given(st.integers(1, 512), st.sampled_from([8, 12, 64, 96, 1024]), st.booleans(), st.floats(0.1, 10),
+       st.sampled_from(ac.MASK_KINDS), st.sampled_from(ac.INPUT_KINDS), st.integers(0, 2**31 - 1),
+       st.text(min_size=1, max_size=30).filter(lambda s: s.split()))
+def test_whatif_query_params_round_trip(seq_len, d_model, scaled, t, mask, kind, seed, sentence):
+    heads = ac.allowed_heads(d_model)[-1]
+    cfg = ac.WhatIf(seq_len=seq_len, d_model=d_model, n_heads=heads, scaled=scaled, temperature=round(t, 3),
+                    mask=mask, input_kind=kind, seed=seed, sentence=sentence)
+    back, notices = ac.WhatIf.from_query_params(cfg.to_query_params())
+    assert notices == []
+    assert back == cfg or (kind != "sentence" and back == cfg.replace(sentence=ac.WhatIf().sentence))
+
+
+def test_run_whatif_inputs_and_masks():
+    run = ac.run_whatif(ac.WhatIf(input_kind="one_hot", seq_len=6, d_model=4, n_heads=2))
+    assert run.tokens == ["A1", "A2", "B3", "A4", "A5", "A6"]
+    np.testing.assert_array_equal(run.x[:, :2], [[1, 0], [1, 0], [0, 1], [1, 0], [1, 0], [1, 0]])
+    run = ac.run_whatif(ac.WhatIf(input_kind="sentence", sentence="<img src=x> it  was", d_model=8, n_heads=2))
+    assert run.tokens == ["<img", "src=x>", "it", "was"] and run.weights.shape == (2, 4, 4)
+    run = ac.run_whatif(ac.WhatIf(seq_len=5, mask="causal+padding", pad_count=2, d_model=8, n_heads=2))
+    assert np.all(run.weights[:, :, 3:] == 0) and np.all(run.weights[:, 0, 1:] == 0)
+    run = ac.run_whatif(ac.WhatIf(seq_len=3, mask="padding", pad_count=9, d_model=8, n_heads=1))
+    assert np.all(run.weights == 0) and np.all(run.output == 0) and run.notices
+    pe_run = ac.run_whatif(ac.WhatIf(seq_len=3, positional=True, d_model=8, n_heads=1))
+    np.testing.assert_allclose(pe_run.x - ac.run_whatif(ac.WhatIf(seq_len=3, d_model=8, n_heads=1)).x,
+                               ac.sinusoidal_positional_encoding(3, 8), atol=1e-6)
