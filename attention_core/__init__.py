@@ -18,6 +18,7 @@ from .attention import attention_scores, merge_heads, multi_head_attention, scal
 from .config import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from .inputs import (class_notes_weights, one_hot_embeddings, position_labels, random_embeddings,
                      random_projection_weights, sentence_embeddings, tokenize)
+from .matrices import check_matrix, format_matrix, parse_matrix
 from .masks import causal_mask, combine_masks, padding_mask
 from .positional import sinusoidal_positional_encoding
 from .saturation import NEAR_ONE_HOT, SaturationMetrics, saturation_metrics, score_std, softmax_jacobian
@@ -42,5 +43,5 @@ __all__ = [
     "saturation_metrics", "SaturationMetrics", "softmax_jacobian", "score_std", "NEAR_ONE_HOT",
     "one_hot_embeddings", "random_embeddings", "sentence_embeddings", "tokenize", "position_labels",
     "class_notes_weights", "random_projection_weights", "WhatIf", "allowed_heads", "MASK_KINDS",
-    "INPUT_KINDS", "WhatIfRun", "run_whatif", *sorted(_TORCH_NAMES),
+    "INPUT_KINDS", "check_matrix", "parse_matrix", "format_matrix", "WhatIfRun", "run_whatif", *sorted(_TORCH_NAMES),
 ]

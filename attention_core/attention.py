@@ -54,17 +54,24 @@ def scaled_dot_product_attention(q, k, v, mask=None, scaled: bool = True, temper
         summing to 1 (0 for fully masked rows).
     """
     t = check_temperature(temperature)
-    scores = attention_scores(q, k, scaled=scaled)  # (..., T_q, T_k)
+    q = check_finite_array("q", q, min_ndim=2)
+    k = check_finite_array("k", k, min_ndim=2)
     v = check_finite_array("v", v, min_ndim=2)
-    if v.shape[-2] != scores.shape[-1]:
-        raise ValueError(f"k and v must have the same number of tokens T_k; got k {np.shape(k)} and v {v.shape}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must share d_k (last dim); got q {q.shape} and k {k.shape}")
+    if v.shape[-2] != k.shape[-2]:
+        raise ValueError(f"k and v must have the same number of tokens T_k; got k {k.shape} and v {v.shape}")
     try:
-        np.broadcast_shapes(scores.shape[:-2], v.shape[:-2])
+        lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
-        raise ValueError(f"leading dims of q/k {scores.shape[:-2]} and v {v.shape[:-2]} do not broadcast") from None
-    m = check_mask(mask, scores.shape)
-    weights = _softmax(scores / t if t != 1.0 else scores, axis=-1, where=m)  # (..., T_q, T_k)
-    weights = weights.astype(np.result_type(scores.dtype, v.dtype), copy=False)
+        raise ValueError(f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast") from None
+    m = check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))
+    # Fold 1/sqrt(d_k) and 1/temperature into q: T_q * d_k multiplications instead of T_q * T_k.
+    factor = (1.0 / math.sqrt(q.shape[-1]) if scaled else 1.0) / t
+    q_in = q * np.asarray(factor, dtype=q.dtype) if factor != 1.0 else q
+    logits = q_in @ np.swapaxes(k, -1, -2)  # (..., T_q, T_k), a fresh array
+    weights = _softmax(logits, axis=-1, where=m, inplace=True)  # (..., T_q, T_k)
+    weights = weights.astype(np.result_type(logits.dtype, v.dtype), copy=False)
     output = weights @ v  # (..., T_q, d_v)
     return output, weights
 

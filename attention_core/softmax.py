@@ -44,12 +44,18 @@ def softmax(x, axis: int = -1, temperature: float = 1.0, where=None) -> np.ndarr
     return _softmax(x / t, axis, where)
 
 
-def _softmax(z: np.ndarray, axis: int = -1, where=None) -> np.ndarray:
-    """Softmax of already-checked logits ``z`` (temperature applied); see :func:`softmax`."""
+def _softmax(z: np.ndarray, axis: int = -1, where=None, inplace: bool = False) -> np.ndarray:
+    """Softmax of already-checked logits ``z`` (temperature applied); see :func:`softmax`.
+
+    With ``inplace=True`` the result is written into ``z`` (a fresh float array the caller owns):
+    one buffer instead of four, which is what keeps (H, T, T) weights fast at T = 512.
+    """
     if where is None:
-        z = z - z.max(axis=axis, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=axis, keepdims=True)
+        e = z if inplace else z.copy()
+        e -= e.max(axis=axis, keepdims=True)  # every exponent <= 0: no overflow
+        np.exp(e, out=e)
+        e /= e.sum(axis=axis, keepdims=True)
+        return e
     where = np.broadcast_to(where, z.shape)
     z_max = np.max(z, axis=axis, keepdims=True, initial=-np.inf, where=where)
     z_max = np.where(np.isfinite(z_max), z_max, 0.0)  # a fully excluded slice has max -inf

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Set up everything the tests need and run every test (core, AppTest pages, real browser).
+# Usage: bash scripts/test.sh [pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+
+# The browser test drives Debian's Chromium (never a browser downloaded by a tool).
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+exec .venv/bin/python -m pytest "$@"

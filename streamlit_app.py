@@ -1,0 +1,48 @@
+"""Attention Explorer: home page. What self-attention is, the formula, a live example, the pages."""
+
+import streamlit as st
+
+from attention_core import class_notes_weights, one_hot_embeddings, position_labels, scaled_dot_product_attention
+from ui.charts import heatmap_chart
+from ui.controls import current, show_notices, write_url
+from ui.layout import PAGES, page_setup
+
+page_setup("Attention Explorer", "🔍",
+           "Self-attention lets every token of a sequence look at every other token and take a weighted "
+           "mix of what it finds. The weights are learned *similarities*: each token asks a question "
+           "(its **query**), every token offers a description of itself (its **key**), and the answer is a "
+           "blend of the tokens' contents (their **values**), weighted by how well query and key match. "
+           "Move the sliders on any page and watch the weights, the outputs and the softmax change.")
+
+st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V,"
+         r"\qquad Q = X W_q,\; K = X W_k,\; V = X W_v")
+c1, c2, c3 = st.columns(3)
+c1.markdown("**Query** $q_i = x_i W_q$: what token *i* is looking for.")
+c2.markdown("**Key** $k_j = x_j W_k$: what token *j* offers to be found by; $q_i \\cdot k_j$ scores the match.")
+c3.markdown("**Value** $v_j = x_j W_v$: what token *j* hands over when it is attended to.")
+
+st.subheader("A live example: every token looks for B")
+E, _ = one_hot_embeddings("A A B A")
+w_q, w_k, w_v = class_notes_weights()
+Z, A = scaled_dot_product_attention(E @ w_q, E @ w_k, E @ w_v)
+labels = position_labels(["A", "A", "B", "A"])
+left, right = st.columns([1, 1])
+left.altair_chart(heatmap_chart(A, labels, labels, title="attention weights A = softmax(QKᵀ/√2)", domain=(0, 1)))
+right.markdown(
+    f"Tokens **A1 A2 B3 A4** are one-hot (A = [1, 0], B = [0, 1]). $W_q$ maps every token to the query "
+    f"[0, 1], *looking for B*; $W_k = 10\\,I$ boosts the keys. Every query therefore puts "
+    f"**{A[0, 2]:.4f}** of its weight on B3 and only {A[0, 0]:.4f} on each A, so each output row "
+    f"Z = A V = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] has moved almost all the way to B."
+)
+right.page_link("pages/2_Step_by_step.py", label="Walk through it step by step", icon="🧮")
+
+st.subheader("Pages")
+for path, label, icon, what in PAGES:
+    a, b = st.columns([1, 3])
+    a.page_link(path, label=label, icon=icon)
+    b.markdown(what)
+
+show_notices()
+write_url(current())
+st.caption("Every page shares the sidebar settings, and the address bar always holds them: copy it to share "
+           "an experiment.")

@@ -1,0 +1,36 @@
+"""Helpers for AppTest page tests."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
+
+
+def app(path: str, query: dict | None = None, timeout: float = 60) -> AppTest:
+    """An AppTest for a page (path relative to the repo root), optionally opened with URL parameters.
+
+    The app is always loaded from its entry script and switched to the page, as a browser would,
+    so that links between pages resolve.
+    """
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=timeout)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    if path != "streamlit_app.py":
+        at.switch_page(path)
+    return at
+
+
+def run_ok(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """All markdown, caption, info, warning and error text of the page, joined."""
+    parts = []
+    for kind in ("markdown", "caption", "info", "warning", "error", "success", "latex", "title", "subheader"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    return "\n".join(parts)

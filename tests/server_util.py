@@ -1,0 +1,76 @@
+"""Start the app with `streamlit run` on 127.0.0.1 and a free port, for browser tests and benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(script: str = "streamlit_app.py", cwd: Path = ROOT, timeout: float = 60, env: dict | None = None):
+    """Yield the base URL of a running `streamlit run script`; stop it afterwards."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address",
+           "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ, **(env or {})})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited: {proc.stdout.read().decode(errors='replace')[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("streamlit did not become healthy in time")
+            time.sleep(0.2)
+        yield base, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        raise RuntimeError("Chromium is not installed: run `apt-get install -y chromium` (see .ci/run)")
+    return path
+
+
+def wait_for_app(page, timeout_ms: int = 90000) -> None:
+    """Wait until the page's script has finished and every element has drawn (no skeletons left)."""
+    page.wait_for_selector('[data-testid="stMainBlockContainer"] h1', timeout=timeout_ms)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            return app && app.getAttribute('data-test-script-state') === 'notRunning'
+                && !document.querySelector('[data-testid="stSkeleton"]')
+                && !document.querySelector('[data-testid="stStatusWidget"]');
+        }""", timeout=timeout_ms, polling=100)
+    page.wait_for_timeout(200)

@@ -1,0 +1,144 @@
+"""Chart builders: Altair heatmaps with token labels and tooltips, and an image fallback for big ones.
+
+Above ``MAX_VECTOR_CELLS`` cells a heatmap is drawn as a PNG (mean-pooled to at most ``max_px``
+pixels a side) instead of one vector mark per cell: tooltips go, speed and payload stay small.
+Token labels always travel as data or as a JSON array in a Vega expression, never as HTML.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+from PIL import Image
+
+MAX_VECTOR_CELLS = 4096  # 64 x 64
+# viridis anchors (matplotlib's colormap sampled at 9 points) for the image fallback
+_VIRIDIS = np.array([[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
+                     [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]], dtype=np.float64)
+_DIVERGING = np.array([[5, 48, 97], [67, 147, 195], [209, 229, 240], [247, 247, 247], [253, 219, 199],
+                       [214, 96, 77], [103, 0, 31]], dtype=np.float64)
+
+
+def _lut(anchors: np.ndarray, n: int = 256) -> np.ndarray:
+    xs = np.linspace(0, 1, len(anchors))
+    t = np.linspace(0, 1, n)
+    return np.stack([np.interp(t, xs, anchors[:, c]) for c in range(3)], 1).astype(np.uint8)  # (n, 3)
+
+
+_LUTS = {"viridis": _lut(_VIRIDIS), "diverging": _lut(_DIVERGING)}
+
+
+def pool(m: np.ndarray, max_px: int) -> tuple[np.ndarray, int]:
+    """Mean-pool a 2-D array so that no side exceeds ``max_px``; returns (pooled, factor)."""
+    f = int(np.ceil(max(m.shape) / max_px)) if max(m.shape) > max_px else 1
+    if f == 1:
+        return m, 1
+    r, c = (-m.shape[0]) % f, (-m.shape[1]) % f
+    padded = np.pad(m.astype(np.float64), ((0, r), (0, c)), constant_values=np.nan)
+    h, w = padded.shape
+    return np.nanmean(padded.reshape(h // f, f, w // f, f), axis=(1, 3)), f
+
+
+def heatmap_png(m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis", max_px: int = 256,
+                min_px: int = 160) -> tuple[bytes, int]:
+    """A heatmap as PNG bytes (rows top to bottom) and the pooling factor used."""
+    pooled, f = pool(np.asarray(m, dtype=np.float64), max_px)
+    span = (vmax - vmin) or 1.0
+    idx = np.clip(np.nan_to_num((pooled - vmin) / span, nan=0.0), 0, 1)
+    rgb = _LUTS[scheme][(idx * 255).round().astype(np.int64)]  # (h, w, 3)
+    img = Image.fromarray(rgb, "RGB")
+    scale = max(1, int(np.ceil(min_px / max(img.size))))
+    if scale > 1:
+        img = img.resize((img.size[0] * scale, img.size[1] * scale), Image.NEAREST)
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", optimize=True)
+    return buf.getvalue(), f
+
+
+def _axis(labels: list[str], title: str, show_labels: bool, angle: int = -45) -> alt.Axis:
+    if not show_labels:
+        return alt.Axis(title=title, labels=False, ticks=False)
+    # labels as a JSON array indexed by position: duplicates stay separate, text is never HTML
+    return alt.Axis(title=title, labelExpr=f"{json.dumps(labels)}[datum.value]", labelAngle=angle, labelLimit=90)
+
+
+def _step(n: int, size: int) -> int:
+    """Pixels per cell so that n cells fill about ``size`` pixels (Streamlit 1.67 draws ordinal
+    heatmaps reliably with step sizes, not with a fixed width/height)."""
+    return int(max(3, min(24, size // max(n, 1))))
+
+
+def heatmap_chart(m: np.ndarray, row_labels: list[str], col_labels: list[str], *, title: str = "",
+                  row_title: str = "query", col_title: str = "key", value_name: str = "weight",
+                  domain: tuple[float, float] | None = None, scheme: str = "viridis", blank=None,
+                  size: int = 260, selectable: bool = False, legend: bool = True) -> alt.Chart:
+    """One rect per cell, tooltips with both tokens and the value; ``blank`` (bool) cells left empty."""
+    m = np.asarray(m, dtype=np.float64)
+    n_r, n_c = m.shape
+    ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
+    keep = np.ones_like(m, dtype=bool) if blank is None else ~np.asarray(blank, dtype=bool)
+    df = pd.DataFrame({"r": ii[keep], "c": jj[keep], "v": np.round(m[keep], 4),
+                       row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
+                       col_title: np.asarray(col_labels, dtype=object)[jj[keep]]})
+    show = max(n_r, n_c) <= 40
+    color_scale = alt.Scale(scheme="viridis") if scheme == "viridis" else alt.Scale(scheme="redblue", reverse=True, domainMid=0)
+    if domain is not None:
+        color_scale = alt.Scale(scheme="viridis", domain=list(domain)) if scheme == "viridis" else alt.Scale(
+            scheme="redblue", reverse=True, domain=list(domain), domainMid=0)
+    chart = alt.Chart(df, title=title or alt.Undefined).mark_rect().encode(
+        x=alt.X("c:O", axis=_axis(list(col_labels), col_title, show), scale=alt.Scale(domain=list(range(n_c)))),
+        y=alt.Y("r:O", axis=_axis(list(row_labels), row_title, show, angle=0), scale=alt.Scale(domain=list(range(n_r)))),
+        color=alt.Color("v:Q", scale=color_scale, title=value_name, legend=alt.Legend() if legend else None),
+        tooltip=[alt.Tooltip(f"{row_title}:N"), alt.Tooltip(f"{col_title}:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
+    ).properties(width=alt.Step(_step(n_c, size)), height=alt.Step(_step(n_r, size)))
+    if selectable:
+        sel = alt.selection_point(name="cell", fields=["r"], on="click")
+        chart = chart.add_params(sel).encode(opacity=alt.condition(sel, alt.value(1.0), alt.value(0.45)))
+    return chart
+
+
+def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None = None, container=None,
+                 max_px: int = 256, **kw) -> str:
+    """Draw ``m`` as an Altair heatmap, or as an image above MAX_VECTOR_CELLS; returns "vector" or "image"."""
+    box = container or st
+    m = np.asarray(m)
+    if m.size <= MAX_VECTOR_CELLS:
+        box.altair_chart(heatmap_chart(m, row_labels, col_labels, title=title, **kw), key=key, width="content")
+        return "vector"
+    domain = kw.get("domain") or (float(np.min(m)), float(np.max(m)))
+    scheme = kw.get("scheme", "viridis")
+    if scheme != "viridis":
+        lim = max(abs(domain[0]), abs(domain[1])) or 1.0
+        domain = (-lim, lim)
+    png, f = heatmap_png(m, domain[0], domain[1], "viridis" if scheme == "viridis" else "diverging", max_px=max_px)
+    pooled = f" mean-pooled {f}x{f} to fit" if f > 1 else ""
+    box.image(png, caption=f"{title} ({m.shape[0]} x {m.shape[1]}, shown as an image{pooled}; "
+                           f"colour {domain[0]:.3g} to {domain[1]:.3g})")
+    return "image"
+
+
+def bar_chart(values, labels: list[str], *, title: str = "", value_name: str = "weight",
+              highlight: int | None = None, domain: tuple[float, float] | None = None) -> alt.Chart:
+    """Bars in token order with the token as tooltip; ``highlight`` colours one bar."""
+    values = np.asarray(values, dtype=np.float64)
+    df = pd.DataFrame({"i": np.arange(len(values)), "token": list(labels), "v": np.round(values, 4)})
+    df["top"] = df["i"] == (int(np.argmax(values)) if highlight is None else highlight)
+    y = alt.Y("v:Q", title=value_name, scale=alt.Scale(domain=list(domain)) if domain else alt.Undefined)
+    return alt.Chart(df, title=title or alt.Undefined).mark_bar().encode(
+        x=alt.X("i:O", axis=_axis(list(labels), "key", len(values) <= 64)),
+        y=y,
+        color=alt.Color("top:N", legend=None, scale=alt.Scale(domain=[False, True], range=["#8aa1c1", "#e45756"])),
+        tooltip=[alt.Tooltip("token:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
+    ).properties(height=220)
+
+
+def matrix_frame(m: np.ndarray, row_labels: list[str], col_prefix: str = "") -> pd.DataFrame:
+    """A small matrix as a labelled DataFrame for st.dataframe / st.table."""
+    m = np.asarray(m)
+    cols = [f"{col_prefix}{j}" for j in range(m.shape[1])]
+    return pd.DataFrame(m, index=pd.Index(list(row_labels), dtype=object), columns=cols)

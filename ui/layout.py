@@ -1,0 +1,35 @@
+"""Page scaffolding shared by every page: config, the list of pages, "show the code"."""
+
+from __future__ import annotations
+
+import inspect
+
+import streamlit as st
+
+# (file, label, icon, what it teaches) in reading order; the home page links to each.
+PAGES = [
+    ("pages/1_Playground.py", "Playground", "🎛️",
+     "Every head's weights, the outputs and the saturation for the sliders' setting; pick a query to see its row."),
+    ("pages/2_Step_by_step.py", "Step by step", "🧮",
+     "The class-notes example A A B A: Q, K, V, scores, scaling, softmax and Z, one table at a time, with editable W_q, W_k, W_v."),
+]
+
+
+def page_setup(title: str, icon: str, intro: str | None = None) -> None:
+    """set_page_config, the title and a short intro line."""
+    st.set_page_config(page_title=f"{title} · Attention Explorer", page_icon=icon, layout="wide")
+    nav = st.sidebar.container()
+    nav.page_link("streamlit_app.py", label="Home", icon="🔍")
+    for path, label, page_icon, _ in PAGES:
+        nav.page_link(path, label=label, icon=page_icon)
+    st.sidebar.divider()
+    st.title(f"{icon} {title}")
+    if intro:
+        st.markdown(intro)
+
+
+def show_code(*objects, label: str = "Show the code that ran") -> None:
+    """An expander with the real source of the functions used (inspect.getsource)."""
+    with st.expander(label):
+        for obj in objects:
+            st.code(inspect.getsource(obj), language="python")

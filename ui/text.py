@@ -1,0 +1,12 @@
+"""User text inside Markdown: escape it so that it shows exactly as typed (no HTML, no formatting)."""
+
+from __future__ import annotations
+
+import re
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
+
+
+def md_escape(text: str) -> str:
+    """Backslash-escape every Markdown/HTML-significant character of ``text``."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
