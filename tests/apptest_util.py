@@ -34,3 +34,20 @@ def texts(at: AppTest) -> str:
     for kind in ("markdown", "caption", "info", "warning", "error", "success", "latex", "title", "subheader"):
         parts += [str(e.value) for e in getattr(at, kind)]
     return "\n".join(parts)
+
+
+def chart_datasets(element):
+    """The datasets of a vega_lite_chart element as pandas DataFrames (Streamlit sends them as Arrow)."""
+    import json
+
+    from streamlit import dataframe_util
+
+    frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
+    spec = json.loads(element.proto.spec)
+    if isinstance(spec.get("datasets"), dict):
+        import pandas as pd
+
+        frames += [pd.DataFrame(v) for v in spec["datasets"].values() if isinstance(v, list)]
+    if element.proto.HasField("data") and element.proto.data.data:
+        frames.append(dataframe_util.convert_arrow_bytes_to_pandas_df(element.proto.data.data))
+    return frames

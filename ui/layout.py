@@ -12,6 +12,8 @@ PAGES = [
      "Every head's weights, the outputs and the saturation for the sliders' setting; pick a query to see its row."),
     ("pages/2_Step_by_step.py", "Step by step", "🧮",
      "The class-notes example A A B A: Q, K, V, scores, scaling, softmax and Z, one table at a time, with editable W_q, W_k, W_v."),
+    ("pages/3_Softmax_saturation.py", "Softmax saturation", "🌡️",
+     "Why divide by √d_k: score spread, max weight, entropy and the gradient through the softmax, measured over d_k."),
 ]
 
 
