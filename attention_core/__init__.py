@@ -20,8 +20,10 @@ from .inputs import (class_notes_weights, one_hot_embeddings, position_labels, r
                      random_projection_weights, sentence_embeddings, tokenize)
 from .matrices import check_matrix, format_matrix, parse_matrix
 from .masks import causal_mask, combine_masks, padding_mask
+from .permutation import shuffle_experiment
 from .positional import sinusoidal_positional_encoding
-from .saturation import NEAR_ONE_HOT, SaturationMetrics, saturation_metrics, score_std, softmax_jacobian
+from .saturation import (NEAR_ONE_HOT, SaturationMetrics, head_divergence_matrix, js_divergence, saturation_metrics,
+                         score_std, softmax_jacobian)
 from .softmax import softmax
 from .whatif import WhatIfRun, run_whatif
 
@@ -39,8 +41,8 @@ def __getattr__(name):
 
 __all__ = [
     "softmax", "scaled_dot_product_attention", "attention_scores", "multi_head_attention", "split_heads",
-    "merge_heads", "causal_mask", "padding_mask", "combine_masks", "sinusoidal_positional_encoding",
-    "saturation_metrics", "SaturationMetrics", "softmax_jacobian", "score_std", "NEAR_ONE_HOT",
+    "merge_heads", "causal_mask", "padding_mask", "combine_masks", "sinusoidal_positional_encoding", "shuffle_experiment",
+    "saturation_metrics", "SaturationMetrics", "js_divergence", "head_divergence_matrix", "softmax_jacobian", "score_std", "NEAR_ONE_HOT",
     "one_hot_embeddings", "random_embeddings", "sentence_embeddings", "tokenize", "position_labels",
     "class_notes_weights", "random_projection_weights", "WhatIf", "allowed_heads", "MASK_KINDS",
     "INPUT_KINDS", "check_matrix", "parse_matrix", "format_matrix", "WhatIfRun", "run_whatif", *sorted(_TORCH_NAMES),

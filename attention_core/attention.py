@@ -101,8 +101,11 @@ def check_heads(d_model: int, n_heads: int) -> int:
 
 
 def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, scaled: bool = True,
-                         temperature: float = 1.0, return_steps: bool = False):
-    """Multi-head self-attention: project, split into heads, attend, merge, project.
+                         temperature: float = 1.0, return_steps: bool = False, kv=None):
+    """Multi-head attention: project, split into heads, attend, merge, project.
+
+    Self-attention by default; pass ``kv`` for cross-attention (queries from ``x``, keys and values
+    from ``kv``).
 
     Reference::
 
@@ -115,13 +118,15 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, scaled:
         x: ``(T, d_model)`` or ``(B, T, d_model)`` inputs.
         w_q, w_k, w_v, w_o: ``(d_model, d_model)`` each, in the ``x @ W`` convention.
         n_heads: H, must divide d_model; d_k = d_model / H.
-        mask: bool, broadcastable to ``(..., T, T)`` (the same mask for every head); True = may attend.
+        mask: bool, broadcastable to ``(..., T_q, T_k)`` (the same mask for every head); True = may attend.
         scaled, temperature: as in :func:`scaled_dot_product_attention`.
         return_steps: also return a dict of the intermediate tensors (q, k, v per head, per-head
             outputs, the concatenation) for display.
+        kv: optional ``(T_k, d_model)`` or ``(B, T_k, d_model)`` source of keys and values
+            (cross-attention); defaults to ``x``.
 
     Returns:
-        ``(output, weights)`` with output ``(..., T, d_model)`` and weights ``(..., H, T, T)``;
+        ``(output, weights)`` with output ``(..., T_q, d_model)`` and weights ``(..., H, T_q, T_k)``;
         ``(output, weights, steps)`` when ``return_steps``.
     """
     x = check_finite_array("x", x, min_ndim=2)
@@ -129,6 +134,12 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, scaled:
         raise ValueError(f"x must be (T, d_model) or (B, T, d_model); got shape {x.shape}")
     d_model = x.shape[-1]
     n_heads = check_heads(d_model, n_heads)
+    if kv is None:
+        kv = x
+    else:
+        kv = check_finite_array("kv", kv, min_ndim=2)
+        if kv.ndim > 3 or kv.shape[-1] != d_model:
+            raise ValueError(f"kv must be (T_k, d_model={d_model}) or (B, T_k, d_model); got shape {kv.shape}")
     ws = {}
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
         w = check_finite_array(name, w, min_ndim=2)
@@ -136,8 +147,8 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, scaled:
             raise ValueError(f"{name} must have shape (d_model, d_model) = {(d_model, d_model)}; got {w.shape}")
         ws[name] = w
     q = split_heads(x @ ws["w_q"], n_heads)  # (..., H, T, d_k)
-    k = split_heads(x @ ws["w_k"], n_heads)  # (..., H, T, d_k)
-    v = split_heads(x @ ws["w_v"], n_heads)  # (..., H, T, d_k)
+    k = split_heads(kv @ ws["w_k"], n_heads)  # (..., H, T_k, d_k)
+    v = split_heads(kv @ ws["w_v"], n_heads)  # (..., H, T_k, d_k)
     if mask is not None:
         mask = np.asarray(mask)
         if mask.ndim >= 2:

@@ -52,6 +52,21 @@ def softmax_jacobian(p) -> np.ndarray:
     return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
 
 
+def _exclusive_sum(a: np.ndarray) -> np.ndarray:
+    """sum_{j != i} a_j along the last axis, from prefix and suffix sums (no cancellation)."""
+    zero = np.zeros_like(a[..., :1])
+    before = np.concatenate([zero, np.cumsum(a, axis=-1)[..., :-1]], axis=-1)
+    after = np.concatenate([np.cumsum(a[..., ::-1], axis=-1)[..., ::-1][..., 1:], zero], axis=-1)
+    return before + after
+
+
+def _jacobian_frobenius(p: np.ndarray) -> np.ndarray:
+    """Frobenius norm of diag(p) - p p^T per row, accurate also for near-one-hot rows."""
+    one_minus_p = _exclusive_sum(p)  # = 1 - p_i for a row summing to 1, without cancellation
+    sq = p**2 * (one_minus_p**2 + _exclusive_sum(p**2))
+    return np.sqrt(sq.sum(axis=-1))
+
+
 def saturation_metrics(weights) -> SaturationMetrics:
     """Saturation measures of attention weights.
 
@@ -60,9 +75,9 @@ def saturation_metrics(weights) -> SaturationMetrics:
             fully masked row).
 
     Returns:
-        :class:`SaturationMetrics`. The Jacobian norm uses the closed form
-        ``||diag(p) - p p^T||_F^2 = s2 - 2 s3 + s2^2`` with ``s_n = sum_i p_i^n``, so no T x T
-        matrix is built.
+        :class:`SaturationMetrics`. The Jacobian norm uses
+        ``||diag(p) - p p^T||_F^2 = sum_i p_i^2 ((1 - p_i)^2 + sum_{j != i} p_j^2)``, so no T x T
+        matrix is built (see :func:`_jacobian_frobenius`).
     """
     p = check_finite_array("weights", weights, min_ndim=2).astype(np.float64)
     if np.any(p < 0):
@@ -75,8 +90,7 @@ def saturation_metrics(weights) -> SaturationMetrics:
     normalized = entropy / math.log(T_k) if T_k > 1 else np.zeros_like(entropy)
     max_weight = p.max(axis=-1)
     effective = np.where(valid, np.exp(entropy), 0.0)
-    s2, s3 = (p**2).sum(axis=-1), (p**3).sum(axis=-1)
-    jac = np.sqrt(np.maximum(s2 - 2 * s3 + s2**2, 0.0))
+    jac = _jacobian_frobenius(p)
     n_valid = int(valid.sum())
     share = float(((max_weight > NEAR_ONE_HOT) & valid).sum() / n_valid) if n_valid else 0.0
     return SaturationMetrics(entropy, normalized, max_weight, effective, jac, valid, share)
@@ -101,3 +115,31 @@ def score_std(d_k: int, scaled: bool, n_samples: int = 20000, seed: int = 0) -> 
     if scaled:
         scores = scores / math.sqrt(d_k)
     return float(scores.std()), (1.0 if scaled else math.sqrt(d_k))
+
+
+def js_divergence(p, q) -> np.ndarray:
+    """Jensen-Shannon divergence in bits between distributions along the last axis, in [0, 1].
+
+    JS(p, q) = (KL(p || m) + KL(q || m)) / 2 with m = (p + q) / 2; 0 iff p == q, 1 for disjoint supports.
+    """
+    p, q = np.broadcast_arrays(check_finite_array("p", p).astype(np.float64),
+                               check_finite_array("q", q).astype(np.float64))
+    m = (p + q) / 2
+
+    def kl(a, b):
+        ratio = np.divide(a, b, out=np.ones_like(a), where=(a > 0) & (b > 0))
+        return (a * np.log2(ratio)).sum(axis=-1)
+
+    return np.clip((kl(p, m) + kl(q, m)) / 2, 0.0, 1.0)
+
+
+def head_divergence_matrix(weights) -> np.ndarray:
+    """``(H, T_q, T_k)`` weights -> ``(H, H)`` mean JS divergence (bits) between the heads' rows.
+
+    Entry (a, b) averages JS(row i of head a, row i of head b) over the query rows i: 0 when two
+    heads attend identically, 1 when they never attend to the same keys.
+    """
+    w = check_finite_array("weights", weights, min_ndim=3)
+    if w.ndim != 3:
+        raise ValueError(f"weights must be (H, T_q, T_k); got shape {w.shape}")
+    return js_divergence(w[:, None], w[None, :]).mean(axis=-1)  # (H, H)

@@ -51,3 +51,16 @@ def chart_datasets(element):
     if element.proto.HasField("data") and element.proto.data.data:
         frames.append(dataframe_util.convert_arrow_bytes_to_pandas_df(element.proto.data.data))
     return frames
+
+
+def chart_titles(at) -> list[str]:
+    """Titles of every heatmap on the page: Vega-Lite chart titles and image captions (up to the first '(')."""
+    import json
+
+    titles = []
+    for el in at.get("vega_lite_chart"):
+        t = json.loads(el.proto.spec).get("title")
+        titles.append(t if isinstance(t, str) else (t or {}).get("text", "") if isinstance(t, dict) else "")
+    for el in at.get("image"):
+        titles += [img.caption.split(" (")[0] for img in el.proto.imgs]
+    return titles

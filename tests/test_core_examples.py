@@ -160,3 +160,31 @@ def test_run_whatif_inputs_and_masks():
     pe_run = ac.run_whatif(ac.WhatIf(seq_len=3, positional=True, d_model=8, n_heads=1))
     np.testing.assert_allclose(pe_run.x - ac.run_whatif(ac.WhatIf(seq_len=3, d_model=8, n_heads=1)).x,
                                ac.sinusoidal_positional_encoding(3, 8), atol=1e-6)
+
+
+def test_js_divergence_bounds_and_head_matrix():
+    p = np.array([0.5, 0.5, 0.0])
+    assert ac.js_divergence(p, p) == 0.0
+    assert ac.js_divergence(np.array([1.0, 0.0]), np.array([0.0, 1.0])) == pytest.approx(1.0)
+    q = np.array([0.2, 0.3, 0.5])
+    m = (p + q) / 2
+    kl = lambda a, b: sum(x * math.log2(x / y) for x, y in zip(a, b) if x > 0)  # noqa: E731
+    assert ac.js_divergence(p, q) == pytest.approx((kl(p, m) + kl(q, m)) / 2)
+    w = ac.run_whatif(ac.WhatIf(n_heads=4)).weights
+    D = ac.head_divergence_matrix(w)
+    assert D.shape == (4, 4)
+    np.testing.assert_allclose(np.diag(D), 0.0, atol=1e-12)
+    np.testing.assert_allclose(D, D.T, atol=1e-12)
+    assert np.all((D >= 0) & (D <= 1))
+
+
+def test_cross_attention_numpy_matches_per_head_reference():
+    rng = np.random.default_rng(5)
+    x, kv = rng.standard_normal((3, 8)), rng.standard_normal((6, 8))
+    ws = [rng.standard_normal((8, 8)) for _ in range(4)]
+    out, w = ac.multi_head_attention(x, *ws, n_heads=2, kv=kv)
+    assert out.shape == (3, 8) and w.shape == (2, 3, 6)
+    z0, w0 = ac.scaled_dot_product_attention(x @ ws[0][:, :4], kv @ ws[1][:, :4], kv @ ws[2][:, :4])
+    np.testing.assert_allclose(w[0], w0)
+    with pytest.raises(ValueError, match="kv must be"):
+        ac.multi_head_attention(x, *ws, n_heads=2, kv=np.zeros((4, 5)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 
 import altair as alt
 import numpy as np
@@ -41,16 +42,19 @@ def pool(m: np.ndarray, max_px: int) -> tuple[np.ndarray, int]:
     r, c = (-m.shape[0]) % f, (-m.shape[1]) % f
     padded = np.pad(m.astype(np.float64), ((0, r), (0, c)), constant_values=np.nan)
     h, w = padded.shape
-    return np.nanmean(padded.reshape(h // f, f, w // f, f), axis=(1, 3)), f
+    with warnings.catch_warnings():  # an all-blank block stays NaN (drawn grey)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(padded.reshape(h // f, f, w // f, f), axis=(1, 3)), f
 
 
 def heatmap_png(m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis", max_px: int = 256,
                 min_px: int = 160) -> tuple[bytes, int]:
-    """A heatmap as PNG bytes (rows top to bottom) and the pooling factor used."""
+    """A heatmap as PNG bytes (rows top to bottom) and the pooling factor used; NaN cells are grey."""
     pooled, f = pool(np.asarray(m, dtype=np.float64), max_px)
     span = (vmax - vmin) or 1.0
     idx = np.clip(np.nan_to_num((pooled - vmin) / span, nan=0.0), 0, 1)
     rgb = _LUTS[scheme][(idx * 255).round().astype(np.int64)]  # (h, w, 3)
+    rgb[np.isnan(pooled)] = (225, 225, 225)
     img = Image.fromarray(rgb, "RGB")
     scale = max(1, int(np.ceil(min_px / max(img.size))))
     if scale > 1:
@@ -110,15 +114,19 @@ def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None 
     if m.size <= MAX_VECTOR_CELLS:
         box.altair_chart(heatmap_chart(m, row_labels, col_labels, title=title, **kw), key=key, width="content")
         return "vector"
-    domain = kw.get("domain") or (float(np.min(m)), float(np.max(m)))
+    if kw.get("blank") is not None:
+        m = np.where(np.asarray(kw["blank"], dtype=bool), np.nan, m.astype(np.float64))
+    finite = m[np.isfinite(m)] if np.isfinite(m).any() else np.zeros(1)
+    domain = kw.get("domain") or (float(finite.min()), float(finite.max()))
     scheme = kw.get("scheme", "viridis")
     if scheme != "viridis":
         lim = max(abs(domain[0]), abs(domain[1])) or 1.0
         domain = (-lim, lim)
     png, f = heatmap_png(m, domain[0], domain[1], "viridis" if scheme == "viridis" else "diverging", max_px=max_px)
     pooled = f" mean-pooled {f}x{f} to fit" if f > 1 else ""
-    box.image(png, caption=f"{title} ({m.shape[0]} x {m.shape[1]}, shown as an image{pooled}; "
-                           f"colour {domain[0]:.3g} to {domain[1]:.3g})")
+    grey = "; grey = masked" if kw.get("blank") is not None else ""
+    box.image(png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]}, shown as an image{pooled}; "
+                           f"colour {domain[0]:.3g} to {domain[1]:.3g}{grey})")
     return "image"
 
 

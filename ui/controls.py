@@ -124,9 +124,9 @@ def sidebar_controls(show: tuple[str, ...] = ALL_CONTROLS, heading: str = "What-
     if "mask" in show:
         sb.selectbox("mask", MASK_KINDS, format_func=MASK_LABELS.get, key=_seed("mask", cfg.mask),
                      on_change=_on_change, args=("mask",))
-        if "padding" in cfg.mask:
-            sb.slider("pad count", 0, MAX_TOKENS, key=_seed("pad_count", cfg.pad_count), on_change=_on_change,
-                      args=("pad_count",), help="How many keys at the end are padding.")
+    if ("mask" in show and "padding" in cfg.mask) or "pad_count" in show:
+        sb.slider("pad count", 0, MAX_TOKENS, key=_seed("pad_count", cfg.pad_count), on_change=_on_change,
+                  args=("pad_count",), help="How many keys at the end are padding.")
     if "positional" in show:
         sb.checkbox("add positional encoding", key=_seed("positional", cfg.positional), on_change=_on_change,
                     args=("positional",))

@@ -14,6 +14,14 @@ PAGES = [
      "The class-notes example A A B A: Q, K, V, scores, scaling, softmax and Z, one table at a time, with editable W_q, W_k, W_v."),
     ("pages/3_Softmax_saturation.py", "Softmax saturation", "🌡️",
      "Why divide by √d_k: score spread, max weight, entropy and the gradient through the softmax, measured over d_k."),
+    ("pages/4_Multi_head.py", "Multi-head", "🧠",
+     "One map per head, the path heads → concat → W_o → output with shapes, and how different the heads are."),
+    ("pages/5_Masks.py", "Masks", "🎭",
+     "Causal and padding masks, the masked scores and the weights; why padded keys get 0 and what a fully masked row does."),
+    ("pages/6_Positional_encoding.py", "Positional encoding", "📍",
+     "The sinusoidal table, similarity by distance, and the shuffle experiment that shows why attention needs positions."),
+    ("pages/7_Cross_attention.py", "Cross-attention", "🔀",
+     "Queries from one sequence, keys and values from another: a T_q x T_k map, and how it differs from self-attention."),
 ]
 
 

@@ -1,0 +1,141 @@
+"""AppTest: Multi-head, Masks, Positional encoding and Cross-attention pages."""
+
+import numpy as np
+import pytest
+
+from attention_core import (WhatIf, causal_mask, head_divergence_matrix, padding_mask, random_projection_weights,
+                            run_whatif, scaled_dot_product_attention, shuffle_experiment)
+from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
+
+MH, MASKS, PE, CA = ("pages/4_Multi_head.py", "pages/5_Masks.py", "pages/6_Positional_encoding.py",
+                     "pages/7_Cross_attention.py")
+
+
+@pytest.mark.parametrize("heads, seq_len, d_model", [(1, 8, 64), (4, 8, 64), (16, 8, 64), (16, 128, 512), (8, 1, 64)])
+def test_head_grid_has_one_chart_per_head(heads, seq_len, d_model):
+    at = run_ok(app(MH, {"heads": str(heads), "seq_len": str(seq_len), "d_model": str(d_model)}, timeout=120))
+    titles = chart_titles(at)
+    assert sum(t == f"head {h + 1}" for t in titles for h in range(heads)) == heads
+    assert sum(t.startswith("head ") and t.endswith(f": {seq_len}x{d_model // heads}") for t in titles) == heads
+
+
+def test_multi_head_numbers_and_controls():
+    at = run_ok(app(MH))
+    run = run_whatif(WhatIf())
+    js = head_divergence_matrix(run.weights)
+    off = js[~np.eye(4, dtype=bool)]
+    assert f"differ by {off.mean():.3g} bits on average" in texts(at)
+    at.selectbox(key="mh_head").set_value(2)
+    run_ok(at)
+    assert "head 3, enlarged" in chart_titles(at)
+    assert "Q, K, V shapes: 8 x 16 each (columns 33–48" in texts(at)
+    at.sidebar.toggle(key="ctl_scaled").set_value(False)
+    at.sidebar.select_slider(key="ctl_temperature").set_value(2.0)
+    run_ok(at)
+    assert "[0.003, 0.997]" not in texts(at)  # class-notes outputs change with scaling off and temperature 2
+    table = at.dataframe[-1].value
+    assert list(table.columns) == ["token", "E", "Z, 1 head looking for B", "Z, 2 random heads"]
+
+
+def _weights_frames(at):
+    """The weights heatmaps' data (vector charts) by title."""
+    import json
+    out = {}
+    for el in at.get("vega_lite_chart"):
+        title = json.loads(el.proto.spec).get("title")
+        if title in ("weights", "masked scores (blank = blocked)", "mask (1 = may attend)"):
+            out.setdefault(title, []).append(chart_datasets(el)[0])
+    return out
+
+
+def test_masks_page_masked_cells_are_exactly_zero():
+    at = run_ok(app(MASKS, {"pad": "3", "seq_len": "8"}))
+    frames = _weights_frames(at)
+    cfg = at.session_state["whatif"]
+    run = run_whatif(cfg.replace(mask="none"))
+    q, k, v = run.q[0], run.k[0], run.v[0]
+    masks = [causal_mask(8), padding_mask(5, 8), causal_mask(8) & padding_mask(5, 8)]
+    for mask, wf, sf in zip(masks, frames["weights"], frames["masked scores (blank = blocked)"]):
+        _, w = scaled_dot_product_attention(q, k, v, mask=mask)
+        assert np.all(w[~mask] == 0.0)
+        # the page draws only allowed cells: blocked cells are blank, never a huge number
+        assert len(wf) == mask.sum() and len(sf) == mask.sum()
+        assert set(zip(wf["r"], wf["c"])) == set(zip(*np.nonzero(mask)))
+        assert np.abs(sf["v"]).max() < 100
+    assert "their weights are exactly 0 (largest blocked weight)" in texts(at)
+    assert "with 0 NaN anywhere" in texts(at) and "returns **8 NaN** weights" in texts(at)
+    padded = at.dataframe[0].value
+    assert list(padded["weight"][-3:]) == [0.0, 0.0, 0.0]
+    at.selectbox(key="mk_query").set_value(4)
+    at.selectbox(key="mk_head").set_value(1)
+    at.sidebar.slider(key="ctl_pad_count").set_value(8)
+    run_ok(at)
+    assert "row(s) have no allowed key at all" in texts(at)
+
+
+@pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"},
+                                   {"pad": "512"}, {"temperature": "0.1", "scaled": "0"}])
+def test_masks_extremes(query):
+    run_ok(app(MASKS, query, timeout=180))
+
+
+def test_positional_page_shuffle_experiment():
+    at = run_ok(app(PE))
+    cfg = at.session_state["whatif"]
+    run = run_whatif(cfg)
+    perm = np.random.default_rng([cfg.seed, 0]).permutation(cfg.seq_len)
+    ws = random_projection_weights(cfg.d_model, seed=cfg.seed)
+    no_pe = shuffle_experiment(run.x, *ws, n_heads=cfg.n_heads, perm=perm, positional=False)
+    with_pe = shuffle_experiment(run.x, *ws, n_heads=cfg.n_heads, perm=perm, positional=True)
+    assert no_pe["max_diff"] < 1e-12 and with_pe["max_diff"] > 1e-3
+    assert at.metric[0].value == f"{no_pe['max_diff']:.1e}"
+    assert float(at.metric[0].value) < 1e-12
+    assert at.metric[1].value == f"{with_pe['max_diff']:.3g}"
+    assert float(at.metric[1].value) > 1e-3
+    at.button(key="pe_reshuffle").click()
+    run_ok(at)
+    assert "shuffle #1" in texts(at)
+    at.multiselect(key="pe_dims").set_value([2, 3])
+    run_ok(at)
+    at.sidebar.slider(key="ctl_d_model").set_value(7)
+    run_ok(at)  # odd d_model
+    assert at.session_state["whatif"].d_model == 7
+
+
+@pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"},
+                                   {"input": "sentence", "sentence": "a b a b"}])
+def test_positional_extremes(query):
+    run_ok(app(PE, query, timeout=180))
+
+
+def test_cross_attention_map_is_tq_by_tk():
+    at = run_ok(app(CA))
+    assert "head 1: 6 x 7" in chart_titles(at)
+    at.radio(key="ca_source").set_value("seeded random")
+    run_ok(at)
+    at.slider(key="ca_tq").set_value(3)
+    at.slider(key="ca_tk").set_value(11)
+    run_ok(at)
+    assert "head 1: 3 x 11" in chart_titles(at)
+    import json
+    el = next(e for e in at.get("vega_lite_chart") if json.loads(e.proto.spec).get("title") == "head 1: 3 x 11")
+    df = chart_datasets(el)[0]
+    assert df["r"].max() == 2 and df["c"].max() == 10 and len(df) == 33
+    np.testing.assert_allclose(df.groupby("r")["v"].sum(), 1.0, atol=1e-3)
+    at.selectbox(key="ca_head").set_value(3)
+    at.selectbox(key="ca_query").set_value(2)
+    run_ok(at)
+    assert "head 4: 3 x 11" in chart_titles(at)
+    assert "Self-attention vs cross-attention" in texts(at)
+
+
+def test_cross_attention_empty_sentence_is_refused():
+    at = run_ok(app(CA))
+    at.text_input(key="ca_q").input("   ")
+    run_ok(at)
+    assert any("at least one" in e.value for e in at.error)
+    at.text_input(key="ca_q").input("<b>hi</b> there")
+    at.text_input(key="ca_kv").input(" ".join(["w"] * 600))
+    run_ok(at)
+    assert "head 1: 2 x 512" in chart_titles(at)
+    assert any("cut to 512" in i.value for i in at.info)
