@@ -104,4 +104,4 @@ def random_projection_weights(d_model: int, seed: int = 0, n: int = 4) -> list[n
     d_model = check_positive_int("d_model", d_model)
     rng = np.random.default_rng([int(seed), 7919])
     scale = 1.0 / math.sqrt(d_model)
-    return [(rng.standard_normal((d_model, d_model)) * scale).astype(np.float32) for _ in range(n)]
+    return [rng.standard_normal((d_model, d_model), dtype=np.float32) * np.float32(scale) for _ in range(n)]

@@ -117,20 +117,20 @@ def score_std(d_k: int, scaled: bool, n_samples: int = 20000, seed: int = 0) -> 
     return float(scores.std()), (1.0 if scaled else math.sqrt(d_k))
 
 
+def _entropy_bits(p: np.ndarray) -> np.ndarray:
+    """Shannon entropy in bits along the last axis (0 log 0 = 0)."""
+    return -(p * np.log2(np.where(p > 0, p, 1.0))).sum(axis=-1)
+
+
 def js_divergence(p, q) -> np.ndarray:
     """Jensen-Shannon divergence in bits between distributions along the last axis, in [0, 1].
 
-    JS(p, q) = (KL(p || m) + KL(q || m)) / 2 with m = (p + q) / 2; 0 iff p == q, 1 for disjoint supports.
+    JS(p, q) = (KL(p || m) + KL(q || m)) / 2 with m = (p + q) / 2, computed as
+    H(m) - (H(p) + H(q)) / 2; 0 iff p == q, 1 for disjoint supports.
     """
     p, q = np.broadcast_arrays(check_finite_array("p", p).astype(np.float64),
                                check_finite_array("q", q).astype(np.float64))
-    m = (p + q) / 2
-
-    def kl(a, b):
-        ratio = np.divide(a, b, out=np.ones_like(a), where=(a > 0) & (b > 0))
-        return (a * np.log2(ratio)).sum(axis=-1)
-
-    return np.clip((kl(p, m) + kl(q, m)) / 2, 0.0, 1.0)
+    return np.clip(_entropy_bits((p + q) / 2) - (_entropy_bits(p) + _entropy_bits(q)) / 2, 0.0, 1.0)
 
 
 def head_divergence_matrix(weights) -> np.ndarray:
@@ -142,4 +142,11 @@ def head_divergence_matrix(weights) -> np.ndarray:
     w = check_finite_array("weights", weights, min_ndim=3)
     if w.ndim != 3:
         raise ValueError(f"weights must be (H, T_q, T_k); got shape {w.shape}")
-    return js_divergence(w[:, None], w[None, :]).mean(axis=-1)  # (H, H)
+    w = w.astype(np.float64)
+    H = w.shape[0]
+    h_rows = _entropy_bits(w)  # (H, T_q): each head's row entropies, computed once
+    out = np.zeros((H, H))
+    for a in range(H - 1):  # one head against all later heads: memory O(H T_q T_k), not O(H^2 T_q T_k)
+        h_mix = _entropy_bits((w[a][None] + w[a + 1:]) / 2)  # (H-a-1, T_q)
+        out[a, a + 1:] = np.clip(h_mix - (h_rows[a][None] + h_rows[a + 1:]) / 2, 0.0, 1.0).mean(axis=-1)
+    return out + out.T  # (H, H), symmetric with a zero diagonal

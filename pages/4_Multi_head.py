@@ -34,7 +34,7 @@ for start in range(0, H, per_row):
     cols = st.columns(per_row)
     for h in range(start, min(start + per_row, H)):
         show_heatmap(run.weights[h], tokens, tokens, title=f"head {h + 1}", domain=(0, 1), blank=blank,
-                     container=cols[h - start], size=150, legend=False, max_px=96)
+                     container=cols[h - start], size=150, legend=False, max_px=96, max_cells=1024)
 st.caption("Colour runs from 0 (dark purple) to 1 (yellow); rows are queries, columns keys.")
 
 head = index_picker("Enlarge a head", [f"head {h + 1}" for h in range(H)], key="mh_head")
@@ -64,14 +64,14 @@ for start in range(0, H, 8):
     for h in range(start, min(start + 8, H)):
         show_heatmap(run.heads[h], tokens, kd, title=f"head {h + 1}: {T}x{d_k}", row_title="token", col_title="dim",
                      value_name="z", scheme="diverging", domain=(-lim_h, lim_h), container=cols[h - start], size=80,
-                     legend=False, max_px=64)
+                     legend=False, max_px=64, max_cells=512)
 dims = [str(j) for j in range(D)]
 c1, c2, c3 = st.columns(3)
 show_heatmap(run.concat, tokens, dims, title=f"concat: {T} x {D}", row_title="token", col_title="dim", value_name="z",
              scheme="diverging", container=c1, size=220, max_px=192)
 w_o = run.w[3]
 show_heatmap(w_o, dims, dims, title=f"W_o: {D} x {D}", row_title="in", col_title="out", value_name="w",
-             scheme="diverging", container=c2, size=220, max_px=192)
+             scheme="diverging", container=c2, size=220, max_px=192, max_cells=1024)
 show_heatmap(run.output, tokens, dims, title=f"output: {T} x {D}", row_title="token", col_title="dim", value_name="z",
              scheme="diverging", container=c3, size=220, max_px=192)
 

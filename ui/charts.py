@@ -60,7 +60,7 @@ def heatmap_png(m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis"
     if scale > 1:
         img = img.resize((img.size[0] * scale, img.size[1] * scale), Image.NEAREST)
     buf = io.BytesIO()
-    img.save(buf, format="PNG", optimize=True)
+    img.save(buf, format="PNG", compress_level=1)  # fast: heatmaps compress well anyway
     return buf.getvalue(), f
 
 
@@ -107,11 +107,11 @@ def heatmap_chart(m: np.ndarray, row_labels: list[str], col_labels: list[str], *
 
 
 def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None = None, container=None,
-                 max_px: int = 256, **kw) -> str:
-    """Draw ``m`` as an Altair heatmap, or as an image above MAX_VECTOR_CELLS; returns "vector" or "image"."""
+                 max_px: int = 256, max_cells: int = MAX_VECTOR_CELLS, **kw) -> str:
+    """Draw ``m`` as an Altair heatmap, or as an image above ``max_cells``; returns "vector" or "image"."""
     box = container or st
     m = np.asarray(m)
-    if m.size <= MAX_VECTOR_CELLS:
+    if m.size <= max_cells:
         box.altair_chart(heatmap_chart(m, row_labels, col_labels, title=title, **kw), key=key, width="content")
         return "vector"
     if kw.get("blank") is not None:
