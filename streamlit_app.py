@@ -5,6 +5,7 @@ import streamlit as st
 from attention_core import class_notes_weights, one_hot_embeddings, position_labels, scaled_dot_product_attention
 from ui.charts import heatmap_chart
 from ui.controls import current, show_notices, write_url
+from ui.gallery import preset_gallery
 from ui.layout import PAGES, page_setup
 
 page_setup("Attention Explorer", "🔍",
@@ -35,6 +36,10 @@ right.markdown(
     f"Z = A V = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] has moved almost all the way to B."
 )
 right.page_link("pages/2_Step_by_step.py", label="Walk through it step by step", icon="🧮")
+
+st.subheader("Classroom experiments")
+st.markdown("Each card opens a ready-made what-if on its page; share its link and every student gets the same setting.")
+preset_gallery()
 
 st.subheader("Pages")
 for path, label, icon, what in PAGES:

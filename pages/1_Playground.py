@@ -13,6 +13,8 @@ from ui.controls import fmt, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.text import md_escape
 from ui.widgets import index_picker
+from ui.classroom import classroom_toggle, prediction_gate
+from ui.export import output_csv, qkv_csv, snippet_core, snippet_torch, weights_csv
 
 page_setup("Playground", "🎛️",
            "Each token's query is compared with every key; the softmax turns those scores into weights; "
@@ -31,35 +33,40 @@ scale_tex = rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {math.sqrt(d_k):.3g}" if cfg.scal
 st.latex(rf"A = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
          rf"\quad \tau = {cfg.temperature:g},\quad T = {T},\; d_{{model}} = {cfg.d_model},\; H = {H},\; d_k = {d_k}")
 
-st.subheader(f"Attention weights, one map per head ({H})")
-blank = None if run.mask is None else ~run.mask
-per_row = min(H, 4)
-kinds = []
-for start in range(0, H, per_row):
-    cols = st.columns(per_row)
-    for h in range(start, min(start + per_row, H)):
-        kinds.append(show_heatmap(run.weights[h], tokens, tokens, title=f"head {h + 1}", domain=(0, 1), blank=blank,
-                                  container=cols[h - start], size=170, legend=False,
-                                  max_px=128 if H > 4 else 256))
-sharpest = int(np.argmax([s["max_weight"] for s in sat]))
-st.caption(
-    f"Rows are queries, columns keys; each row sums to 1. Head {sharpest + 1} is the sharpest: its rows put on "
-    f"average {fmt(sat[sharpest]['max_weight'])} of their weight on a single key "
-    f"(uniform would be {fmt(1 / T)}). Colour runs from 0 (dark purple) to 1 (yellow)." + (" Large maps are drawn as images; hover tooltips are off there." if "image" in kinds else "")
-)
-
-st.subheader("One query up close")
+classroom = classroom_toggle()
 c1, c2 = st.columns(2)
 head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="pg_head", container=c1)
 query = index_picker("query token", tokens, key="pg_query", container=c2)
 row = run.weights[head, query]
-top = int(np.argmax(row))
-st.altair_chart(bar_chart(row, tokens, title=f"weights of query {tokens[query]!s} in head {head + 1}", domain=(0, 1)))
-if row.sum() == 0:
-    st.caption(f"Query {md_escape(tokens[query])} may attend to no key under this mask: its weights are all 0 and its output is 0.")
-else:
-    st.caption(f"Query **{md_escape(tokens[query])}** attends most to **{md_escape(tokens[top])}** (#{top + 1}) with weight {fmt(row[top])}; "
-               f"it spreads over about {fmt(float(np.exp(-(row[row > 0] * np.log(row[row > 0])).sum())))} effective tokens of {T}.")
+revealed = prediction_gate("playground", (cfg, head, query), row, tokens[query], tokens)
+
+if revealed:
+    st.subheader(f"Attention weights, one map per head ({H})")
+    blank = None if run.mask is None else ~run.mask
+    per_row = min(H, 4)
+    kinds = []
+    for start in range(0, H, per_row):
+        cols = st.columns(per_row)
+        for h in range(start, min(start + per_row, H)):
+            kinds.append(show_heatmap(run.weights[h], tokens, tokens, title=f"head {h + 1}", domain=(0, 1), blank=blank,
+                                      container=cols[h - start], size=170, legend=False,
+                                      max_px=128 if H > 4 else 256))
+    sharpest = int(np.argmax([s["max_weight"] for s in sat]))
+    st.caption(
+        f"Rows are queries, columns keys; each row sums to 1. Head {sharpest + 1} is the sharpest: its rows put on "
+        f"average {fmt(sat[sharpest]['max_weight'])} of their weight on a single key "
+        f"(uniform would be {fmt(1 / T)}). Colour runs from 0 (dark purple) to 1 (yellow)."
+        + (" Large maps are drawn as images; hover tooltips are off there." if "image" in kinds else "")
+    )
+
+    st.subheader("One query up close")
+    top = int(np.argmax(row))
+    st.altair_chart(bar_chart(row, tokens, title=f"weights of query {tokens[query]!s} in head {head + 1}", domain=(0, 1)))
+    if row.sum() == 0:
+        st.caption(f"Query {md_escape(tokens[query])} may attend to no key under this mask: its weights are all 0 and its output is 0.")
+    else:
+        st.caption(f"Query **{md_escape(tokens[query])}** attends most to **{md_escape(tokens[top])}** (#{top + 1}) with weight {fmt(row[top])}; "
+                   f"it spreads over about {fmt(float(np.exp(-(row[row > 0] * np.log(row[row > 0])).sum())))} effective tokens of {T}.")
 
 twin_name = "unscaled" if cfg.scaled else "scaled"
 st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)")
@@ -97,5 +104,25 @@ if show_qkv:
         show_heatmap(arr[head], tokens, kd, title=f"{name} of head {head + 1} ({T} x {d_k})", row_title="token",
                      col_title="dim", value_name=name.lower(), scheme="diverging", container=col)
 
-st.caption("Chart menus (⋯ at the top right of a chart) save any chart as PNG or SVG.")
+if revealed:
+    st.subheader("Export and reproduce")
+    c1, c2, c3 = st.columns(3)
+    # the CSVs are built only when clicked (callables): at 512 tokens x 16 heads the weights alone are 4M rows
+    c1.download_button("Weights (CSV, every head)", lambda: weights_csv(run), "attention_weights.csv", "text/csv",
+                       key="dl_w", on_click="ignore")
+    c2.download_button("Q, K, V (CSV, every head)", lambda: qkv_csv(run), "attention_qkv.csv", "text/csv",
+                       key="dl_qkv", on_click="ignore")
+    c3.download_button("Output Z (CSV)", lambda: output_csv(run), "attention_output.csv", "text/csv", key="dl_z",
+                       on_click="ignore")
+    core_src, torch_src = snippet_core(cfg), snippet_torch(cfg)
+    c1, c2 = st.columns(2)
+    c1.download_button("Reproduce with attention_core (.py)", core_src, "reproduce_attention_core.py", "text/x-python",
+                       key="dl_core", on_click="ignore")
+    c2.download_button("Reproduce in plain torch (.py)", torch_src, "reproduce_torch.py", "text/x-python",
+                       key="dl_torch", on_click="ignore")
+    with st.expander("Show the reproduce scripts"):
+        st.code(core_src, language="python")
+        st.code(torch_src, language="python")
+    st.caption("Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
+               "any chart as PNG or SVG.")
 show_code(scaled_dot_product_attention, multi_head_attention)

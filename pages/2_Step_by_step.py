@@ -10,14 +10,16 @@ from attention_core import (attention_scores, class_notes_weights, format_matrix
                             position_labels, random_projection_weights, softmax)
 from attention_core.matrices import check_matrix
 from ui.charts import heatmap_chart, matrix_frame
-from ui.controls import fmt, sidebar_controls
+from ui.controls import fmt, share_box, sidebar_controls
+from ui.classroom import classroom_toggle, prediction_gate
 from ui.layout import page_setup, show_code
+from ui.widgets import index_picker
 
 page_setup("Step by step", "🧮",
            "The worked example from the class notes: four tokens **A1 A2 B3 A4**, one-hot embeddings, and "
            "a query matrix that makes every token *look for B*. Follow the numbers from E to Z; edit any "
            "weight matrix and watch every later step change.")
-cfg = sidebar_controls(show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough")
+cfg = sidebar_controls(show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", share=False)
 
 VOCAB = ["A", "B"]
 PRESETS = ("looking for B", "identity", "seeded random")
@@ -92,6 +94,7 @@ for name, p in URL_KEYS.items():
         st.query_params[p] = format_matrix(W[name])
     elif p in st.query_params:
         del st.query_params[p]
+share_box(st.sidebar)  # after the matrices are in the URL
 
 # ---- the steps
 Q, K, V = E @ W["W_q"], E @ W["W_k"], E @ W["W_v"]
@@ -120,6 +123,11 @@ step("3. Keys K = E W_k", r"K = E\,W_k", K, "k",
      f"Each row is how its token advertises itself. Key of {labels[0]}: [{fmt(K[0, 0])}, {fmt(K[0, 1])}].")
 step("4. Values V = E W_v", r"V = E\,W_v", V, "v",
      "What each token hands over when attended to" + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."))
+if classroom_toggle():
+    pq = index_picker("Query to predict", labels, key="sbs_pq")
+    signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
+    if not prediction_gate("step", signature, A[pq], labels[pq], labels):
+        st.stop()  # the scores, weights and outputs below stay hidden until the reveal
 best = np.unravel_index(np.argmax(S), S.shape)
 step("5. Scores S = Q Kᵀ", r"S_{ij} = q_i \cdot k_j", S, "",
      f"Row i scores query i against every key. The largest score is {fmt(S[best])} ({labels[best[0]]} against {labels[best[1]]}).",

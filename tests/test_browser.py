@@ -113,3 +113,42 @@ def test_html_in_sentence_is_shown_as_text(browser_and_base):
         assert_no_errors(page)
     finally:
         ctx.close()
+
+
+def test_preset_link_opens_right_page_with_settings(browser_and_base):
+    from ui.presets import load_presets
+
+    browser, base = browser_and_base
+    presets = {p.slug: p for p in load_presets()[0]}
+    ctx, page, _ = open_page(browser, presets["2_why_scale"].link(base))
+    try:
+        assert "Compare" in page.inner_text('[data-testid="stMainBlockContainer"] h1')
+        assert slider_value(page, "seq_len (tokens) (A)") == "16"
+        assert slider_value(page, "d_model (B)") == "512"
+        assert "b_scaled=0" in page.url and "a_scaled=1" in page.url
+        assert_no_errors(page)
+    finally:
+        ctx.close()
+    ctx, page, _ = open_page(browser, presets["3_causal_decoder"].link(base))
+    try:
+        assert "Playground" in page.inner_text('[data-testid="stMainBlockContainer"] h1')
+        assert page.locator('[data-testid="stSidebar"] textarea').input_value() == "the model writes one word at a time"
+        assert "mask=causal" in page.url
+        assert_no_errors(page)
+    finally:
+        ctx.close()
+
+
+def test_gallery_button_opens_preset(browser_and_base):
+    browser, base = browser_and_base
+    ctx, page, _ = open_page(browser, base + "/")
+    try:
+        card = page.locator('[data-testid="stVerticalBlock"]', has_text="Why scale?").filter(
+            has=page.locator('button:has-text("Open this experiment")')).last
+        card.locator('button:has-text("Open this experiment")').click()
+        page.wait_for_url("**/Compare**", timeout=30000)
+        wait_for_app(page)
+        assert slider_value(page, "d_model (A)") == "512"
+        assert_no_errors(page)
+    finally:
+        ctx.close()

@@ -22,6 +22,8 @@ PAGES = [
      "The sinusoidal table, similarity by distance, and the shuffle experiment that shows why attention needs positions."),
     ("pages/7_Cross_attention.py", "Cross-attention", "🔀",
      "Queries from one sequence, keys and values from another: a T_q x T_k map, and how it differs from self-attention."),
+    ("pages/8_Compare.py", "Compare", "⚖️",
+     "Two settings side by side (A and B) with their weights, outputs and saturation, and the difference B − A."),
 ]
 
 

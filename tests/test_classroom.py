@@ -1,0 +1,185 @@
+"""Presets, the Compare page, share links, exports and classroom mode."""
+
+import json
+import subprocess
+import sys
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+import pytest
+
+from attention_core import WhatIf, run_whatif, saturation_metrics
+from tests.apptest_util import ROOT, app, chart_titles, run_ok, texts
+from ui.export import output_csv, parse_printed_weights, qkv_csv, snippet_core, snippet_torch, weights_csv
+from ui.presets import MAX_LINK, load_presets, parse_preset
+
+PRESETS, ERRORS = load_presets()
+PAGE_SET = {"streamlit_app.py"} | {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
+
+
+def test_repo_presets_are_all_valid():
+    assert ERRORS == []
+    names = {p.name for p in PRESETS}
+    assert {"Looking for B", "Why scale?", "Causal decoder", "One head vs eight", "Temperature",
+            "It refers to the animal"} <= names
+    for p in PRESETS:
+        assert len(p.link("https://attention-explorer.streamlit.app")) < MAX_LINK
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.slug for p in PRESETS])
+def test_every_preset_loads_and_sets_its_controls(preset):
+    at = run_ok(app("streamlit_app.py"))
+    at.button(key=f"preset_{preset.slug}").click()
+    run_ok(at)
+    assert at.title[0].value.endswith(preset.name and at.title[0].value.split(" ", 1)[1])
+    page_title = {"pages/1_Playground.py": "Playground", "pages/2_Step_by_step.py": "Step by step",
+                  "pages/8_Compare.py": "Compare"}[preset.page]
+    assert at.title[0].value.endswith(page_title)
+    assert at.session_state["whatif"] == preset.settings
+    if preset.a is not None:
+        assert at.session_state["whatif_a"] == preset.a and at.session_state["whatif_b"] == preset.b
+    for k, v in preset.matrices.items():
+        assert at.query_params.get(k, v) == v
+    if preset.page == "pages/2_Step_by_step.py":
+        assert "looking for B" in texts(at)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not valid JSON"),
+    ('{"name": "x", "description": "y", "page": "pages/9_Nope.py"}', "does not exist"),
+    ('{"name": "x", "description": "y", "page": "pages/1_Playground.py", "settings": {"heads": "3", "d_model": "10"}}',
+     "heads=3 does not divide"),
+    ('{"name": "x", "description": "y", "page": "pages/1_Playground.py", "settings": {"colour": "red"}}', "unknown parameters"),
+    ('{"name": "x", "description": "y", "page": "pages/1_Playground.py", "a": {}}', "only for the Compare page"),
+    ('{"name": "x", "description": "y", "page": "pages/2_Step_by_step.py", "matrices": {"wq": "1,nan;0,1"}}', "invalid entry"),
+    ('{"name": "", "description": "y", "page": "pages/1_Playground.py"}', "non-empty text field 'name'"),
+    ('[1, 2]', "must be a JSON object"),
+])
+def test_bad_preset_is_rejected_with_reason(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_preset("bad", text, PAGE_SET)
+
+
+def test_bad_preset_files_are_skipped_and_reported(tmp_path, monkeypatch):
+    (tmp_path / "a_good.json").write_text((ROOT / "presets" / "5_temperature.json").read_text())
+    (tmp_path / "b_broken.json").write_text("{oops")
+    (tmp_path / "c_bad_heads.json").write_text(json.dumps(
+        {"name": "x", "description": "y", "page": "pages/1_Playground.py", "settings": {"heads": 7}}))
+    presets, errors = load_presets(tmp_path, PAGE_SET)
+    assert [p.name for p in presets] == ["Temperature"]
+    assert [e.split(":")[0] for e in errors] == ["b_broken.json", "c_bad_heads.json"]
+    monkeypatch.setattr("ui.presets.PRESETS_DIR", tmp_path)
+    at = run_ok(app("streamlit_app.py"))
+    warnings = [w.value for w in at.warning]
+    assert any("b_broken.json" in w for w in warnings) and any("c_bad_heads.json" in w for w in warnings)
+    assert [b.key for b in at.button if b.key.startswith("preset_")] == ["preset_a_good"]
+
+
+def test_compare_page_shows_differences():
+    at = run_ok(app("pages/8_Compare.py"))
+    a, b = WhatIf(scaled=True), WhatIf(scaled=False)
+    assert at.session_state["whatif_a"] == a and at.session_state["whatif_b"] == b
+    sa = np.mean([saturation_metrics(w).summary()["max_weight"] for w in run_whatif(a).weights])
+    sb = np.mean([saturation_metrics(w).summary()["max_weight"] for w in run_whatif(b).weights])
+    metrics = {m.label: m for m in at.metric}
+    assert metrics["A: mean max weight"].value == f"{sa:.3g}"
+    assert metrics["B: mean max weight"].value == f"{sb:.3g}"
+    assert metrics["B: mean max weight"].delta == f"{sb - sa:+.3g}"
+    assert "B − A" in chart_titles(at) and "Z: B − A" in chart_titles(at)
+    assert at.query_params["a_scaled"] == "1" and at.query_params["b_scaled"] == "0"
+    at.slider(key="b_seq_len").set_value(5)
+    run_ok(at)
+    assert "B − A" not in chart_titles(at)
+    assert any("no difference map" in i.value for i in at.info)
+    at.select_slider(key="a_n_heads").set_value(1)
+    at.selectbox(key="cmp_head").set_value(3)
+    run_ok(at)
+    at.button(key="cmp_reset").click()
+    run_ok(at)
+    assert at.session_state["whatif_b"] == WhatIf(scaled=False)
+
+
+def test_compare_sides_come_from_the_url():
+    at = run_ok(app("pages/8_Compare.py", {"a_heads": "1", "b_heads": "8", "b_temperature": "0.2", "b_seq_len": "-1"}))
+    assert at.session_state["whatif_a"].n_heads == 1
+    assert at.session_state["whatif_b"].n_heads == 8 and at.session_state["whatif_b"].temperature == 0.2
+    assert any("b_seq_len=-1 is outside" in w.value for w in at.warning)
+
+
+def test_share_link_round_trips():
+    at = run_ok(app("pages/1_Playground.py", {"seq_len": "6", "heads": "2", "mask": "causal", "temperature": "0.5"}))
+    link = at.sidebar.code[0].value
+    query = dict(parse_qsl(urlsplit(link).query))
+    again = run_ok(app("pages/1_Playground.py", query))
+    assert again.session_state["whatif"] == at.session_state["whatif"]
+    step = run_ok(app("pages/2_Step_by_step.py"))
+    step.session_state["sbs_W_q_0"] = {"edited_rows": {0: {"0": 2.0}}, "added_rows": [], "deleted_rows": []}
+    run_ok(step)
+    link = step.sidebar.code[0].value
+    assert "wq=2%2C1%3B0%2C1" in link
+    reopened = run_ok(app("pages/2_Step_by_step.py", dict(parse_qsl(urlsplit(link).query))))
+    np.testing.assert_array_equal(reopened.session_state["sbs_good"]["W_q"], [[2, 1], [0, 1]])
+
+
+def test_csv_exports_have_labels_and_numbers():
+    run = run_whatif(WhatIf(seq_len=3, d_model=4, n_heads=2, input_kind="sentence", sentence="a <b> a"))
+    w = weights_csv(run).splitlines()
+    assert w[0] == "head,query,query_token,key,key_token,weight" and len(w) == 1 + 2 * 3 * 3
+    assert w[1].startswith("1,1,a,1,a,")
+    assert float(w[2].split(",")[-1]) == pytest.approx(float(run.weights[0, 0, 1]), rel=1e-6)
+    q = qkv_csv(run).splitlines()
+    assert q[0] == "matrix,head,position,token,d0,d1" and len(q) == 1 + 3 * 2 * 3
+    z = output_csv(run).splitlines()
+    assert z[0] == "position,token,z0,z1,z2,z3" and z[2].startswith("2,<b>,")
+
+
+@pytest.mark.parametrize("cfg", [
+    WhatIf(),
+    WhatIf(input_kind="sentence", sentence="it was it, wasn't it", mask="causal", scaled=False, temperature=0.5),
+    WhatIf(input_kind="one_hot", seq_len=6, d_model=4, n_heads=2, mask="causal+padding", pad_count=2, positional=True),
+], ids=["default", "sentence-causal", "one-hot-padding-pe"])
+def test_reproduce_snippets_print_the_pages_weights(cfg, tmp_path):
+    at = run_ok(app("pages/1_Playground.py", cfg.to_query_params()))
+    assert at.session_state["whatif"] == cfg
+    codes = [c.value.strip() for c in at.code]
+    assert snippet_core(cfg).strip() in codes and snippet_torch(cfg).strip() in codes  # what the page offers is what we run
+    page_weights = run_whatif(cfg).weights
+    for name, src in (("core.py", snippet_core(cfg)), ("torch_only.py", snippet_torch(cfg))):
+        path = tmp_path / name
+        path.write_text(src)
+        out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        assert out.returncode == 0, out.stderr
+        heads = parse_printed_weights(out.stdout)
+        assert len(heads) == cfg.n_heads
+        n = min(16, page_weights.shape[1])
+        for h, printed in enumerate(heads):
+            np.testing.assert_allclose(printed, page_weights[h][:n, :n], atol=2e-6)
+    assert "attention_core" not in snippet_torch(cfg)
+
+
+def test_classroom_mode_hides_then_reveals():
+    at = run_ok(app("pages/1_Playground.py"))
+    at.sidebar.toggle(key="classroom_toggle").set_value(True)
+    run_ok(at)
+    assert not any(t.startswith("head ") for t in chart_titles(at))
+    run = run_whatif(WhatIf())
+    answer = int(np.argmax(run.weights[0, 0]))
+    wrong = (answer + 1) % 8
+    at.selectbox(key="classroom_guess_playground").set_value(wrong)
+    at.button(key="classroom_reveal_playground").click()
+    run_ok(at)
+    assert sum(t.startswith("head ") for t in chart_titles(at)) == 4
+    assert any(f"the largest weight goes to **t{answer + 1}**" in w.value for w in at.warning)
+    at.selectbox(key="pg_query").set_value(1)  # a new question hides the weights again
+    run_ok(at)
+    assert not any(t.startswith("head ") for t in chart_titles(at))
+    answer = int(np.argmax(run.weights[0, 1]))
+    at.selectbox(key="classroom_guess_playground").set_value(answer)
+    at.button(key="classroom_reveal_playground").click()
+    run_ok(at)
+    assert any(s.value.startswith("Right: query t2") for s in at.success), [s.value for s in at.success]
+    at.switch_page("pages/2_Step_by_step.py")
+    run_ok(at)
+    assert at.sidebar.toggle(key="classroom_toggle").value is True
+    assert not any("row sum" in d.value.columns for d in at.dataframe)
