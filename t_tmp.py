@@ -1,6 +1,14 @@
-from tests.apptest_util import app, run_ok, texts, chart_titles
-at = run_ok(app("pages/1_Playground.py"))
-at.sidebar.toggle(key="classroom_toggle").set_value(True); run_ok(at)
-at.selectbox(key="classroom_guess_playground").set_value(3)
-at.button(key="classroom_reveal_playground").click(); run_ok(at)
-print([w.value for w in at.warning], [s.value for s in at.success], chart_titles(at)[:3])
+import sys, os
+from tests.server_util import *
+from playwright.sync_api import sync_playwright
+with streamlit_server() as (base, proc):
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        page = b.new_page(viewport={"width": 1400, "height": int(os.environ.get("VH", "1000"))})
+        for url, out in zip(sys.argv[1::2], sys.argv[2::2]):
+            page.goto(base + url)
+            wait_for_app(page)
+            page.wait_for_timeout(500)
+            page.screenshot(path=out, full_page=True)
+            print(url, page.locator('[data-testid="stException"]').count(), page.locator('[data-testid="stAlertContentError"]').count())
+        b.close()

@@ -7,6 +7,7 @@ Token labels always travel as data or as a JSON array in a Vega expression, neve
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import warnings
@@ -34,31 +35,38 @@ def _lut(anchors: np.ndarray, n: int = 256) -> np.ndarray:
 _LUTS = {"viridis": _lut(_VIRIDIS), "diverging": _lut(_DIVERGING)}
 
 
-def pool(m: np.ndarray, max_px: int) -> tuple[np.ndarray, int]:
-    """Mean-pool a 2-D array so that no side exceeds ``max_px``; returns (pooled, factor)."""
-    f = int(np.ceil(max(m.shape) / max_px)) if max(m.shape) > max_px else 1
-    if f == 1:
-        return m, 1
-    r, c = (-m.shape[0]) % f, (-m.shape[1]) % f
+def pool(m: np.ndarray, max_px: int) -> tuple[np.ndarray, tuple[int, int]]:
+    """Mean-pool a 2-D array so that no side exceeds ``max_px`` (rows and columns pooled separately);
+    returns (pooled, (row factor, column factor))."""
+    fr = int(np.ceil(m.shape[0] / max_px)) if m.shape[0] > max_px else 1
+    fc = int(np.ceil(m.shape[1] / max_px)) if m.shape[1] > max_px else 1
+    if fr == fc == 1:
+        return m, (1, 1)
+    r, c = (-m.shape[0]) % fr, (-m.shape[1]) % fc
     padded = np.pad(m.astype(np.float64), ((0, r), (0, c)), constant_values=np.nan)
     h, w = padded.shape
     with warnings.catch_warnings():  # an all-blank block stays NaN (drawn grey)
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(padded.reshape(h // f, f, w // f, f), axis=(1, 3)), f
+        return np.nanmean(padded.reshape(h // fr, fr, w // fc, fc), axis=(1, 3)), (fr, fc)
 
 
 def heatmap_png(m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis", max_px: int = 256,
-                min_px: int = 160) -> tuple[bytes, int]:
-    """A heatmap as PNG bytes (rows top to bottom) and the pooling factor used; NaN cells are grey."""
+                min_px: int = 160) -> tuple[bytes, tuple[int, int]]:
+    """A heatmap as PNG bytes (rows top to bottom) and the pooling factors used; NaN cells are grey.
+
+    Each side is enlarged (nearest neighbour) to at least ``min_px`` / 2 pixels, so a 11 x 256 matrix
+    is not drawn as a thin strip."""
     pooled, f = pool(np.asarray(m, dtype=np.float64), max_px)
     span = (vmax - vmin) or 1.0
     idx = np.clip(np.nan_to_num((pooled - vmin) / span, nan=0.0), 0, 1)
     rgb = _LUTS[scheme][(idx * 255).round().astype(np.int64)]  # (h, w, 3)
     rgb[np.isnan(pooled)] = (225, 225, 225)
     img = Image.fromarray(rgb, "RGB")
-    scale = max(1, int(np.ceil(min_px / max(img.size))))
-    if scale > 1:
-        img = img.resize((img.size[0] * scale, img.size[1] * scale), Image.NEAREST)
+    w, h = img.size
+    sw = max(1, int(np.ceil(min_px / 2 / w)), int(np.ceil(min_px / max(w, h))))
+    sh = max(1, int(np.ceil(min_px / 2 / h)), int(np.ceil(min_px / max(w, h))))
+    if sw > 1 or sh > 1:
+        img = img.resize((w * sw, h * sh), Image.NEAREST)
     buf = io.BytesIO()
     img.save(buf, format="PNG", compress_level=1)  # fast: heatmaps compress well anyway
     return buf.getvalue(), f
@@ -77,23 +85,34 @@ def _step(n: int, size: int) -> int:
     return int(max(3, min(24, size // max(n, 1))))
 
 
+def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str, blank=None) -> pd.DataFrame:
+    n_r, n_c = m.shape
+    ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
+    keep = np.ones_like(m, dtype=bool) if blank is None else ~np.asarray(blank, dtype=bool)
+    return pd.DataFrame({"r": ii[keep], "c": jj[keep], "v": np.round(m[keep], 4),
+                         row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
+                         col_title: np.asarray(col_labels, dtype=object)[jj[keep]]})
+
+
 def heatmap_chart(m: np.ndarray, row_labels: list[str], col_labels: list[str], *, title: str = "",
                   row_title: str = "query", col_title: str = "key", value_name: str = "weight",
                   domain: tuple[float, float] | None = None, scheme: str = "viridis", blank=None,
                   size: int = 260, selectable: bool = False, legend: bool = True) -> alt.Chart:
     """One rect per cell, tooltips with both tokens and the value; ``blank`` (bool) cells left empty."""
     m = np.asarray(m, dtype=np.float64)
-    n_r, n_c = m.shape
-    ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
-    keep = np.ones_like(m, dtype=bool) if blank is None else ~np.asarray(blank, dtype=bool)
-    df = pd.DataFrame({"r": ii[keep], "c": jj[keep], "v": np.round(m[keep], 4),
-                       row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
-                       col_title: np.asarray(col_labels, dtype=object)[jj[keep]]})
+    df = _heatmap_frame(m, row_labels, col_labels, row_title, col_title, blank)
+    return _heatmap_altair(df, m.shape, tuple(row_labels), tuple(col_labels), title, row_title, col_title, value_name,
+                           None if domain is None else tuple(domain), scheme, size, selectable, legend)
+
+
+def _heatmap_altair(df, shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
+                    selectable, legend) -> alt.Chart:
+    n_r, n_c = shape
     show = max(n_r, n_c) <= 40
-    color_scale = alt.Scale(scheme="viridis") if scheme == "viridis" else alt.Scale(scheme="redblue", reverse=True, domainMid=0)
-    if domain is not None:
-        color_scale = alt.Scale(scheme="viridis", domain=list(domain)) if scheme == "viridis" else alt.Scale(
-            scheme="redblue", reverse=True, domain=list(domain), domainMid=0)
+    if scheme == "viridis":
+        color_scale = alt.Scale(scheme="viridis", domain=list(domain)) if domain else alt.Scale(scheme="viridis")
+    else:
+        color_scale = alt.Scale(scheme="redblue", reverse=True, domainMid=0, **({"domain": list(domain)} if domain else {}))
     chart = alt.Chart(df, title=title or alt.Undefined).mark_rect().encode(
         x=alt.X("c:O", axis=_axis(list(col_labels), col_title, show), scale=alt.Scale(domain=list(range(n_c)))),
         y=alt.Y("r:O", axis=_axis(list(row_labels), row_title, show, angle=0), scale=alt.Scale(domain=list(range(n_r)))),
@@ -106,13 +125,34 @@ def heatmap_chart(m: np.ndarray, row_labels: list[str], col_labels: list[str], *
     return chart
 
 
+@functools.lru_cache(maxsize=512)
+def heatmap_spec(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
+                 legend) -> str:
+    """The Vega-Lite spec of a heatmap without its data, as JSON text, built by Altair once per layout.
+
+    Altair validates every chart it serialises (tens of ms for a layered chart); the pages redraw the
+    same layouts with new numbers, so the skeleton is cached and only the data changes."""
+    empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], row_title: [""], col_title: [""]})
+    spec = _heatmap_altair(empty, shape, row_labels, col_labels, title, row_title, col_title, value_name, domain,
+                           scheme, size, False, legend).to_dict()
+    spec.pop("datasets", None)
+    spec.pop("data", None)
+    return json.dumps(spec)
+
+
 def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None = None, container=None,
                  max_px: int = 256, max_cells: int = MAX_VECTOR_CELLS, **kw) -> str:
     """Draw ``m`` as an Altair heatmap, or as an image above ``max_cells``; returns "vector" or "image"."""
     box = container or st
     m = np.asarray(m)
     if m.size <= max_cells:
-        box.altair_chart(heatmap_chart(m, row_labels, col_labels, title=title, **kw), key=key, width="content")
+        row_title, col_title = kw.get("row_title", "query"), kw.get("col_title", "key")
+        domain = kw.get("domain")
+        spec = heatmap_spec(m.shape, tuple(map(str, row_labels)), tuple(map(str, col_labels)), title, row_title,
+                            col_title, kw.get("value_name", "weight"), None if domain is None else tuple(map(float, domain)),
+                            kw.get("scheme", "viridis"), kw.get("size", 260), kw.get("legend", True))
+        df = _heatmap_frame(m.astype(np.float64), row_labels, col_labels, row_title, col_title, kw.get("blank"))
+        box.vega_lite_chart(df, json.loads(spec), key=key, width="content")
         return "vector"
     if kw.get("blank") is not None:
         m = np.where(np.asarray(kw["blank"], dtype=bool), np.nan, m.astype(np.float64))
@@ -123,7 +163,7 @@ def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None 
         lim = max(abs(domain[0]), abs(domain[1])) or 1.0
         domain = (-lim, lim)
     png, f = heatmap_png(m, domain[0], domain[1], "viridis" if scheme == "viridis" else "diverging", max_px=max_px)
-    pooled = f" mean-pooled {f}x{f} to fit" if f > 1 else ""
+    pooled = f" mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
     grey = "; grey = masked" if kw.get("blank") is not None else ""
     box.image(png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]}, shown as an image{pooled}; "
                            f"colour {domain[0]:.3g} to {domain[1]:.3g}{grey})")

@@ -24,6 +24,10 @@ PAGES = [
      "Queries from one sequence, keys and values from another: a T_q x T_k map, and how it differs from self-attention."),
     ("pages/8_Compare.py", "Compare", "⚖️",
      "Two settings side by side (A and B) with their weights, outputs and saturation, and the difference B − A."),
+    ("pages/9_Implementations.py", "Implementations", "🧩",
+     "The same attention in NumPy, from-scratch torch, PyTorch's own layers and Keras: differences and times."),
+    ("pages/10_Transformer_block.py", "Transformer block", "🏗️",
+     "Encoder and decoder blocks around attention: residuals, LayerNorm (post- vs pre-norm), feed-forward."),
 ]
 
 
