@@ -77,6 +77,44 @@ def measure_page(page: str, query: dict, repeat: int) -> tuple[float, float, int
     return first, 1e3 * statistics.median(times), chart_bytes(at) + sum(_media_bytes)
 
 
+REAL_TEXT = ("The animal didn't cross the street because it was too tired and the cat sat on the mat while "
+             "the animal was too tired to cross it")  # 28 words -> 30 tokens with [CLS] and [SEP]
+
+
+def measure_real_model(repeat: int) -> list[list]:
+    """The Real model page on local stand-ins with the default model's shape (4 x 4, hidden 256) and
+    bert-base's (12 x 12, hidden 768), random weights (nothing can be downloaded here): median rerun
+    after a layer/head change once the model is cached, and the chart data of that rerun."""
+    import os
+
+    from tests.tiny_models import make_tiny_bert
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, hidden, layers, heads in (("stand-in for BERT mini (4 x 4, hidden 256)", 256, 4, 4),
+                                             ("stand-in for bert-base (12 x 12, hidden 768)", 768, 12, 12)):
+            folder = make_tiny_bert(Path(tmp) / f"bert-{layers}x{heads}-{hidden}", hidden=hidden, layers=layers, heads=heads)
+            at = app("pages/11_Real_model.py", {"model": str(folder), "text": REAL_TEXT}, timeout=600)
+            t0 = time.perf_counter()
+            at.run()
+            first = time.perf_counter() - t0
+            if at.exception:
+                raise RuntimeError(at.exception[0].value)
+            times = []
+            for i in range(repeat):
+                at.selectbox(key="rm_layer").set_value((i + 1) % layers)
+                at.selectbox(key="rm_head").set_value((2 * i + 1) % heads)
+                _media_bytes.clear()
+                t0 = time.perf_counter()
+                at.run()
+                times.append(time.perf_counter() - t0)
+            rows.append(["Real model", f"{label}, 30 tokens", f"{first:.2f}", f"{1e3 * statistics.median(times):.0f}",
+                         f"{(chart_bytes(at) + sum(_media_bytes)) / 1024:.0f}"])
+            print(".", end="", file=sys.stderr, flush=True)
+    return rows
+
+
 def first_render_seconds(script: Path, cwd: Path, repeat: int) -> float:
     from playwright.sync_api import sync_playwright
 
@@ -104,7 +142,9 @@ def main() -> None:
     ap.add_argument("--settings", default="", help="comma-separated setting names (default: all)")
     ap.add_argument("--no-browser", action="store_true")
     args = ap.parse_args()
-    pages = [p for p in PAGES if not args.pages or any(n in p for n in args.pages.split(","))]
+    pages = [p for p in PAGES if (not args.pages or any(n in p for n in args.pages.split(",")))
+             and "Real_model" not in p]
+    pages.sort(key=lambda p: int(Path(p).name.split("_")[0]))
     settings = {k: v for k, v in SETTINGS.items() if not args.settings or k in args.settings.split(",")}
     rows = []
     for page in pages:
@@ -113,6 +153,8 @@ def main() -> None:
             first, rerun_ms, nbytes = measure_page(page, query, args.repeat)
             rows.append([name, label, f"{first:.2f}", f"{rerun_ms:.0f}", f"{nbytes / 1024:.0f}"])
             print(".", end="", file=sys.stderr, flush=True)
+    if not args.pages or "Real_model" in args.pages:
+        rows += measure_real_model(args.repeat)
     print(file=sys.stderr)
     print(f"AppTest, median of {args.repeat} reruns after changing the seed (a control every page reads); "
           "chart data = Vega-Lite specs + Arrow datasets + PNG heatmaps sent by the last rerun.\n")

@@ -104,16 +104,21 @@ async def student(browser, url: str, slider_label: str, moves: int, latencies: l
             ready.set()
         await ready.wait()
         await page.evaluate(WATCH_JS)
-        thumb = page.locator(f'[data-testid="stSlider"] input[type="range"][aria-label^="{slider_label}"]').first
+        slider = page.locator('[data-testid="stSlider"]').filter(
+            has=page.locator(f'input[type="range"][aria-label^="{slider_label}"]')).first
         for i in range(moves):
+            # click the track alternately at two positions (pointer up commits the value, like a student's click)
+            box = await slider.locator('input[type="range"]').first.evaluate(
+                "e => { const r = e.closest('[data-orientation]').getBoundingClientRect(); "
+                "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+            frac = 0.62 if i % 2 == 0 else 0.48
             before = await page.evaluate("window.__runs.length")
             t0 = await page.evaluate("performance.now()")
-            await thumb.focus()
-            await page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-            # a run started and finished after the key press, and nothing is left to draw
+            await page.mouse.click(box["x"] + box["w"] * frac, box["y"] + box["h"] / 2)
+            # a run started and finished after the click, and nothing is left to draw
             await page.wait_for_function(
                 f"""() => window.__runs.length > {before} && window.__runs.slice({before}).some(r => r[0] === 'running')
-                   && ({IDLE_JS})()""", timeout=30000, polling=20)
+                   && ({IDLE_JS})()""", timeout=60000, polling=20)
             t1 = await page.evaluate("performance.now()")
             latencies.append((t1 - t0) / 1000)
         count = await page.locator('[data-testid="stException"]').count()
@@ -192,7 +197,7 @@ def main() -> None:
     ap.add_argument("--students", type=int, default=30)
     ap.add_argument("--moves", type=int, default=10)
     ap.add_argument("--preset", default="2_why_scale")
-    ap.add_argument("--slider", default="seq_len (tokens) (A)")
+    ap.add_argument("--slider", default="temperature (A)")
     asyncio.run(run(ap.parse_args()))
 
 

@@ -152,3 +152,23 @@ def test_gallery_button_opens_preset(browser_and_base):
         assert_no_errors(page)
     finally:
         ctx.close()
+
+
+def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
+    from tests.tiny_models import make_tiny_bert
+
+    browser, base = browser_and_base
+    folder = make_tiny_bert(tmp_path / "tiny-bert")
+    ctx, page, dialogs = open_page(browser, base + "/Real_model?model=" + quote(str(folder)))
+    try:
+        main = page.inner_text('[data-testid="stMain"]')
+        assert "Could not load" not in main
+        assert page.locator('[data-testid="stImage"]').count() >= 1  # the model view
+        page.get_by_role("tab", name="Parity").click()
+        page.wait_for_timeout(300)
+        assert "float rounding" in page.inner_text('[data-testid="stMain"]')
+        assert_no_errors(page)
+        page.screenshot(path=str(tmp_path / "real_model.png"), full_page=True)
+        assert not dialogs
+    finally:
+        ctx.close()

@@ -28,6 +28,8 @@ PAGES = [
      "The same attention in NumPy, from-scratch torch, PyTorch's own layers and Keras: differences and times."),
     ("pages/10_Transformer_block.py", "Transformer block", "🏗️",
      "Encoder and decoder blocks around attention: residuals, LayerNorm (post- vs pre-norm), feed-forward."),
+    ("pages/11_Real_model.py", "Real model", "🤖",
+     "A pretrained BERT or GPT-2 on your sentence: head view, model view, neuron view, and parity with attention_core."),
 ]
 
 
