@@ -5,6 +5,7 @@ switching pages keeps the settings; a typed sentence with HTML in it stays text.
 page is saved under the test's temporary folder.
 """
 
+import contextlib
 from urllib.parse import quote
 
 import pytest
@@ -39,6 +40,16 @@ def open_page(browser, url: str):
     return ctx, page, dialogs
 
 
+@contextlib.contextmanager
+def opened(browser, url: str):
+    """A fresh browser context on ``url``; yields (page, dialogs) and always closes the context."""
+    ctx, page, dialogs = open_page(browser, url)
+    try:
+        yield page, dialogs
+    finally:
+        ctx.close()
+
+
 def assert_no_errors(page):
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').all_inner_texts()
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
@@ -52,20 +63,16 @@ def slider_value(page, label: str) -> str:
 def test_every_page_loads_without_error(browser_and_base, path, tmp_path):
     browser, base = browser_and_base
     url = base + ("/" if path == "streamlit_app.py" else page_url(path))
-    ctx, page, dialogs = open_page(browser, url)
-    try:
+    with opened(browser, url) as (page, dialogs):
         assert_no_errors(page)
         assert page.locator('[data-testid="stMainBlockContainer"] h1').count() == 1
         page.screenshot(path=str(tmp_path / (path.replace("/", "_") + ".png")), full_page=True)
         assert not dialogs
-    finally:
-        ctx.close()
 
 
 def test_link_parameters_open_and_survive_page_switch(browser_and_base):
     browser, base = browser_and_base
-    ctx, page, _ = open_page(browser, base + "/Playground?seq_len=5&d_model=32&heads=2&temperature=2.0")
-    try:
+    with opened(browser, base + "/Playground?seq_len=5&d_model=32&heads=2&temperature=2.0") as (page, _):
         assert slider_value(page, "seq_len") == "5"
         assert slider_value(page, "d_model") == "32"
         assert "d_k = d_model / heads = 32 / 2 = 16" in page.inner_text('[data-testid="stSidebar"]')
@@ -80,27 +87,21 @@ def test_link_parameters_open_and_survive_page_switch(browser_and_base):
         assert slider_value(page, "d_model") == "32"
         assert "seq_len=5" in page.url and "heads=2" in page.url
         assert_no_errors(page)
-    finally:
-        ctx.close()
 
 
 def test_bad_link_shows_notice(browser_and_base):
     browser, base = browser_and_base
-    ctx, page, _ = open_page(browser, base + "/Playground?seq_len=-3&heads=abc&temperature=nan")
-    try:
+    with opened(browser, base + "/Playground?seq_len=-3&heads=abc&temperature=nan") as (page, _):
         text = page.inner_text('[data-testid="stMain"]')
         assert "seq_len=-3 is outside 1 to 512; using 1" in text
         assert slider_value(page, "seq_len") == "1"
         assert_no_errors(page)
-    finally:
-        ctx.close()
 
 
 def test_html_in_sentence_is_shown_as_text(browser_and_base):
     browser, base = browser_and_base
     sentence = "hello <img src=x onerror=alert(1)> <b>bold</b>"
-    ctx, page, dialogs = open_page(browser, base + "/Playground?input=sentence&sentence=" + quote(sentence))
-    try:
+    with opened(browser, base + "/Playground?input=sentence&sentence=" + quote(sentence)) as (page, dialogs):
         page.wait_for_timeout(1000)
         assert not dialogs
         assert page.locator('img[src="x"]').count() == 0
@@ -111,8 +112,6 @@ def test_html_in_sentence_is_shown_as_text(browser_and_base):
         assert "<img (#2)" in options and "<b>bold</b> (#5)" in options  # tokens exactly as typed
         page.keyboard.press("Escape")
         assert_no_errors(page)
-    finally:
-        ctx.close()
 
 
 def test_preset_link_opens_right_page_with_settings(browser_and_base):
@@ -120,29 +119,22 @@ def test_preset_link_opens_right_page_with_settings(browser_and_base):
 
     browser, base = browser_and_base
     presets = {p.slug: p for p in load_presets()[0]}
-    ctx, page, _ = open_page(browser, presets["2_why_scale"].link(base))
-    try:
+    with opened(browser, presets["2_why_scale"].link(base)) as (page, _):
         assert "Compare" in page.inner_text('[data-testid="stMainBlockContainer"] h1')
         assert slider_value(page, "seq_len (tokens) (A)") == "16"
         assert slider_value(page, "d_model (B)") == "512"
         assert "b_scaled=0" in page.url and "a_scaled=1" in page.url
         assert_no_errors(page)
-    finally:
-        ctx.close()
-    ctx, page, _ = open_page(browser, presets["3_causal_decoder"].link(base))
-    try:
+    with opened(browser, presets["3_causal_decoder"].link(base)) as (page, _):
         assert "Playground" in page.inner_text('[data-testid="stMainBlockContainer"] h1')
         assert page.locator('[data-testid="stSidebar"] textarea').input_value() == "the model writes one word at a time"
         assert "mask=causal" in page.url
         assert_no_errors(page)
-    finally:
-        ctx.close()
 
 
 def test_gallery_button_opens_preset(browser_and_base):
     browser, base = browser_and_base
-    ctx, page, _ = open_page(browser, base + "/")
-    try:
+    with opened(browser, base + "/") as (page, _):
         card = page.locator('[data-testid="stVerticalBlock"]', has_text="Why scale?").filter(
             has=page.locator('button:has-text("Open this experiment")')).last
         card.locator('button:has-text("Open this experiment")').click()
@@ -150,8 +142,6 @@ def test_gallery_button_opens_preset(browser_and_base):
         wait_for_app(page)
         assert slider_value(page, "d_model (A)") == "512"
         assert_no_errors(page)
-    finally:
-        ctx.close()
 
 
 def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
@@ -159,8 +149,7 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
 
     browser, base = browser_and_base
     folder = make_tiny_bert(tmp_path / "tiny-bert")
-    ctx, page, dialogs = open_page(browser, base + "/Real_model?model=" + quote(str(folder)))
-    try:
+    with opened(browser, base + "/Real_model?model=" + quote(str(folder))) as (page, dialogs):
         main = page.inner_text('[data-testid="stMain"]')
         assert "Could not load" not in main
         assert page.locator('[data-testid="stImage"]').count() >= 1  # the model view
@@ -170,5 +159,3 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
         assert_no_errors(page)
         page.screenshot(path=str(tmp_path / "real_model.png"), full_page=True)
         assert not dialogs
-    finally:
-        ctx.close()
