@@ -67,7 +67,8 @@ def measure_page(page: str, query: dict, repeat: int) -> tuple[float, float, int
     seed = 0
     for _ in range(repeat):
         seed += 1
-        at.sidebar.number_input(key="ctl_seed").set_value(seed)
+        keys = {w.key for w in at.number_input}
+        at.number_input(key="ctl_seed" if "ctl_seed" in keys else "a_seed").set_value(seed)  # Compare: side A
         _media_bytes.clear()
         t0 = time.perf_counter()
         at.run()
