@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention_core import class_notes_weights, one_hot_embeddings, position_labels, scaled_dot_product_attention
-from ui.charts import heatmap_chart
+from ui.images import heatmap_png
 from ui.controls import current, show_notices, write_url
 from ui.gallery import preset_gallery
 from ui.layout import PAGES, page_setup
@@ -28,7 +28,9 @@ w_q, w_k, w_v = class_notes_weights()
 Z, A = scaled_dot_product_attention(E @ w_q, E @ w_k, E @ w_v)
 labels = position_labels(["A", "A", "B", "A"])
 left, right = st.columns([1, 1])
-left.altair_chart(heatmap_chart(A, labels, labels, title="attention weights A = softmax(QKᵀ/√2)", domain=(0, 1)))
+png, _ = heatmap_png(A, 0.0, 1.0, min_px=200)  # an image: the home page loads no chart library
+left.image(png, output_format="PNG", caption="attention weights A = softmax(QKᵀ/√2): rows A1 A2 B3 A4 (queries), "
+                                            "columns the same keys; yellow = 1, purple = 0")
 right.markdown(
     f"Tokens **A1 A2 B3 A4** are one-hot (A = [1, 0], B = [0, 1]). $W_q$ maps every token to the query "
     f"[0, 1], *looking for B*; $W_k = 10\\,I$ boosts the keys. Every query therefore puts "

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from ui.charts import _LUTS
+from ui.images import _LUTS
 
 MIN_LINE = 0.02  # weights below this are not drawn as lines (they would be invisible anyway)
 

@@ -1,0 +1,63 @@
+"""Heatmaps as PNG images (for large matrices and the home page): a colour lookup table, mean
+pooling and the encoder. Imports only NumPy and Pillow, so a page that needs no chart library
+loads fast."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+from PIL import Image
+
+# viridis anchors (matplotlib's colormap sampled at 9 points) for the image fallback
+_VIRIDIS = np.array([[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
+                     [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]], dtype=np.float64)
+_DIVERGING = np.array([[5, 48, 97], [67, 147, 195], [209, 229, 240], [247, 247, 247], [253, 219, 199],
+                       [214, 96, 77], [103, 0, 31]], dtype=np.float64)
+
+
+def _lut(anchors: np.ndarray, n: int = 256) -> np.ndarray:
+    xs = np.linspace(0, 1, len(anchors))
+    t = np.linspace(0, 1, n)
+    return np.stack([np.interp(t, xs, anchors[:, c]) for c in range(3)], 1).astype(np.uint8)  # (n, 3)
+
+
+_LUTS = {"viridis": _lut(_VIRIDIS), "diverging": _lut(_DIVERGING)}
+
+
+def pool(m: np.ndarray, max_px: int) -> tuple[np.ndarray, tuple[int, int]]:
+    """Mean-pool a 2-D array so that no side exceeds ``max_px`` (rows and columns pooled separately);
+    returns (pooled, (row factor, column factor))."""
+    fr = int(np.ceil(m.shape[0] / max_px)) if m.shape[0] > max_px else 1
+    fc = int(np.ceil(m.shape[1] / max_px)) if m.shape[1] > max_px else 1
+    if fr == fc == 1:
+        return m, (1, 1)
+    r, c = (-m.shape[0]) % fr, (-m.shape[1]) % fc
+    padded = np.pad(m.astype(np.float64), ((0, r), (0, c)), constant_values=np.nan)
+    h, w = padded.shape
+    with warnings.catch_warnings():  # an all-blank block stays NaN (drawn grey)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(padded.reshape(h // fr, fr, w // fc, fc), axis=(1, 3)), (fr, fc)
+
+
+def heatmap_png(m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis", max_px: int = 256,
+                min_px: int = 160) -> tuple[bytes, tuple[int, int]]:
+    """A heatmap as PNG bytes (rows top to bottom) and the pooling factors used; NaN cells are grey.
+
+    Each side is enlarged (nearest neighbour) to at least ``min_px`` / 2 pixels, so a 11 x 256 matrix
+    is not drawn as a thin strip."""
+    pooled, f = pool(np.asarray(m, dtype=np.float64), max_px)
+    span = (vmax - vmin) or 1.0
+    idx = np.clip(np.nan_to_num((pooled - vmin) / span, nan=0.0), 0, 1)
+    rgb = _LUTS[scheme][(idx * 255).round().astype(np.int64)]  # (h, w, 3)
+    rgb[np.isnan(pooled)] = (225, 225, 225)
+    img = Image.fromarray(rgb, "RGB")
+    w, h = img.size
+    sw = max(1, int(np.ceil(min_px / 2 / w)), int(np.ceil(min_px / max(w, h))))
+    sh = max(1, int(np.ceil(min_px / 2 / h)), int(np.ceil(min_px / max(w, h))))
+    if sw > 1 or sh > 1:
+        img = img.resize((w * sw, h * sh), Image.NEAREST)
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", compress_level=1)  # fast: heatmaps compress well anyway
+    return buf.getvalue(), f
