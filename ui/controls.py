@@ -130,6 +130,9 @@ def whatif_controls(box, cs: ControlSet = SHARED, show: tuple[str, ...] = ALL_CO
         box.slider(f"seq_len (tokens){sfx}", 1, MAX_TOKENS, disabled=sentence,
                    help="The sentence sets the number of tokens." if sentence else "Number of tokens T.",
                    **seed("seq_len", cfg.seq_len))
+        if sentence:
+            box.caption(f"The sentence has {min(len(cfg.sentence.split()), MAX_TOKENS)} tokens; seq_len applies to the "
+                        "other inputs.")
     if "d_model" in show:
         box.slider(f"d_model{sfx}", 1, MAX_D_MODEL, help="Embedding width.", **seed("d_model", cfg.d_model))
     if "n_heads" in show:
