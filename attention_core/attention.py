@@ -18,6 +18,11 @@ from ._checks import check_finite_array, check_mask, check_positive_int, check_t
 from .softmax import _softmax
 
 
+def score_factor(d_k: int, scaled: bool = True, temperature: float = 1.0) -> float:
+    """What q . k is multiplied by before the softmax: 1/sqrt(d_k) if ``scaled``, then 1/temperature."""
+    return (1.0 / math.sqrt(d_k) if scaled else 1.0) / temperature
+
+
 def attention_scores(q, k, scaled: bool = True) -> np.ndarray:
     """The logits ``q k^T`` (divided by sqrt(d_k) when ``scaled``), shape ``(..., T_q, T_k)``."""
     q = check_finite_array("q", q, min_ndim=2)
@@ -67,7 +72,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scaled: bool = True, temper
         raise ValueError(f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast") from None
     m = check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))
     # Fold 1/sqrt(d_k) and 1/temperature into q: T_q * d_k multiplications instead of T_q * T_k.
-    factor = (1.0 / math.sqrt(q.shape[-1]) if scaled else 1.0) / t
+    factor = score_factor(q.shape[-1], scaled, t)
     q_in = q * np.asarray(factor, dtype=q.dtype) if factor != 1.0 else q
     logits = q_in @ np.swapaxes(k, -1, -2)  # (..., T_q, T_k), a fresh array
     weights = _softmax(logits, axis=-1, where=m, inplace=True)  # (..., T_q, T_k)

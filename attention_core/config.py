@@ -36,6 +36,11 @@ def allowed_heads(d_model: int) -> list[int]:
     return [h for h in range(1, MAX_HEADS + 1) if d_model % h == 0]
 
 
+def nearest_heads(d_model: int, n_heads: int) -> int:
+    """The allowed head count for ``d_model`` closest to ``n_heads`` (the smaller one on a tie)."""
+    return min(allowed_heads(d_model), key=lambda h: (abs(h - n_heads), h))
+
+
 @dataclass(frozen=True)
 class WhatIf:
     """The shared controls of every page."""
@@ -195,7 +200,7 @@ class WhatIf:
 
         if values["d_model"] % values["n_heads"]:
             options = allowed_heads(values["d_model"])
-            nearest = min(options, key=lambda h: (abs(h - values["n_heads"]), h))
+            nearest = nearest_heads(values["d_model"], values["n_heads"])
             notices.append(
                 f"heads={values['n_heads']} does not divide d_model={values['d_model']}; using {nearest} "
                 f"(allowed: {', '.join(map(str, options))})."

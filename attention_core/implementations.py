@@ -16,12 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from .attention import multi_head_attention
-
-
-def _factor(d_k: int, scaled: bool, temperature: float) -> float:
-    """What the scores are multiplied by: 1/sqrt(d_k) if scaled, then 1/temperature."""
-    return (1.0 / math.sqrt(d_k) if scaled else 1.0) / temperature
+from .attention import multi_head_attention, score_factor
 
 
 def numpy_functional(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
@@ -92,7 +87,7 @@ def torch_sdpa(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
     q, k, v = ((X @ w).reshape(T, n_heads, d_k).transpose(0, 1) for w in W[:3])
     m = None if mask is None else torch.from_numpy(np.asarray(mask))
     with torch.inference_mode():
-        z = F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=_factor(d_k, scaled, temperature))
+        z = F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=score_factor(d_k, scaled, temperature))
     return (z.transpose(0, 1).reshape(T, d_model) @ W[3]).numpy(), None
 
 
@@ -103,7 +98,7 @@ def torch_nn_multihead(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature
     d_model = x.shape[1]
     d_k = d_model // n_heads
     ref = torch.nn.MultiheadAttention(d_model, n_heads, bias=False, batch_first=True).eval()
-    fold = _factor(d_k, scaled, temperature) * math.sqrt(d_k)  # nn.MultiheadAttention always divides by sqrt(d_k)
+    fold = score_factor(d_k, scaled, temperature) * math.sqrt(d_k)  # nn.MultiheadAttention always divides by sqrt(d_k)
     with torch.no_grad():
         ref.in_proj_weight.copy_(torch.cat([torch.as_tensor(np.asarray(w) * f, dtype=torch.float32).T
                                             for w, f in ((w_q, fold), (w_k, 1.0), (w_v, 1.0))], 0))
@@ -132,7 +127,7 @@ def keras_multihead(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
 
     T, d_model = x.shape
     d_k = d_model // n_heads
-    fold = _factor(d_k, scaled, temperature) * math.sqrt(d_k)  # Keras always divides q by sqrt(d_k)
+    fold = score_factor(d_k, scaled, temperature) * math.sqrt(d_k)  # Keras always divides q by sqrt(d_k)
     layer = keras.layers.MultiHeadAttention(num_heads=n_heads, key_dim=d_k, use_bias=False, dtype="float32")
     X = np.asarray(x, dtype=np.float32)[None]
     layer(X, X)  # build

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from ._checks import check_positive_int, check_temperature
+from .attention import check_heads
 
 
 def softmax_torch(z: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -98,9 +99,7 @@ class MultiHeadSelfAttention(nn.Module):
                  temperature: float = 1.0):
         super().__init__()
         self.d_model = check_positive_int("d_model", d_model)
-        self.n_heads = check_positive_int("n_heads", n_heads)
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.n_heads = check_heads(self.d_model, n_heads)
         self.d_k = self.d_model // self.n_heads
         self.scaled = bool(scaled)
         self.temperature = check_temperature(temperature)

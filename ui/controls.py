@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from attention_core import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
-from attention_core.config import MAX_D_MODEL, MAX_SEED, MAX_TEXT, PARAM_NAMES, T_MAX, T_MIN
+from attention_core.config import MAX_D_MODEL, MAX_SEED, MAX_TEXT, PARAM_NAMES, T_MAX, T_MIN, nearest_heads
 from attention_core.inputs import MAX_TOKENS
 
 STATE_KEY = "whatif"
@@ -92,7 +92,7 @@ def _on_change(name: str, cs: ControlSet) -> None:
         value = text
     changes = {name: value}
     if name == "d_model" and value % cfg.n_heads:
-        heads = min(allowed_heads(value), key=lambda h: (abs(h - cfg.n_heads), h))
+        heads = nearest_heads(value, cfg.n_heads)
         notices.append(f"{cfg.n_heads} heads do not divide d_model={value}; switched to {heads} heads.")
         changes["n_heads"] = heads
     try:
