@@ -102,37 +102,40 @@ def encoder_block(x, params: dict, n_heads: int, norm_first: bool = False, mask=
     return s
 
 
+def _residual(x, sublayer, ln, norm_first: bool):
+    """One sub-layer with its residual connection and LayerNorm; returns (block output, sub-layer output).
+
+    post-norm: LN(x + f(x));  pre-norm: x + f(LN(x))."""
+    if norm_first:
+        y = sublayer(layer_norm(x, *ln))
+        return x + y, y
+    y = sublayer(x)
+    return layer_norm(x + y, *ln), y
+
+
 def decoder_block(y, memory, params: dict, n_heads: int, norm_first: bool = False, scaled: bool = True,
                   temperature: float = 1.0) -> dict[str, np.ndarray]:
     """One decoder block on ``y`` (T_q, d_model) reading ``memory`` (T_k, d_model).
 
-    Keys: self_attn, self_weights (H, T_q, T_q) with the causal mask, cross_attn, cross_weights
-    (H, T_q, T_k), ffn_hidden, ffn, out, and the norms / sums as in :func:`encoder_block`.
+    Keys: self_mask (T_q, T_q), self_attn, self_weights (H, T_q, T_q) with the causal mask, cross_attn,
+    cross_weights (H, T_q, T_k), ffn (T_q, d_model) and out (T_q, d_model).
     """
     y = check_finite_array("y", y, min_ndim=2)
     memory = check_finite_array("memory", memory, min_ndim=2)
     check_heads(y.shape[-1], n_heads)
     mask = causal_mask(y.shape[0])
     s: dict[str, np.ndarray] = {"y": y, "memory": memory, "self_mask": mask}
-    kw = dict(scaled=scaled, temperature=temperature)
-    if norm_first:
-        s["norm1"] = layer_norm(y, *params["ln1"])
-        s["self_attn"], s["self_weights"] = _mha(s["norm1"], params["self"], n_heads, mask, **kw)
-        s["add1"] = y + s["self_attn"]
-        s["norm2"] = layer_norm(s["add1"], *params["ln2"])
-        s["cross_attn"], s["cross_weights"] = _mha(s["norm2"], params["cross"], n_heads, kv=memory, **kw)
-        s["add2"] = s["add1"] + s["cross_attn"]
-        s["norm3"] = layer_norm(s["add2"], *params["ln3"])
-        s["ffn"], s["ffn_hidden"] = feed_forward(s["norm3"], params["w1"], params["b1"], params["w2"], params["b2"])
-        s["out"] = s["add3"] = s["add2"] + s["ffn"]
-    else:
-        s["self_attn"], s["self_weights"] = _mha(y, params["self"], n_heads, mask, **kw)
-        s["add1"] = y + s["self_attn"]
-        s["norm1"] = layer_norm(s["add1"], *params["ln1"])
-        s["cross_attn"], s["cross_weights"] = _mha(s["norm1"], params["cross"], n_heads, kv=memory, **kw)
-        s["add2"] = s["norm1"] + s["cross_attn"]
-        s["norm2"] = layer_norm(s["add2"], *params["ln2"])
-        s["ffn"], s["ffn_hidden"] = feed_forward(s["norm2"], params["w1"], params["b1"], params["w2"], params["b2"])
-        s["add3"] = s["norm2"] + s["ffn"]
-        s["out"] = s["norm3"] = layer_norm(s["add3"], *params["ln3"])
+
+    def attend(weights_key: str, w: dict, **extra):
+        def sublayer(z):
+            out, s[weights_key] = _mha(z, w, n_heads, scaled=scaled, temperature=temperature, **extra)
+            return out
+        return sublayer
+
+    def ffn(z):
+        return feed_forward(z, params["w1"], params["b1"], params["w2"], params["b2"])[0]
+
+    h1, s["self_attn"] = _residual(y, attend("self_weights", params["self"], mask=mask), params["ln1"], norm_first)
+    h2, s["cross_attn"] = _residual(h1, attend("cross_weights", params["cross"], kv=memory), params["ln2"], norm_first)
+    s["out"], s["ffn"] = _residual(h2, ffn, params["ln3"], norm_first)
     return s
