@@ -9,7 +9,6 @@ app started the same way in the same run.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -170,7 +169,6 @@ def main() -> None:
         print(table(["app", "seconds", "difference"], [["empty Streamlit app", f"{t_empty:.2f}", ""],
                                                          ["Attention Explorer (home)", f"{t_app:.2f}",
                                                           f"+{t_app - t_empty:.2f} s"]]))
-    json.dumps({})
 
 
 if __name__ == "__main__":
