@@ -14,7 +14,7 @@ The torch parts (``SelfAttention``, ``MultiHeadSelfAttention``, ``scaled_dot_pro
 ``score_gradient_norm``) are imported lazily, so ``import attention_core`` does not load torch.
 """
 
-from .attention import attention_scores, merge_heads, multi_head_attention, scaled_dot_product_attention, split_heads
+from .attention import attention_scores, score_factor, merge_heads, multi_head_attention, scaled_dot_product_attention, split_heads
 from .config import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from .inputs import (class_notes_weights, one_hot_embeddings, position_labels, random_embeddings,
                      random_projection_weights, sentence_embeddings, tokenize)
@@ -40,7 +40,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "softmax", "scaled_dot_product_attention", "attention_scores", "multi_head_attention", "split_heads",
+    "softmax", "scaled_dot_product_attention", "attention_scores", "score_factor", "multi_head_attention", "split_heads",
     "merge_heads", "causal_mask", "padding_mask", "combine_masks", "sinusoidal_positional_encoding", "shuffle_experiment",
     "saturation_metrics", "SaturationMetrics", "js_divergence", "head_divergence_matrix", "softmax_jacobian", "score_std", "NEAR_ONE_HOT",
     "one_hot_embeddings", "random_embeddings", "sentence_embeddings", "tokenize", "position_labels",

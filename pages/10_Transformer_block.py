@@ -1,6 +1,5 @@
 """The transformer block around attention: encoder and decoder, add & norm, feed-forward."""
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -27,23 +26,27 @@ norm_first = c2.toggle("pre-norm (LayerNorm before each sub-layer)", key="tb_pre
                        help="Off: post-norm, as in the original paper. On: pre-norm, as in most modern models.")
 T_dec = c3.slider("decoder tokens", 1, 64, 5, key="tb_tdec")
 D, H = cfg.d_model, cfg.n_heads
-if source == "the 'it' sentence":
-    tokens, x, _ = sentence_embeddings(DEFAULT_SENTENCE, D, cfg.seed)
-    if cfg.positional:
-        x = x + sinusoidal_positional_encoding(len(tokens), D)
-else:
-    run = cached_run(cfg)
-    tokens, x = run.tokens, run.x
-T = len(tokens)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def params_for(d_model: int, seed: int, decoder: bool) -> dict:
-    return block_params(d_model, seed=seed, decoder=decoder)
+def blocks(cfg, it_sentence: bool, norm_first: bool, T_dec: int):
+    """Tokens, the encoder block's tensors and the decoder block's tensors for this page's setting."""
+    if it_sentence:
+        tokens, x, _ = sentence_embeddings(DEFAULT_SENTENCE, cfg.d_model, cfg.seed)
+        if cfg.positional:
+            x = x + sinusoidal_positional_encoding(len(tokens), cfg.d_model)
+    else:
+        run = cached_run(cfg)
+        tokens, x = run.tokens, run.x
+    kw = dict(norm_first=norm_first, scaled=cfg.scaled, temperature=cfg.temperature)
+    enc = encoder_block(x, block_params(cfg.d_model, seed=cfg.seed), cfg.n_heads, **kw)
+    y = random_embeddings(T_dec, cfg.d_model, cfg.seed + 11)
+    dec = decoder_block(y, enc["out"], block_params(cfg.d_model, seed=cfg.seed, decoder=True), cfg.n_heads, **kw)
+    return tokens, enc, dec
 
 
-enc = encoder_block(x, params_for(D, cfg.seed, False), H, norm_first=norm_first, scaled=cfg.scaled,
-                    temperature=cfg.temperature)
+tokens, enc, dec = blocks(cfg, source == "the 'it' sentence", norm_first, T_dec)
+x, T = enc["x"], len(tokens)
 
 st.subheader("Encoder block")
 if norm_first:
@@ -95,9 +98,6 @@ else:
                  "here the pattern only reflects random projections.")
 
 st.subheader("Decoder block")
-y = random_embeddings(T_dec, D, cfg.seed + 11)
-dec = decoder_block(y, out, params_for(D, cfg.seed, True), H, norm_first=norm_first, scaled=cfg.scaled,
-                    temperature=cfg.temperature)
 dec_tokens = [f"y{i + 1}" for i in range(T_dec)]
 head_d = index_picker("decoder head", [f"head {h + 1}" for h in range(H)], key="tb_dhead")
 c1, c2, c3 = st.columns(3)

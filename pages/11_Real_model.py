@@ -1,14 +1,15 @@
 """Real transformer attention: a pretrained model's heads on a typed sentence, and proof that
 attention_core recomputes exactly what the model computed."""
 
-import math
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from attention_core.config import DEFAULT_SENTENCE
-from attention_core.hf import SUPPORTED, ModelLoadError, hide_special, load_pretrained, recompute_layer, run_model
+from attention_core import score_factor, softmax
+from attention_core.hf import (SUPPORTED, ModelLoadError, ModelRun, hide_special, load_pretrained, recompute_layer,
+                               run_model)
 from ui.charts import bar_chart, show_heatmap
 from ui.compute import cached_run
 from ui.controls import fmt, sidebar_controls
@@ -89,8 +90,6 @@ if source == "a pretrained model":
         recompute = lambda layer: parity(name, text, layer)  # noqa: E731
 else:
     toy = cached_run(cfg)
-    from attention_core.hf import ModelRun
-
     run = ModelRun(toy.tokens, np.zeros(toy.T, bool), toy.weights[None], None, None, "causal" in cfg.mask, cfg.n_heads)
     st.caption("The toy attention of the sidebar's what-if, as one layer: the same views work for it.")
 
@@ -141,23 +140,18 @@ with tab_neuron:
     else:
         if source == "a pretrained model":
             rc = recompute(layer)
-            q, k, scale, temp = rc["q"][head, qi], rc["k"][head, kj], rc["scale"], 1.0
-            logits = rc["q"][head, qi] @ rc["k"][head].T * scale
-            if run.causal:
-                logits = np.where(np.arange(T) <= qi, logits, -np.inf)
+            q_all, k_all, scale, temp = rc["q"][head], rc["k"][head], rc["scale"], 1.0
+            allowed = np.arange(T) <= qi if run.causal else np.ones(T, dtype=bool)
         else:
-            q, k = toy.q[head, qi], toy.k[head, kj]
-            scale, temp = (1 / math.sqrt(cfg.d_k) if cfg.scaled else 1.0), cfg.temperature
-            logits = toy.q[head, qi] @ toy.k[head].T * scale / temp
-            if toy.mask is not None:
-                logits = np.where(toy.mask[qi], logits, -np.inf)
+            q_all, k_all, temp = toy.q[head], toy.k[head], cfg.temperature
+            scale = score_factor(cfg.d_k, cfg.scaled)
+            allowed = toy.mask[qi] if toy.mask is not None else np.ones(T, dtype=bool)
+        q, k = q_all[qi], k_all[kj]
+        p = softmax(k_all @ q * scale, temperature=temp, where=allowed)  # the row of weights, as attention_core does it
         prod = q * k
         dims = pd.DataFrame({"dim": np.arange(len(q)), "q": np.round(q, 4), "k": np.round(k, 4), "q × k": np.round(prod, 4)})
-        st.altair_chart(bar_chart(prod, [str(d) for d in range(len(q))], title=f"q ⊙ k, dimension by dimension",
+        st.altair_chart(bar_chart(prod, [str(d) for d in range(len(q))], title="q ⊙ k, dimension by dimension",
                                   value_name="q×k"))
-        finite = np.isfinite(logits)
-        p = np.where(finite, np.exp(logits - logits[finite].max()), 0.0)
-        p = p / p.sum()
         cols = st.columns(4)
         cols[0].metric("q · k", fmt(float(prod.sum())))
         cols[1].metric("× scale" + (f" ÷ τ={temp:g}" if temp != 1 else ""), fmt(float(prod.sum() * scale / temp)),
@@ -165,7 +159,7 @@ with tab_neuron:
         cols[2].metric("softmax weight", fmt(float(p[kj])))
         cols[3].metric("the model's weight", fmt(float(attn[layer, head, qi, kj])))
         st.caption(f"The weight of {md_escape(tokens[qi])} → {md_escape(tokens[kj])} is e^(logit) over the sum of e^(logits) "
-                   f"of the row's {int(finite.sum())} visible keys.")
+                   f"of the row's {int(allowed.sum())} visible keys.")
         st.dataframe(dims, hide_index=True)
 with tab_parity:
     if recompute is None:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core import multi_head_attention, scaled_dot_product_attention
+from attention_core import multi_head_attention, saturation_metrics, scaled_dot_product_attention
 from ui.charts import bar_chart, show_heatmap
 from ui.compute import cached_run, cached_saturation
 from ui.controls import fmt, sidebar_controls
@@ -66,7 +66,7 @@ if revealed:
         st.caption(f"Query {md_escape(tokens[query])} may attend to no key under this mask: its weights are all 0 and its output is 0.")
     else:
         st.caption(f"Query **{md_escape(tokens[query])}** attends most to **{md_escape(tokens[top])}** (#{top + 1}) with weight {fmt(row[top])}; "
-                   f"it spreads over about {fmt(float(np.exp(-(row[row > 0] * np.log(row[row > 0])).sum())))} effective tokens of {T}.")
+                   f"it spreads over about {fmt(float(saturation_metrics(row[None]).effective_tokens[0]))} effective tokens of {T}.")
 
 twin_name = "unscaled" if cfg.scaled else "scaled"
 st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)")

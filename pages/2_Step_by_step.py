@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core import (attention_scores, class_notes_weights, format_matrix, one_hot_embeddings, parse_matrix,
                             position_labels, random_projection_weights, softmax)
 from attention_core.matrices import check_matrix
-from ui.charts import heatmap_chart, matrix_frame
+from ui.charts import matrix_frame, show_heatmap
 from ui.controls import fmt, share_box, sidebar_controls
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.layout import page_setup, show_code
@@ -149,8 +149,8 @@ on_b = A[:, b_cols].sum(1) if b_cols else np.zeros(len(symbols))
 right.markdown(f"Every row sums to 1. Query {labels[0]} puts {fmt(A[0].max())} of its weight on "
                f"{labels[int(np.argmax(A[0]))]}; on average the queries put {fmt(float(on_b.mean()))} of their weight on B tokens.")
 c1, c2 = st.columns(2)
-c1.altair_chart(heatmap_chart(S, labels, labels, title="scores S", value_name="score"))
-c2.altair_chart(heatmap_chart(A, labels, labels, title="weights A", domain=(0, 1)))
+show_heatmap(S, labels, labels, title="scores S", value_name="score", container=c1)
+show_heatmap(A, labels, labels, title="weights A", domain=(0, 1), container=c2)
 step("8. Outputs Z = A V", r"Z = A\,V", Z, "z",
      f"Each output row is the weighted mix of the value rows. {labels[0]}'s output is [{fmt(Z[0, 0])}, {fmt(Z[0, 1])}].")
 st.markdown("#### 9. Before and after: E next to Z")

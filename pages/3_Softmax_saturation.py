@@ -8,7 +8,7 @@ import streamlit as st
 
 from attention_core import score_std, softmax, softmax_jacobian
 from attention_core.sweep import saturation_point, sweep_d_ks, whatif_sentence
-from ui.charts import bar_chart, heatmap_chart, sweep_chart
+from ui.charts import bar_chart, show_heatmap, sweep_chart
 from ui.controls import fmt, sidebar_controls
 from ui.layout import page_setup, show_code
 
@@ -109,10 +109,10 @@ if T <= 32:
     J_u, J_s = softmax_jacobian(p_unscaled), softmax_jacobian(p_scaled)
     lim = float(max(np.abs(J_u).max(), np.abs(J_s).max(), 1e-12))
     c1, c2 = st.columns(2)
-    c1.altair_chart(heatmap_chart(J_u, labels, labels, title="Jacobian diag(p) − ppᵀ, unscaled", row_title="∂p_i",
-                                  col_title="∂logit_j", value_name="dp/dz", scheme="diverging", domain=(-lim, lim)))
-    c2.altair_chart(heatmap_chart(J_s, labels, labels, title="Jacobian diag(p) − ppᵀ, scaled", row_title="∂p_i",
-                                  col_title="∂logit_j", value_name="dp/dz", scheme="diverging", domain=(-lim, lim)))
+    show_heatmap(J_u, labels, labels, title="Jacobian diag(p) − ppᵀ, unscaled", row_title="∂p_i",
+                                  col_title="∂logit_j", value_name="dp/dz", scheme="diverging", domain=(-lim, lim), container=c1)
+    show_heatmap(J_s, labels, labels, title="Jacobian diag(p) − ppᵀ, scaled", row_title="∂p_i",
+                                  col_title="∂logit_j", value_name="dp/dz", scheme="diverging", domain=(-lim, lim), container=c2)
     st.caption(f"The Jacobian multiplies every gradient that flows back into the scores. Its norm is "
                f"{fmt(float(np.linalg.norm(J_u)))} unscaled and {fmt(float(np.linalg.norm(J_s)))} scaled: a one-hot row has "
                "a zero Jacobian, so nothing flows back.")

@@ -6,8 +6,8 @@ import streamlit as st
 
 from attention_core import (class_notes_weights, head_divergence_matrix, multi_head_attention, one_hot_embeddings,
                             position_labels, random_projection_weights, scaled_dot_product_attention)
-from ui.charts import heatmap_chart, show_heatmap
-from ui.compute import cached_run, cached_saturation
+from ui.charts import show_heatmap
+from ui.compute import cached_head_divergence, cached_run, cached_saturation
 from ui.controls import fmt, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.widgets import index_picker
@@ -80,11 +80,11 @@ st.subheader("How different are the heads?")
 if H == 1:
     st.caption("With one head there is nothing to compare; raise the head count in the sidebar.")
 else:
-    js = head_divergence_matrix(run.weights)
+    js = cached_head_divergence(cfg)
     labels = [f"h{h + 1}" for h in range(H)]
     c1, c2 = st.columns([2, 3])
-    c1.altair_chart(heatmap_chart(js, labels, labels, title="Jensen-Shannon divergence (bits)", row_title="head",
-                                  col_title="other head", value_name="JS", domain=(0, 1)), width="content")
+    show_heatmap(js, labels, labels, title="Jensen-Shannon divergence (bits)", row_title="head",
+                                  col_title="other head", value_name="JS", domain=(0, 1), container=c1)
     off = js[~np.eye(H, dtype=bool)]
     a, b = np.unravel_index(np.argmax(js + np.eye(H) * -1), js.shape)
     c, d = np.unravel_index(np.argmin(js + np.eye(H) * 2), js.shape)
@@ -102,9 +102,9 @@ Z1, A1 = scaled_dot_product_attention(E @ w_q, E @ w_k, E @ w_v, scaled=cfg.scal
 rand = random_projection_weights(2, seed=cfg.seed)
 Z2, A2 = multi_head_attention(E, *rand, n_heads=2, scaled=cfg.scaled, temperature=cfg.temperature)
 c1, c2, c3 = st.columns(3)
-c1.altair_chart(heatmap_chart(A1, labels4, labels4, title="1 head, looking for B", domain=(0, 1)), width="content")
-c2.altair_chart(heatmap_chart(A2[0], labels4, labels4, title=f"random head 1 (seed {cfg.seed})", domain=(0, 1)), width="content")
-c3.altair_chart(heatmap_chart(A2[1], labels4, labels4, title=f"random head 2 (seed {cfg.seed})", domain=(0, 1)), width="content")
+show_heatmap(A1, labels4, labels4, title="1 head, looking for B", domain=(0, 1), container=c1)
+show_heatmap(A2[0], labels4, labels4, title=f"random head 1 (seed {cfg.seed})", domain=(0, 1), container=c2)
+show_heatmap(A2[1], labels4, labels4, title=f"random head 2 (seed {cfg.seed})", domain=(0, 1), container=c3)
 out = pd.DataFrame({"token": labels4, "E": [str(r.astype(int).tolist()) for r in E],
                     "Z, 1 head looking for B": [f"[{a:.3f}, {b:.3f}]" for a, b in Z1],
                     "Z, 2 random heads": [f"[{a:.3f}, {b:.3f}]" for a, b in Z2]})

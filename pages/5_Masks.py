@@ -1,12 +1,11 @@
 """Masks: causal, padding and both; masked scores left blank; the fully masked row."""
 
-import math
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
+from attention_core import attention_scores, causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from ui.charts import show_heatmap
 from ui.compute import cached_run
 from ui.controls import fmt, sidebar_controls
@@ -31,7 +30,7 @@ if pad == 0:
 tokens = run.tokens
 head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head")
 q, k, v = run.q[head], run.k[head], run.v[head]
-scores = (q @ k.T) / (math.sqrt(d_k) if cfg.scaled else 1.0) / cfg.temperature  # (T, T) logits
+scores = attention_scores(q, k, scaled=cfg.scaled) / cfg.temperature  # (T, T) logits
 lim = float(np.abs(scores).max()) or 1.0
 
 masks = {

@@ -5,9 +5,9 @@ import pandas as pd
 import altair as alt
 import streamlit as st
 
-from attention_core import random_projection_weights, shuffle_experiment, sinusoidal_positional_encoding
+from attention_core import shuffle_experiment, sinusoidal_positional_encoding
 from ui.charts import show_heatmap
-from ui.compute import cached_run
+from ui.compute import cached_run, cached_shuffle
 from ui.controls import fmt, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.text import md_escape
@@ -60,25 +60,19 @@ if "pe_shuffle" not in st.session_state:
     st.session_state.pe_shuffle = 0
 if st.button("Reshuffle", key="pe_reshuffle"):
     st.session_state.pe_shuffle += 1
-perm = np.random.default_rng([cfg.seed, st.session_state.pe_shuffle]).permutation(T)
-ws = random_projection_weights(D, seed=cfg.seed)
-x = run.x  # embeddings without positions
-no_pe = shuffle_experiment(x, *ws, n_heads=cfg.n_heads, perm=perm, positional=False, scaled=cfg.scaled,
-                           temperature=cfg.temperature)
-with_pe = shuffle_experiment(x, *ws, n_heads=cfg.n_heads, perm=perm, positional=True, scaled=cfg.scaled,
-                             temperature=cfg.temperature)
+perm, diff_without, diff_with = cached_shuffle(cfg.replace(mask="none"), st.session_state.pe_shuffle)
 shown = " ".join(md_escape(run.tokens[i]) for i in perm[:12]) + (" …" if T > 12 else "")
 st.markdown(f"Shuffled order (shuffle #{st.session_state.pe_shuffle}): {shown}")
 c1, c2 = st.columns(2)
-c1.metric("max |difference| without positional encoding", f"{no_pe['max_diff']:.1e}")
-c2.metric("max |difference| with positional encoding", f"{with_pe['max_diff']:.3g}")
+c1.metric("max |difference| without positional encoding", f"{diff_without:.1e}")
+c2.metric("max |difference| with positional encoding", f"{diff_with:.3g}")
 if T == 1:
     st.caption("With one token there is nothing to shuffle; raise seq_len.")
 else:
     st.markdown(
         f"Each token's output after shuffling, put back in the original order, is compared with its output before. "
-        f"**Without** positional encoding the largest difference is {no_pe['max_diff']:.1e}, which is 0 up to "
+        f"**Without** positional encoding the largest difference is {diff_without:.1e}, which is 0 up to "
         f"float64 rounding: attention saw a bag of words and gave every word the same answer whatever its place. "
-        f"**With** the encoding the outputs change by up to {fmt(with_pe['max_diff'])}: the same word at a new "
+        f"**With** the encoding the outputs change by up to {fmt(diff_with)}: the same word at a new "
         "position is now a different input. That is why transformers add positions before the first attention layer.")
 show_code(sinusoidal_positional_encoding, shuffle_experiment)

@@ -40,19 +40,9 @@ def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_ti
                          col_title: np.asarray(col_labels, dtype=object)[jj[keep]]})
 
 
-def heatmap_chart(m: np.ndarray, row_labels: list[str], col_labels: list[str], *, title: str = "",
-                  row_title: str = "query", col_title: str = "key", value_name: str = "weight",
-                  domain: tuple[float, float] | None = None, scheme: str = "viridis", blank=None,
-                  size: int = 260, selectable: bool = False, legend: bool = True) -> alt.Chart:
-    """One rect per cell, tooltips with both tokens and the value; ``blank`` (bool) cells left empty."""
-    m = np.asarray(m, dtype=np.float64)
-    df = _heatmap_frame(m, row_labels, col_labels, row_title, col_title, blank)
-    return _heatmap_altair(df, m.shape, tuple(row_labels), tuple(col_labels), title, row_title, col_title, value_name,
-                           None if domain is None else tuple(domain), scheme, size, selectable, legend)
-
-
 def _heatmap_altair(df, shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
-                    selectable, legend) -> alt.Chart:
+                    legend) -> alt.Chart:
+    """One rect per cell, tooltips with both tokens and the value (cells missing from ``df`` stay blank)."""
     n_r, n_c = shape
     show = max(n_r, n_c) <= 40
     if scheme == "viridis":
@@ -65,9 +55,6 @@ def _heatmap_altair(df, shape, row_labels, col_labels, title, row_title, col_tit
         color=alt.Color("v:Q", scale=color_scale, title=value_name, legend=alt.Legend() if legend else None),
         tooltip=[alt.Tooltip(f"{row_title}:N"), alt.Tooltip(f"{col_title}:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
     ).properties(width=alt.Step(_step(n_c, size)), height=alt.Step(_step(n_r, size)))
-    if selectable:
-        sel = alt.selection_point(name="cell", fields=["r"], on="click")
-        chart = chart.add_params(sel).encode(opacity=alt.condition(sel, alt.value(1.0), alt.value(0.45)))
     return chart
 
 
@@ -80,7 +67,7 @@ def heatmap_spec(shape, row_labels, col_labels, title, row_title, col_title, val
     same layouts with new numbers, so the skeleton is cached and only the data changes."""
     empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], row_title: [""], col_title: [""]})
     spec = _heatmap_altair(empty, shape, row_labels, col_labels, title, row_title, col_title, value_name, domain,
-                           scheme, size, False, legend).to_dict()
+                           scheme, size, legend).to_dict()
     spec.pop("datasets", None)
     spec.pop("data", None)
     return json.dumps(spec)

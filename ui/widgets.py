@@ -6,11 +6,9 @@ import streamlit as st
 
 
 def index_picker(label: str, labels: list[str], key: str, default: int = 0, container=None, **kw) -> int:
-    """A selectbox over positions 0..n-1 shown by label; an out-of-range stored choice falls back."""
+    """A selectbox over positions 0..n-1 shown by label; a missing or out-of-range stored choice falls back."""
     n = len(labels)
-    if st.session_state.get(key, default) not in range(n):
-        st.session_state[key] = min(default, n - 1)
-    elif key not in st.session_state:
+    if st.session_state.get(key) not in range(n):
         st.session_state[key] = min(default, n - 1)
     box = container or st
-    return box.selectbox(label, range(n), format_func=lambda i: f"{labels[i]} (#{i + 1})" if n else "", key=key, **kw)
+    return box.selectbox(label, range(n), format_func=lambda i: f"{labels[i]} (#{i + 1})", key=key, **kw)
