@@ -46,3 +46,13 @@ def test_heatmap_spec_labels_are_data_not_html():
 def test_md_escape():
     assert md_escape("**bold** <b>x</b> [a](javascript:1)") == r"\*\*bold\*\* \<b\>x\<\/b\> \[a\]\(javascript\:1\)".replace(r"\/", "/")
     assert md_escape("plain") == "plain"
+
+
+def test_head_view_keeps_both_token_columns_inside_the_chart():
+    from ui.views import head_view_chart
+
+    w = np.full((3, 3), 1 / 3)
+    spec = head_view_chart(w, ["a", "b", "c"]).to_dict()
+    left_x, right_x = (layer["encoding"]["x"]["value"] for layer in spec["layer"][1:])
+    assert 60 <= left_x < right_x <= spec["width"] - 60  # room for the labels on both sides
+    assert spec["layer"][0]["encoding"]["x"]["value"] == left_x and spec["layer"][0]["encoding"]["x2"]["value"] == right_x

@@ -30,17 +30,18 @@ def head_view_chart(weights: np.ndarray, tokens: list[str], isolate: int | None 
     text = pd.DataFrame({"pos": np.arange(T), "token": tokens})
     hover = alt.selection_point(fields=["q"], on="pointerover", clear="pointerout", empty=True, name="hover")
     height = max(120, 18 * T)
+    x_left, x_right, width = 110, 330, 440  # token columns inside the chart, lines between them
     y = alt.Y("pos:O", axis=None, scale=alt.Scale(domain=list(range(T))))
     left = alt.Chart(text).mark_text(align="right", dx=-6).encode(
-        x=alt.value(0), y=y, text="token:N").transform_calculate(q="datum.pos").add_params(hover)
-    right = alt.Chart(text).mark_text(align="left", dx=6).encode(x=alt.value(300), y=y, text="token:N")
+        x=alt.value(x_left), y=y, text="token:N").transform_calculate(q="datum.pos").add_params(hover)
+    right = alt.Chart(text).mark_text(align="left", dx=6).encode(x=alt.value(x_right), y=y, text="token:N")
     rules = alt.Chart(lines).mark_rule(color="#e45756", strokeWidth=2).encode(
-        x=alt.value(0), x2=alt.value(300),
+        x=alt.value(x_left), x2=alt.value(x_right),
         y=alt.Y("q:O", axis=None, scale=alt.Scale(domain=list(range(T)))), y2="k:O",
         opacity=alt.condition(hover, alt.Opacity("w:Q", scale=alt.Scale(domain=[0, 1], range=[0.05, 1]), legend=None),
                               alt.value(0.02)),
         tooltip=["query:N", "key:N", alt.Tooltip("w:Q", title="weight", format=".4f")])
-    return alt.layer(rules, left, right).properties(width=300, height=height, title=title or alt.Undefined)
+    return alt.layer(rules, left, right).properties(width=width, height=height, title=title or alt.Undefined)
 
 
 def model_view_png(attn: np.ndarray, tile: int = 64, gap: int = 4) -> bytes:
