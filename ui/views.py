@@ -41,7 +41,8 @@ def head_view_chart(weights: np.ndarray, tokens: list[str], isolate: int | None 
         opacity=alt.condition(hover, alt.Opacity("w:Q", scale=alt.Scale(domain=[0, 1], range=[0.05, 1]), legend=None),
                               alt.value(0.02)),
         tooltip=["query:N", "key:N", alt.Tooltip("w:Q", title="weight", format=".4f")])
-    return alt.layer(rules, left, right).properties(width=width, height=height, title=title or alt.Undefined)
+    chart = alt.layer(rules, left, right).properties(width=width, height=height)
+    return chart.properties(title=title) if title else chart
 
 
 def model_view_png(attn: np.ndarray, tile: int = 64, gap: int = 4) -> bytes:
