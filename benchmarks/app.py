@@ -3,7 +3,7 @@ data the page sends (Vega-Lite specs + their Arrow datasets + heatmap images), a
 then the time from `streamlit run` to the first page drawn in Chromium, beside an empty Streamlit
 app started the same way in the same run.
 
-    python benchmarks/app.py [--repeat 5] [--pages Playground,Multi_head] [--no-browser]
+    python benchmarks/app.py [--repeat 5] [--pages Playground,Multi-head] [--no-browser]
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from attention_core import (WhatIf, causal_mask, head_divergence_matrix, padding
                             run_whatif, scaled_dot_product_attention, shuffle_experiment)
 from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
 
-MH, MASKS, PE, CA = ("pages/4_Multi_head.py", "pages/5_Masks.py", "pages/6_Positional_encoding.py",
-                     "pages/7_Cross_attention.py")
+MH, MASKS, PE, CA = ("pages/4_Multi-head.py", "pages/5_Masks.py", "pages/6_Positional_encoding.py",
+                     "pages/7_Cross-attention.py")
 
 
 @pytest.mark.parametrize("heads, seq_len, d_model", [(1, 8, 64), (4, 8, 64), (16, 8, 64), (16, 128, 512), (8, 1, 64)])

@@ -1,35 +1,42 @@
-"""Cached core calls. Arguments are primitives (a WhatIf is a frozen dataclass of primitives), and
-every cache is bounded so that thirty students sharing a server do not exhaust its memory."""
+"""Every cached computation of the app, in one place, under one policy (ui/cache.py).
+
+Each cache is bounded by bytes, keyed by cheap hashable arguments (a WhatIf is a frozen dataclass of
+primitives; its hash costs microseconds, where st.cache_data pickles and hashes it on every call), and
+returns the stored object itself (read-only) instead of an unpickled copy. Budgets are chosen so that
+all caches together stay well inside Community Cloud's memory with the interpreter and libraries loaded;
+README "Memory" lists them.
+"""
 
 from __future__ import annotations
-
-import streamlit as st
 
 import numpy as np
 
 from attention_core import WhatIf, head_divergence_matrix, run_whatif, saturation_metrics, shuffle_experiment
+from ui.cache import cached
+
+# ---- shared what-if runs (Playground, Multi-head, Masks, Positional encoding, Compare, ...)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(max_mb=192)
 def cached_run(cfg: WhatIf):
     """run_whatif(cfg), cached per configuration."""
     return run_whatif(cfg)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(max_mb=4)
 def cached_saturation(cfg: WhatIf) -> list[dict[str, float]]:
     """Per-head saturation summaries for cfg: a list of H dicts (see SaturationMetrics.summary)."""
     run = cached_run(cfg)
     return [saturation_metrics(w).summary() for w in run.weights]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(max_mb=4)
 def cached_head_divergence(cfg: WhatIf) -> np.ndarray:
     """(H, H) Jensen-Shannon divergence between the heads of cfg's run (O(H^2 T^2): worth keeping)."""
     return head_divergence_matrix(cached_run(cfg).weights)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(max_mb=4)
 def cached_shuffle(cfg: WhatIf, shuffle: int) -> tuple[np.ndarray, float, float]:
     """The shuffle experiment on cfg's input (without positions) and weights, shuffle number ``shuffle``.
 

@@ -1,0 +1,38 @@
+"""The end of every page: check questions whose answers open on click, and where to go next.
+
+A page calls :func:`page_end` last. Questions are ``(question, answer)`` pairs of plain text that
+the page computes from the numbers on screen (so the answer is true for the setting shown); they are
+shown as expanders (the answer appears on click). The next page follows ``ui.layout.PAGES``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.layout import PAGES
+from ui.runtime import settle_memory
+
+
+def next_page(current: str) -> tuple[str, str, str, str] | None:
+    """The PAGES entry after ``current`` (a path like "pages/1_Playground.py"; the home page gives the first)."""
+    paths = [p[0] for p in PAGES]
+    if current not in paths:
+        return PAGES[0] if PAGES else None
+    i = paths.index(current)
+    return PAGES[i + 1] if i + 1 < len(PAGES) else None
+
+
+def page_end(current: str, questions: list[tuple[str, str]] = ()) -> None:
+    """Check questions (answers on click) and a link to the next page in the reading order."""
+    if questions:
+        st.subheader("Check yourself")
+        for i, (question, answer) in enumerate(questions, start=1):
+            with st.expander(f"{i}. {question}"):
+                st.markdown(answer)
+    nxt = next_page(current)
+    if nxt is not None:
+        path, label, icon, teaches = nxt
+        st.divider()
+        st.markdown("**Next in the reading order**")
+        st.page_link(path, label=f"{label}: {teaches}", icon=icon)
+    settle_memory()
