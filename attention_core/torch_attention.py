@@ -87,12 +87,14 @@ class SelfAttention(nn.Module):
         return self.W_o(z), weights  # (B, T, d_model), (B, T, T)
 
 
-class MultiHeadSelfAttention(nn.Module):
-    """H heads of width d_k = d_model / H side by side, concatenated and projected by W_o.
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention: queries from one sequence, keys and values from another (or the same).
 
-    Projections ``W_q, W_k, W_v, W_o`` are ``nn.Linear(d_model, d_model)``; head h uses the output
-    features h*d_k .. (h+1)*d_k - 1 of W_q, W_k, W_v.
-    ``forward(x (B, T, d_model), mask) -> (output (B, T, d_model), weights (B, H, T, T))``.
+    H heads of width d_k = d_model / H side by side, concatenated and projected by W_o. Projections
+    ``W_q, W_k, W_v, W_o`` are ``nn.Linear(d_model, d_model)``; head h uses the output features
+    h*d_k .. (h+1)*d_k - 1 of W_q, W_k, W_v. Cross-attention (a decoder reading the encoder) passes ``kv``;
+    :class:`MultiHeadSelfAttention` is the case ``kv = x``.
+    ``forward(x (B, T_q, d_model), kv (B, T_k, d_model), mask) -> (output (B, T_q, d_model), weights (B, H, T_q, T_k))``.
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = False, scaled: bool = True,
@@ -108,11 +110,17 @@ class MultiHeadSelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_model, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, kv: torch.Tensor | None = None):
-        """``kv`` (B, T_k, d_model), if given, supplies keys and values (cross-attention)."""
+    def forward(self, x: torch.Tensor, kv: torch.Tensor | None = None, mask: torch.Tensor | None = None):
+        """Queries from ``x`` (B, T_q, d_model); keys and values from ``kv`` (B, T_k, d_model), default ``x``.
+
+        ``mask``: bool broadcastable to (B, T_q, T_k), True = may attend (the same for every head).
+        """
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must end in d_model={self.d_model}; got shape {tuple(x.shape)}")
         kv = x if kv is None else kv
+        if kv.shape[-1] != self.d_model or kv.shape[:-2] != x.shape[:-2]:
+            raise ValueError(f"kv must be (..., T_k, d_model={self.d_model}) with the leading dims of x "
+                             f"{tuple(x.shape[:-2])}; got shape {tuple(kv.shape)}")
         *lead, T_q, _ = x.shape
         T_k = kv.shape[-2]
         H, d_k = self.n_heads, self.d_k
@@ -125,12 +133,24 @@ class MultiHeadSelfAttention(nn.Module):
         z = z.transpose(-3, -2).reshape(*lead, T_q, self.d_model)  # (B, T_q, d_model): heads concatenated
         return self.W_o(z), weights  # (B, T_q, d_model), (B, H, T_q, T_k)
 
-    def load_numpy_weights(self, w_q, w_k, w_v, w_o) -> "MultiHeadSelfAttention":
+    def load_numpy_weights(self, w_q, w_k, w_v, w_o) -> "MultiHeadAttention":
         """Copy ``x @ W`` matrices (d_model, d_model) from the NumPy side into the nn.Linear layers."""
         with torch.no_grad():
             for lin, w in ((self.W_q, w_q), (self.W_k, w_k), (self.W_v, w_v), (self.W_o, w_o)):
                 lin.weight.copy_(torch.as_tensor(w, dtype=lin.weight.dtype).T)  # Linear stores W^T
         return self
+
+
+class MultiHeadSelfAttention(MultiHeadAttention):
+    """Multi-head self-attention: :class:`MultiHeadAttention` with queries, keys and values from the same ``x``.
+
+    ``forward(x (B, T, d_model), mask) -> (output (B, T, d_model), weights (B, H, T, T))``. The old ``kv``
+    argument still works for backward compatibility; new code uses :class:`MultiHeadAttention` for
+    cross-attention.
+    """
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, kv: torch.Tensor | None = None):
+        return super().forward(x, kv=kv, mask=mask)
 
 
 def score_gradient_norm(d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0,
