@@ -63,3 +63,15 @@ def check_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray | None:
         raise ValueError(
             f"mask of shape {m.shape} does not broadcast to the scores' shape {scores_shape} (..., T_q, T_k)"
         ) from None
+
+
+def check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Queries ``(..., T_q, d_k)``, keys ``(..., T_k, d_k)`` and values ``(..., T_k, d_v)`` as float arrays, or raise."""
+    q = check_finite_array("q", q, min_ndim=2)
+    k = check_finite_array("k", k, min_ndim=2)
+    v = check_finite_array("v", v, min_ndim=2)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must share d_k (last dim); got q {q.shape} and k {k.shape}")
+    if v.shape[-2] != k.shape[-2]:
+        raise ValueError(f"k and v must have the same number of tokens T_k; got k {k.shape} and v {v.shape}")
+    return q, k, v
