@@ -70,6 +70,10 @@ def run_cross_attention(cfg: WhatIf, kv_cfg: WhatIf) -> CrossRun:
         raise ValueError(f"both sides need the same d_model; got {cfg.d_model} (queries) and {kv_cfg.d_model} (keys)")
     tokens_q, x_q, notices_q = build_input(cfg)  # (T_q, d_model)
     tokens_kv, x_kv, notices_kv = build_input(kv_cfg)  # (T_k, d_model)
+    if cfg.input_kind == "random":  # "t1, t2, ..." on both sides would read as the same tokens
+        tokens_q = [f"q{i}" for i in range(1, len(tokens_q) + 1)]
+    if kv_cfg.input_kind == "random":
+        tokens_kv = [f"k{j}" for j in range(1, len(tokens_kv) + 1)]
     w = tuple(random_projection_weights(cfg.d_model, cfg.seed))
     output, weights, steps = multi_head_attention(x_q, *w, n_heads=cfg.n_heads, scaled=cfg.scaled,
                                                   temperature=cfg.temperature, return_steps=True, kv=x_kv)

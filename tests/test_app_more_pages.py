@@ -1,4 +1,4 @@
-"""AppTest: Multi-head, Masks, Positional encoding and Cross-attention pages."""
+"""AppTest: Multi-head, Masks and Positional encoding pages (Cross-attention: tests/test_page_cross_attention.py)."""
 
 import numpy as np
 import pytest
@@ -106,36 +106,3 @@ def test_positional_page_shuffle_experiment():
                                    {"input": "sentence", "sentence": "a b a b"}])
 def test_positional_extremes(query):
     run_ok(app(PE, query, timeout=180))
-
-
-def test_cross_attention_map_is_tq_by_tk():
-    at = run_ok(app(CA))
-    assert "head 1: 6 x 7" in chart_titles(at)
-    at.radio(key="ca_source").set_value("seeded random")
-    run_ok(at)
-    at.slider(key="ca_tq").set_value(3)
-    at.slider(key="ca_tk").set_value(11)
-    run_ok(at)
-    assert "head 1: 3 x 11" in chart_titles(at)
-    import json
-    el = next(e for e in at.get("vega_lite_chart") if json.loads(e.proto.spec).get("title") == "head 1: 3 x 11")
-    df = chart_datasets(el)[0]
-    assert df["r"].max() == 2 and df["c"].max() == 10 and len(df) == 33
-    np.testing.assert_allclose(df.groupby("r")["v"].sum(), 1.0, atol=1e-3)
-    at.selectbox(key="ca_head").set_value(3)
-    at.selectbox(key="ca_query").set_value(2)
-    run_ok(at)
-    assert "head 4: 3 x 11" in chart_titles(at)
-    assert "Self-attention vs cross-attention" in texts(at)
-
-
-def test_cross_attention_empty_sentence_is_refused():
-    at = run_ok(app(CA))
-    at.text_input(key="ca_q").input("   ")
-    run_ok(at)
-    assert any("at least one" in e.value for e in at.error)
-    at.text_input(key="ca_q").input("<b>hi</b> there")
-    at.text_input(key="ca_kv").input(" ".join(["w"] * 600))
-    run_ok(at)
-    assert "head 1: 2 x 512" in chart_titles(at)
-    assert any("cut to 512" in i.value for i in at.info)

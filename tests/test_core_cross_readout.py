@@ -77,7 +77,7 @@ def test_run_cross_attention_shapes_rows_and_parity():
     # the same word gets the same vector on both sides ("the" twice in the queries)
     np.testing.assert_array_equal(run.x_q[0], run.x_q[4])
     rnd = run_cross_attention(cfg.replace(input_kind="random", seq_len=3), cfg.replace(input_kind="random", seq_len=11, seed=4))
-    assert rnd.weights.shape == (4, 3, 11) and rnd.tokens_q == ["t1", "t2", "t3"]
+    assert rnd.weights.shape == (4, 3, 11) and rnd.tokens_q == ["q1", "q2", "q3"] and rnd.tokens_kv[-1] == "k11"
     long = run_cross_attention(cfg, kv.replace(sentence=" ".join(["w"] * 600), d_model=16))
     assert long.T_k == 512 and long.notices and long.notices[0].startswith("Key/value sequence:")
     with pytest.raises(ValueError, match="same d_model"):

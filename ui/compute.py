@@ -46,3 +46,41 @@ def cached_shuffle(cfg: WhatIf, shuffle: int) -> tuple[np.ndarray, float, float]
     diffs = [shuffle_experiment(run.x, *run.w, n_heads=cfg.n_heads, perm=perm, positional=pe, scaled=cfg.scaled,
                                 temperature=cfg.temperature)["max_diff"] for pe in (False, True)]
     return perm, diffs[0], diffs[1]
+
+
+# ---- Playground, Compare, Multi-head, Cross-attention (pages/1, 8, 4, 7)
+
+
+@cached(max_mb=1)
+def cached_logit_std(cfg: WhatIf) -> np.ndarray:
+    """(H,) standard deviation of the logits each head's softmax sees (allowed cells only); 8 bytes a head."""
+    from attention_core.readout import logit_std
+
+    run = cached_run(cfg)
+    return logit_std(run.q, run.k, scaled=cfg.scaled, temperature=cfg.temperature, mask=run.mask)
+
+
+@cached(max_mb=48)
+def cached_comparison(cfg_a: WhatIf, cfg_b: WhatIf, head_a: int, head_b: int):
+    """compare_runs of the two sides' runs (Compare page): one T x T and one T x d_model difference, at most
+    512 x 512 + 512 x 1024 float32 = 3 MB, so 48 MB keeps a class's worth of pairs at their largest."""
+    from attention_core.readout import compare_runs
+
+    return compare_runs(cached_run(cfg_a), cached_run(cfg_b), head_a, head_b)
+
+
+@cached(max_mb=1)
+def cached_heads_demo(scaled: bool, temperature: float, seed: int):
+    """The class-notes example with one purposeful and two random heads (Multi-head page); about 1 kB."""
+    from attention_core.class_notes import purposeful_vs_random_heads
+
+    return purposeful_vs_random_heads(scaled, temperature, seed)
+
+
+@cached(max_mb=64)
+def cached_cross(cfg: WhatIf, kv_cfg: WhatIf):
+    """run_cross_attention(cfg, kv_cfg) (Cross-attention page). The largest run (512 x 512 tokens, 16 heads,
+    d_model 1024) holds about 24 MB; typical ones well under 1 MB."""
+    from attention_core.cross_attention import run_cross_attention
+
+    return run_cross_attention(cfg, kv_cfg)
