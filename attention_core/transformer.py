@@ -18,6 +18,7 @@ Decoder block (self-attention is causal; cross-attention reads the encoder outpu
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -70,72 +71,117 @@ def block_params(d_model: int, seed: int = 0, decoder: bool = False, d_ff: int |
 
 
 def _mha(x, w, n_heads, mask=None, kv=None, scaled=True, temperature=1.0):
-    out, weights = multi_head_attention(x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], n_heads=n_heads, mask=mask,
-                                        scaled=scaled, temperature=temperature, kv=kv)
-    return out, weights
+    return multi_head_attention(x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], n_heads=n_heads, mask=mask,
+                                scaled=scaled, temperature=temperature, kv=kv)  # (T_q, d_model), (H, T_q, T_k)
 
 
-def encoder_block(x, params: dict, n_heads: int, norm_first: bool = False, mask=None, scaled: bool = True,
-                  temperature: float = 1.0) -> dict[str, np.ndarray]:
-    """One encoder block on ``x`` (T, d_model); returns every intermediate tensor by name.
+@dataclass(frozen=True)
+class SubLayer:
+    """One sub-layer f with its residual connection and LayerNorm.
 
-    Keys: attn (T, d_model), weights (H, T, T), add1, norm1 (post-norm: the LN outputs; pre-norm: the
-    LN inputs to each sub-layer), ffn_hidden (T, d_ff), ffn (T, d_model), add2, out.
+    post-norm: out = LN(x + f(x));  pre-norm: out = x + f(LN(x)).
     """
-    x = check_finite_array("x", x, min_ndim=2)
-    check_heads(x.shape[-1], n_heads)
-    s: dict[str, np.ndarray] = {"x": x}
-    if norm_first:
-        s["norm1"] = layer_norm(x, *params["ln1"])
-        s["attn"], s["weights"] = _mha(s["norm1"], params["self"], n_heads, mask, scaled=scaled, temperature=temperature)
-        s["add1"] = x + s["attn"]
-        s["norm2"] = layer_norm(s["add1"], *params["ln2"])
-        s["ffn"], s["ffn_hidden"] = feed_forward(s["norm2"], params["w1"], params["b1"], params["w2"], params["b2"])
-        s["out"] = s["add2"] = s["add1"] + s["ffn"]
-    else:
-        s["attn"], s["weights"] = _mha(x, params["self"], n_heads, mask, scaled=scaled, temperature=temperature)
-        s["add1"] = x + s["attn"]
-        s["norm1"] = layer_norm(s["add1"], *params["ln1"])
-        s["ffn"], s["ffn_hidden"] = feed_forward(s["norm1"], params["w1"], params["b1"], params["w2"], params["b2"])
-        s["add2"] = s["norm1"] + s["ffn"]
-        s["out"] = s["norm2"] = layer_norm(s["add2"], *params["ln2"])
-    return s
+
+    norm: np.ndarray  # (T, d_model) the LayerNorm's output: LN(x) in pre-norm, LN(x + f(x)) in post-norm
+    sub: np.ndarray  # (T, d_model) f's output (attention or feed-forward)
+    add: np.ndarray  # (T, d_model) the residual sum x + f(.)
+    out: np.ndarray  # (T, d_model) what the next sub-layer reads: add (pre-norm) or norm (post-norm)
 
 
 def _residual(x, sublayer, ln, norm_first: bool):
-    """One sub-layer with its residual connection and LayerNorm; returns (block output, sub-layer output).
-
-    post-norm: LN(x + f(x));  pre-norm: x + f(LN(x))."""
+    """Run ``sublayer`` (returning (output, extra)) with its residual and LayerNorm; returns (SubLayer, extra)."""
     if norm_first:
-        y = sublayer(layer_norm(x, *ln))
-        return x + y, y
-    y = sublayer(x)
-    return layer_norm(x + y, *ln), y
+        normed = layer_norm(x, *ln)  # (T, d_model)
+        y, extra = sublayer(normed)  # (T, d_model)
+        total = x + y  # (T, d_model)
+        return SubLayer(normed, y, total, total), extra
+    y, extra = sublayer(x)  # (T, d_model)
+    normed = layer_norm(x + y, *ln)  # (T, d_model)
+    return SubLayer(normed, y, x + y, normed), extra
+
+
+def _ffn(params):
+    return lambda z: feed_forward(z, params["w1"], params["b1"], params["w2"], params["b2"])  # (T, d), (T, d_ff)
+
+
+@dataclass(frozen=True)
+class EncoderSteps:
+    """Every intermediate tensor of one encoder block."""
+
+    x: np.ndarray  # (T, d_model) the block's input
+    norm_first: bool  # True: pre-norm, False: post-norm
+    attn: SubLayer  # multi-head self-attention with add & norm (tensors (T, d_model))
+    weights: np.ndarray  # (H, T, T) the self-attention weights
+    ffn: SubLayer  # feed-forward with add & norm (tensors (T, d_model))
+    ffn_hidden: np.ndarray  # (T, d_ff) ReLU(x W1 + b1), d_ff = 4 d_model
+    out: np.ndarray  # (T, d_model) the block's output, ffn.out
+
+
+def encoder_block(x, params: dict, n_heads: int, norm_first: bool = False, mask=None, scaled: bool = True,
+                  temperature: float = 1.0) -> EncoderSteps:
+    """One encoder block on ``x`` (T, d_model), keeping every intermediate tensor.
+
+    Reference (post-norm; pre-norm moves each LN in front of its sub-layer)::
+
+        h = LN1(x + MHA(x))           # (T, d_model)
+        out = LN2(h + FFN(h))         # (T, d_model)
+
+    Args:
+        x: ``(T, d_model)`` input; params: :func:`block_params` (encoder); n_heads: H, divides d_model.
+        norm_first: pre-norm instead of post-norm; mask: bool (T, T), True = may attend.
+        scaled, temperature: as in :func:`attention_core.scaled_dot_product_attention`.
+
+    Returns:
+        :class:`EncoderSteps`.
+    """
+    x = check_finite_array("x", x, min_ndim=2)
+    check_heads(x.shape[-1], n_heads)
+
+    def attend(z):
+        return _mha(z, params["self"], n_heads, mask, scaled=scaled, temperature=temperature)
+
+    attn, weights = _residual(x, attend, params["ln1"], norm_first)
+    ffn, hidden = _residual(attn.out, _ffn(params), params["ln2"], norm_first)
+    return EncoderSteps(x, bool(norm_first), attn, weights, ffn, hidden, ffn.out)
+
+
+@dataclass(frozen=True)
+class DecoderSteps:
+    """Every intermediate tensor of one decoder block."""
+
+    y: np.ndarray  # (T_q, d_model) the decoder's input
+    memory: np.ndarray  # (T_k, d_model) the encoder's output
+    self_mask: np.ndarray  # (T_q, T_q) causal mask, True = may attend
+    self_attn: SubLayer  # masked self-attention with add & norm (tensors (T_q, d_model))
+    self_weights: np.ndarray  # (H, T_q, T_q) zero above the diagonal
+    cross_attn: SubLayer  # cross-attention over memory with add & norm (tensors (T_q, d_model))
+    cross_weights: np.ndarray  # (H, T_q, T_k)
+    ffn: SubLayer  # feed-forward with add & norm (tensors (T_q, d_model))
+    out: np.ndarray  # (T_q, d_model) the block's output, ffn.out
 
 
 def decoder_block(y, memory, params: dict, n_heads: int, norm_first: bool = False, scaled: bool = True,
-                  temperature: float = 1.0) -> dict[str, np.ndarray]:
-    """One decoder block on ``y`` (T_q, d_model) reading ``memory`` (T_k, d_model).
+                  temperature: float = 1.0) -> DecoderSteps:
+    """One decoder block on ``y`` (T_q, d_model) reading the encoder output ``memory`` (T_k, d_model).
 
-    Keys: self_mask (T_q, T_q), self_attn, self_weights (H, T_q, T_q) with the causal mask, cross_attn,
-    cross_weights (H, T_q, T_k), ffn (T_q, d_model) and out (T_q, d_model).
+    Reference (post-norm)::
+
+        h1 = LN1(y + MHA(y, causal))          # (T_q, d_model)
+        h2 = LN2(h1 + MHA(h1, memory))        # (T_q, d_model), weights (H, T_q, T_k)
+        out = LN3(h2 + FFN(h2))               # (T_q, d_model)
+
+    Returns:
+        :class:`DecoderSteps`.
     """
     y = check_finite_array("y", y, min_ndim=2)
     memory = check_finite_array("memory", memory, min_ndim=2)
     check_heads(y.shape[-1], n_heads)
-    mask = causal_mask(y.shape[0])
-    s: dict[str, np.ndarray] = {"y": y, "memory": memory, "self_mask": mask}
+    mask = causal_mask(y.shape[0])  # (T_q, T_q)
 
-    def attend(weights_key: str, w: dict, **extra):
-        def sublayer(z):
-            out, s[weights_key] = _mha(z, w, n_heads, scaled=scaled, temperature=temperature, **extra)
-            return out
-        return sublayer
+    def attend(w: dict, **extra):
+        return lambda z: _mha(z, w, n_heads, scaled=scaled, temperature=temperature, **extra)
 
-    def ffn(z):
-        return feed_forward(z, params["w1"], params["b1"], params["w2"], params["b2"])[0]
-
-    h1, s["self_attn"] = _residual(y, attend("self_weights", params["self"], mask=mask), params["ln1"], norm_first)
-    h2, s["cross_attn"] = _residual(h1, attend("cross_weights", params["cross"], kv=memory), params["ln2"], norm_first)
-    s["out"], s["ffn"] = _residual(h2, ffn, params["ln3"], norm_first)
-    return s
+    self_attn, self_w = _residual(y, attend(params["self"], mask=mask), params["ln1"], norm_first)
+    cross, cross_w = _residual(self_attn.out, attend(params["cross"], kv=memory), params["ln2"], norm_first)
+    ffn, _ = _residual(cross.out, _ffn(params), params["ln3"], norm_first)
+    return DecoderSteps(y, memory, mask, self_attn, self_w, cross, cross_w, ffn, ffn.out)

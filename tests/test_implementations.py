@@ -1,4 +1,4 @@
-"""The Implementations and Transformer block pages, and every implementation against NumPy."""
+"""The Implementations page, and every implementation against NumPy."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from attention_core import WhatIf, run_whatif
 from attention_core.implementations import compare_implementations, keras_available, keras_multihead, numpy_functional
 from tests.apptest_util import app, chart_titles, run_ok, texts
 
-IMPL, BLOCK = "pages/9_Implementations.py", "pages/10_Transformer_block.py"
+IMPL = "pages/9_Implementations.py"
 
 
 @pytest.mark.parametrize("cfg", [
@@ -60,30 +60,3 @@ def test_implementations_page():
 @pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"}])
 def test_implementations_extremes(query):
     run_ok(app(IMPL, query, timeout=300))
-
-
-def test_transformer_block_page():
-    at = run_ok(app(BLOCK))
-    titles = chart_titles(at)
-    assert "input x (11 x 64)" in titles and "LayerNorm₂ (11 x 64) = output" in titles
-    assert "cross-attention (5 x 11)" in titles and "causal mask (5 x 5)" in titles
-    assert at.get("graphviz_chart")
-    assert "a trained model is needed" in texts(at)
-    assert 'attention from "it" (head 1, encoder block)' in titles
-    at.toggle(key="tb_prenorm").set_value(True)
-    at.slider(key="tb_tdec").set_value(9)
-    run_ok(at)
-    titles = chart_titles(at)
-    assert "residual sum₂ (11 x 64) = output" in titles and "cross-attention (9 x 11)" in titles
-    assert "Pre-norm leaves the residual stream un-normalised" in texts(at)
-    at.radio(key="tb_source").set_value("the shared what-if input")
-    at.sidebar.checkbox(key="ctl_positional").check()
-    run_ok(at)
-    assert 'The input has no token "it"' in texts(at)
-    at.selectbox(key="tb_dhead").set_value(3)
-    run_ok(at)
-
-
-@pytest.mark.parametrize("query", [{"d_model": "1", "heads": "1"}, {"d_model": "1024", "heads": "16"}])
-def test_transformer_block_extremes(query):
-    run_ok(app(BLOCK, query, timeout=300))

@@ -22,7 +22,8 @@ def test_layer_norm_rows():
 def test_encoder_block_matches_pytorch(norm_first, d_model, heads, T):
     params = block_params(d_model, seed=3)
     x = np.random.default_rng(1).standard_normal((T, d_model)).astype(np.float32)
-    ours_np = encoder_block(x, params, heads, norm_first=norm_first)["out"]
+    steps = encoder_block(x, params, heads, norm_first=norm_first)
+    ours_np = steps.out
     ours_t = load_block(EncoderBlock(d_model, heads, norm_first=norm_first), params).eval()
     ref = to_torch_reference(params, heads, norm_first=norm_first)
     with torch.no_grad():
@@ -31,6 +32,11 @@ def test_encoder_block_matches_pytorch(norm_first, d_model, heads, T):
         out_ref = ref(xt)[0].numpy()
     np.testing.assert_allclose(out_t, out_ref, **TOL)
     np.testing.assert_allclose(ours_np, out_ref, **TOL)
+    # the intermediates fit together: out is the second sub-layer's output, read from the first one's
+    assert steps.weights.shape == (heads, T, T) and steps.ffn_hidden.shape == (T, 4 * d_model)
+    np.testing.assert_allclose(steps.attn.add, x + steps.attn.sub, atol=1e-6)
+    np.testing.assert_allclose(steps.ffn.add, steps.attn.out + steps.ffn.sub, atol=1e-6)
+    assert steps.out is steps.ffn.out and (steps.ffn.out is (steps.ffn.add if norm_first else steps.ffn.norm))
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -41,8 +47,8 @@ def test_decoder_block_matches_pytorch(norm_first, d_model, heads, T_q, T_k):
     y = rng.standard_normal((T_q, d_model)).astype(np.float32)
     mem = rng.standard_normal((T_k, d_model)).astype(np.float32)
     steps = decoder_block(y, mem, params, heads, norm_first=norm_first)
-    assert steps["cross_weights"].shape == (heads, T_q, T_k)
-    assert np.all(steps["self_weights"][:, np.triu_indices(T_q, 1)[0], np.triu_indices(T_q, 1)[1]] == 0)
+    assert steps.cross_weights.shape == (heads, T_q, T_k)
+    assert np.all(steps.self_weights[:, np.triu_indices(T_q, 1)[0], np.triu_indices(T_q, 1)[1]] == 0)
     ours_t = load_block(DecoderBlock(d_model, heads, norm_first=norm_first), params).eval()
     ref = to_torch_reference(params, heads, norm_first=norm_first)
     with torch.no_grad():
@@ -50,4 +56,24 @@ def test_decoder_block_matches_pytorch(norm_first, d_model, heads, T_q, T_k):
         out_t = ours_t(yt, mt)[0].numpy()
         out_ref = ref(yt, mt, tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(T_q), tgt_is_causal=True)[0].numpy()
     np.testing.assert_allclose(out_t, out_ref, **TOL)
-    np.testing.assert_allclose(steps["out"], out_ref, **TOL)
+    np.testing.assert_allclose(steps.out, out_ref, **TOL)
+
+
+def test_run_block_sentence_and_whatif_input():
+    from attention_core import WhatIf, run_whatif
+    from attention_core.block_run import encoder_graph_dot, find_token, run_block
+
+    cfg = WhatIf(d_model=16, n_heads=4, seed=3)
+    run = run_block(cfg, "The animal didn't cross the street because it was too tired", decoder_tokens=3)
+    assert run.T == 11 and find_token(run.tokens, "it") == 7 and run.decoder_tokens == ["y1", "y2", "y3"]
+    assert run.encoder.x.shape == (11, 16) and run.decoder.cross_weights.shape == (4, 3, 11)
+    np.testing.assert_allclose(run.decoder.memory, run.encoder.out)
+    own = run_block(cfg, None, norm_first=True, decoder_tokens=1)
+    np.testing.assert_allclose(own.encoder.x, run_whatif(cfg).x)
+    assert own.tokens == run_whatif(cfg).tokens and own.encoder.norm_first
+    for bad in ({"decoder_tokens": 0}, {"decoder_tokens": 65}, {"sentence": "  "}):
+        with pytest.raises(ValueError):
+            run_block(cfg, **{"sentence": "a b", **bad})
+    post, pre = encoder_graph_dot(False), encoder_graph_dot(True)
+    assert post.startswith("digraph {") and post.count("->") == pre.count("->") == 9
+    assert '"x" -> "LN₁"' in pre and '"x" -> "LN₁"' not in post and post.count("residual") == 2

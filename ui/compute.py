@@ -48,6 +48,21 @@ def cached_shuffle(cfg: WhatIf, shuffle: int) -> tuple[np.ndarray, float, float]
     return perm, diffs[0], diffs[1]
 
 
+# ---- Transformer block
+
+
+@cached(max_mb=48)
+def cached_block(cfg: WhatIf, it_sentence: bool, norm_first: bool, decoder_tokens: int):
+    """run_block for the page's setting: the "it" sentence (True) or cfg's own input (False).
+
+    The largest entry (the what-if input at 512 tokens, d_model 1024, 16 heads) is about 40 MB; the 'it'
+    sentence at d_model 1024 about 1.5 MB."""
+    from attention_core.block_run import run_block
+    from attention_core.config import DEFAULT_SENTENCE
+
+    return run_block(cfg, DEFAULT_SENTENCE if it_sentence else None, norm_first, decoder_tokens)
+
+
 # ---- Playground, Compare, Multi-head, Cross-attention (pages/1, 8, 4, 7)
 
 
@@ -84,3 +99,47 @@ def cached_cross(cfg: WhatIf, kv_cfg: WhatIf):
     from attention_core.cross_attention import run_cross_attention
 
     return run_cross_attention(cfg, kv_cfg)
+
+
+# ---- Softmax saturation
+# A point is < 2 KB, a sweep (33 points) about 70 KB, the six chart specs of one setting about 0.4 MB.
+
+SWEEP_SEEDS, SWEEP_ROWS = 4, 256  # each point: the mean over 4 seeds of 256 query rows
+
+
+@cached(max_mb=2)
+def cached_saturation_point(d_k: int, seq_len: int, scaled: bool, temperature: float):
+    """saturation_point at the page's seeds and rows (the marked point at the current d_k)."""
+    from attention_core.sweep import saturation_point
+
+    return saturation_point(d_k, seq_len, scaled, temperature, n_seeds=SWEEP_SEEDS, n_rows=SWEEP_ROWS)
+
+
+@cached(max_mb=8)
+def cached_saturation_sweep(seq_len: int, temperature: float):
+    """saturation_sweep over d_k = 1 .. 1024 at the page's seeds and rows."""
+    from attention_core.sweep import saturation_sweep
+
+    return saturation_sweep(seq_len, temperature, max_d_k=1024, n_seeds=SWEEP_SEEDS, n_rows=SWEEP_ROWS)
+
+
+@cached(max_mb=16)
+def cached_sweep_specs(seq_len: int, temperature: float, d_k: int, scaled: bool) -> tuple[str, ...]:
+    """The six sweep charts of the Softmax saturation page as Vega-Lite JSON (Altair validates slowly)."""
+    import json
+
+    from ui.saturation_charts import sweep_chart_spec
+
+    sweep = cached_saturation_sweep(seq_len, temperature)
+    now = cached_saturation_point(d_k, seq_len, scaled, temperature)
+    other = cached_saturation_point(d_k, seq_len, not scaled, temperature)
+    charts = [
+        ("score_std", "spread (std) of the scores; dashed: theory √d_k and 1", "std of the scores", True, False, True),
+        ("grad_norm", "gradient reaching the scores (autograd)", "gradient length", True, False, False),
+        ("max_weight", "mean largest weight of a row", "largest weight", False, True, False),
+        ("normalized_entropy", "mean entropy / log T (1 = uniform)", "entropy / log T", False, False, False),
+        ("effective_tokens", "effective tokens exp(entropy)", "effective tokens", False, False, False),
+        ("near_one_hot_share", "share of rows with largest weight > 0.99", "near-one-hot share", False, False, False),
+    ]
+    return tuple(json.dumps(sweep_chart_spec(sweep, m, title, y, now, other, log_y=log_y, with_sqrt_dk=sq, theory=th))
+                 for m, title, y, log_y, sq, th in charts)

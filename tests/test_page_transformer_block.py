@@ -1,0 +1,91 @@
+"""AppTest: the Transformer block page, at the default and at extreme settings."""
+
+import re
+
+import numpy as np
+import pytest
+
+from attention_core.block_run import layer_norm_stats, run_block
+from attention_core.config import DEFAULT_SENTENCE
+from tests.apptest_util import app, chart_titles, run_ok, texts
+from ui.controls import fmt
+
+BLOCK = "pages/10_Transformer_block.py"
+
+
+def _expander_labels(at):
+    return [e.label for e in at.expander]
+
+
+def test_transformer_block_page():
+    at = run_ok(app(BLOCK))
+    cfg = at.session_state["whatif"]
+    run = run_block(cfg, DEFAULT_SENTENCE, decoder_tokens=5)
+    titles = chart_titles(at)
+    assert "input x (11 x 64)" in titles and "LayerNorm₂ = output (11 x 64)" in titles
+    assert "cross-attention (5 x 11)" in titles and "causal mask (5 x 5)" in titles
+    assert at.get("graphviz_chart")
+    shown = texts(at)
+    assert "a trained model is needed" in shown and "seeded random, not trained" in shown
+    assert 'attention from "it" (head 1, encoder block)' in titles
+    row = run.encoder.weights[0, 7]
+    top = int(np.argmax(row))
+    assert f'"it" puts most weight on **{run.tokens[top]}** ({fmt(float(row[top]))})' in shown
+    mean_abs, std = layer_norm_stats(run.encoder.out)
+    assert f"at most {fmt(mean_abs, 2)} away from 0 and their standard deviations average {fmt(std)}" in shown
+    assert "(largest |mean|)" not in shown
+    cross = run.decoder.cross_weights[0, 0]
+    assert f"y1 looks most at **{run.tokens[int(np.argmax(cross))]}**" in shown
+    labels = _expander_labels(at)
+    assert any("What shape is the decoder's cross-attention map" in q for q in labels)
+    assert any(f"{11 * 4 * 64:,}" in e.markdown[0].value for e in at.expander if "feed-forward hidden" in e.label)
+
+    at.toggle(key="tb_prenorm").set_value(True)
+    at.slider(key="tb_tdec").set_value(9)
+    at.selectbox(key="tb_head").set_value(2)
+    run_ok(at)
+    titles = chart_titles(at)
+    assert "residual sum₂ = output (11 x 64)" in titles and "cross-attention (9 x 11)" in titles
+    pre = run_block(cfg, DEFAULT_SENTENCE, norm_first=True, decoder_tokens=9)
+    out_norm = float(np.linalg.norm(pre.encoder.out, axis=1).mean())
+    assert f"to {fmt(out_norm)} (output)" in texts(at)
+    assert 'attention from "it" (head 3, encoder block)' in chart_titles(at)
+
+    at.radio(key="tb_source").set_value("the shared what-if input")
+    at.sidebar.checkbox(key="ctl_positional").check()
+    run_ok(at)
+    assert 'The input has no token "it"' in texts(at)
+    assert "cross-attention (9 x 8)" in chart_titles(at)
+    at.selectbox(key="tb_dhead").set_value(3)
+    run_ok(at)
+    assert not any('"it" attend to most' in q for q in _expander_labels(at))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("query", [{"d_model": "1", "heads": "1"}, {"d_model": "1024", "heads": "16"},
+                                   {"temperature": "0.1", "scaled": "0"}])
+def test_transformer_block_extremes(query):
+    at = run_ok(app(BLOCK, query, timeout=300))
+    shown = texts(at)
+    titles = chart_titles(at)
+    captions = [img.caption for el in at.get("image") for img in el.proto.imgs]
+    for label in titles + captions:  # the shape is stated once per chart, never twice
+        assert len(re.findall(r"\(?\d+ x \d+", label)) <= 1, label
+    if query.get("d_model") == "1":
+        assert "input x (11 x 1)" in titles and "every token's output is the same" in shown
+    elif query.get("d_model") == "1024":
+        assert "input x" in titles  # drawn as an image whose caption states the shape once
+        assert any(c.startswith("input x (11 x 1024, shown as an image") for c in captions), captions
+    else:
+        cfg = at.session_state["whatif"]
+        run = run_block(cfg, DEFAULT_SENTENCE, decoder_tokens=5)
+        row = run.encoder.weights[0, 7]
+        assert f"({fmt(float(row.max()))})" in shown
+
+
+def test_one_decoder_token_sentence():
+    at = run_ok(app(BLOCK))
+    at.slider(key="tb_tdec").set_value(1)
+    run_ok(at)
+    assert "attends to itself (one token: nothing lies ahead)" in texts(at)
+    assert "cross-attention (1 x 11)" in chart_titles(at)
