@@ -10,12 +10,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 
-# The browser test drives Debian's Chromium (never a browser downloaded by a tool).
-if ! command -v chromium >/dev/null 2>&1; then
+# The browser test drives Debian's Chromium (never a browser downloaded by a tool); the deployment
+# test runs deploy/nginx.conf with Debian's nginx (in /usr/sbin, often not on a user's PATH).
+APT_PACKAGES=()
+if ! command -v chromium >/dev/null 2>&1; then APT_PACKAGES+=(chromium); fi
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then APT_PACKAGES+=(nginx); fi
+if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
 fi
 
 exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,346 @@
+"""Several replicas behind deploy/nginx.conf: every request of a student reaches the replica holding its session.
+
+Two `streamlit run` processes on loopback ports and Debian's nginx running the same deploy/nginx.conf that
+compose and systemd use (deploy/local_cluster.py renders only the listen address and the temp paths). The
+students are websocket clients speaking Streamlit's protocol with a cookie jar of one cookie, all from
+127.0.0.1 with the same User-Agent, as thirty laptops behind one school NAT address look to the proxy.
+nginx names the replica that answered in the X-Upstream header. A real Chromium checks the same in a browser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from websockets.exceptions import ConnectionClosed
+
+from deploy.local_cluster import (ROOT, check_nginx_conf, local_cluster, nginx_binary, render_nginx_conf)
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+DEPLOY = ROOT / "deploy"
+COOKIE = "aexp_route"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+try:
+    nginx_binary()
+    HAVE_NGINX = True
+except FileNotFoundError:
+    HAVE_NGINX = False
+needs_nginx = pytest.mark.skipif(not HAVE_NGINX, reason="nginx is not installed and could not be installed "
+                                 "(scripts/test.sh installs Debian's nginx with apt-get)")
+
+
+# ---- a student: HTTP requests and one websocket, all with the student's cookie
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    upstream: str  # nginx's X-Upstream: "addr" or "addr1, addr2" when it moved on to another replica
+    headers: dict
+    body: bytes
+
+
+def get(url: str, cookie: str | None = None) -> Reply:
+    req = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return Reply(r.status, r.headers.get("X-Upstream", ""), dict(r.headers), r.read())
+    except urllib.error.HTTPError as e:
+        return Reply(e.code, e.headers.get("X-Upstream", ""), dict(e.headers), e.read())
+
+
+@dataclass(frozen=True)
+class Run:
+    session_id: str  # Streamlit's session (new_session.initialize.session_id)
+    images: tuple[str, ...]  # st.image URLs, "/media/<id>.png"
+    texts: tuple[str, ...]  # markdown bodies (the formula names the setting)
+    errors: tuple[str, ...]  # exception elements on the page
+    finished: bool  # script_finished FINISHED_SUCCESSFULLY
+
+
+class Student:
+    """One browser: its aexp_route cookie (from its first visit) and a websocket through nginx."""
+
+    def __init__(self, url: str, cookie: str, query: str):
+        self.url, self.cookie, self.query = url, cookie, query
+        self.ws, self.upstream, self.session_id = None, "", ""
+
+    def connect(self) -> str:
+        """Open /_stcore/stream (resuming the last session, as the front end does); return X-Upstream."""
+        from websockets.sync.client import connect
+
+        protocols = ["streamlit", "xsrf", self.session_id] if self.session_id else ["streamlit"]
+        self.ws = connect(self.url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=protocols,
+                          additional_headers={"Cookie": self.cookie}, max_size=None, open_timeout=60)
+        self.upstream = self.ws.response.headers.get("X-Upstream", "")
+        return self.upstream
+
+    def run(self, page: str = "Playground", timeout: float = 120) -> Run:
+        """Run ``page`` with the student's URL query string; collect what the page shows."""
+        msg = BackMsg()
+        msg.rerun_script.query_string, msg.rerun_script.page_name = self.query, page
+        self.ws.send(msg.SerializeToString())
+        images, texts, errors = [], [], []
+        while True:
+            fwd = ForwardMsg.FromString(self.ws.recv(timeout=timeout))
+            kind = fwd.WhichOneof("type")
+            if kind == "new_session":
+                self.session_id = fwd.new_session.initialize.session_id
+            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                el = fwd.delta.new_element
+                if el.WhichOneof("type") == "imgs":
+                    images += [i.url for i in el.imgs.imgs]
+                elif el.WhichOneof("type") == "markdown":
+                    texts.append(el.markdown.body)
+                elif el.WhichOneof("type") == "exception":
+                    errors.append(f"{el.exception.type}: {el.exception.message}")
+            elif kind == "script_finished":
+                return Run(self.session_id, tuple(images), tuple(texts), tuple(errors),
+                           fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY)
+
+    def close(self) -> None:
+        if self.ws is not None:
+            self.ws.close()
+
+
+def first_visit(url: str) -> str:
+    """GET the page without cookies, like a new browser; return the cookie nginx sets ("aexp_route=...")."""
+    r = get(url + "/")
+    assert r.status == 200
+    cookie = r.headers.get("Set-Cookie", "")
+    m = re.fullmatch(rf"({COOKIE}=[0-9a-f]{{32}}); Path=/; HttpOnly; SameSite=Lax", cookie)
+    assert m, f"first visit got no {COOKIE} cookie: {cookie!r}"
+    return m.group(1)
+
+
+def students_on_each_replica(cluster, per_replica: int = 1) -> dict[str, list[str]]:
+    """New browsers visit until every replica has ``per_replica`` cookies hashed to it; replica address -> cookies."""
+    found: dict[str, list[str]] = {r.address: [] for r in cluster.replicas}
+    for _ in range(200):  # each visit lands on one of two replicas at random: 2**-100 odds of missing one
+        cookie = first_visit(cluster.url)
+        where = get(cluster.url + "/_stcore/health", cookie).upstream
+        if len(found[where]) < per_replica:
+            found[where].append(cookie)
+        if all(len(v) == per_replica for v in found.values()):
+            return found
+    raise AssertionError(f"200 cookies never spread over every replica: {found}")
+
+
+def playground(seed: int) -> str:
+    # 128 tokens: the Playground draws its per-head maps as st.image PNGs (one media file each)
+    return f"seq_len=128&d_model=64&heads=4&seed={seed}"
+
+
+@contextlib.contextmanager
+def session(url: str, cookie: str, query: str):
+    s = Student(url, cookie, query)
+    try:
+        s.connect()
+        yield s
+    finally:
+        s.close()
+
+
+def assert_page_works(run: Run, query: str) -> None:
+    assert run.finished and not run.errors, run.errors
+    assert run.images, "the Playground at 128 tokens shows its maps as images"
+    assert any("T = 128" in t for t in run.texts), "the formula names the URL's setting"
+
+
+def assert_media_from(url: str, cookie: str, images, replica: str) -> None:
+    """Every image of the page loads through nginx, served by ``replica`` alone."""
+    for path in images:
+        r = get(url + path, cookie)
+        assert r.status == 200 and r.body.startswith(PNG), (path, r.status)
+        assert r.upstream == replica, f"{path} served by {r.upstream}, the session lives on {replica}"
+
+
+# ---- the configuration files
+
+
+def test_compose_file_runs_replicas_behind_nginx_with_this_config():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    app, proxy = compose["services"]["app"], compose["services"]["nginx"]
+    assert app["deploy"]["replicas"] == "${REPLICAS:-2}"
+    assert "ports" not in app, "replicas are reached through nginx only"
+    assert "/_stcore/health" in " ".join(app["healthcheck"]["test"])
+    assert (DEPLOY / app["build"]["context"]).resolve() == ROOT
+    assert (ROOT / app["build"]["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+    mounts = {v.split(":")[1]: (DEPLOY / v.split(":")[0]).resolve() for v in proxy["volumes"]}
+    assert mounts["/etc/nginx/nginx.conf"] == DEPLOY / "nginx.conf"
+    assert mounts["/etc/nginx/upstream.conf"] == DEPLOY / "upstream.compose.conf"
+    assert proxy["depends_on"]["app"]["condition"] == "service_healthy"
+
+
+def test_dockerfile_copies_what_exists_and_pins_cpu_torch():
+    text = (DEPLOY / "Dockerfile").read_text()
+    for line in re.findall(r"^COPY (?!--from)(.+)$", text, re.M):
+        *sources, _dest = line.split()
+        for src in sources:
+            assert (ROOT / src).exists(), f"Dockerfile copies {src}, which is not in the repository"
+    # the Dockerfile swaps requirements.txt's torch line for the CPU wheel: that line must exist as written
+    torch_line = re.search(r"s/\^(torch==[0-9.]+)\$/", text).group(1)
+    assert torch_line in (ROOT / "requirements.txt").read_text().splitlines()
+    assert re.search(r"^USER app$", text, re.M) and "/_stcore/health" in text.split("HEALTHCHECK", 1)[1]
+
+
+@needs_nginx
+@pytest.mark.parametrize("upstream", ["upstream.compose.conf", "upstream.systemd.conf"])
+def test_nginx_accepts_the_config_with_each_upstream_file(tmp_path, upstream):
+    conf = render_nginx_conf(tmp_path, 8080, ["127.0.0.1:1"])
+    # compose's "app" resolves only inside Docker's network; "localhost" resolves here, to one or more addresses
+    (tmp_path / "upstream.conf").write_text((DEPLOY / upstream).read_text().replace("server app:", "server localhost:"))
+    check_nginx_conf(conf)
+
+
+def test_systemd_unit_starts_one_replica_per_port():
+    unit = (DEPLOY / "attention-explorer@.service").read_text()
+    assert "--server.port %i" in unit and "--server.address 127.0.0.1" in unit
+    ports = re.findall(r"server 127\.0\.0\.1:(\d+)", (DEPLOY / "upstream.systemd.conf").read_text())
+    assert len(ports) >= 2 and len(set(ports)) == len(ports)
+    if shutil.which("systemd-analyze"):
+        r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(DEPLOY / "attention-explorer@.service")],
+                           capture_output=True, text=True)
+        syntax = [ln for ln in r.stderr.splitlines() if "Unknown" in ln or "Invalid" in ln or "Missing" in ln]
+        assert not syntax, syntax
+
+
+# ---- two replicas behind nginx, for real
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with local_cluster(2) as c:
+        yield c
+
+
+@needs_nginx
+@pytest.mark.slow
+def test_first_visit_gets_a_cookie_and_cookieless_clients_stay_on_one_replica(cluster):
+    cookie = first_visit(cluster.url)
+    again = get(cluster.url + "/", cookie)
+    assert again.status == 200 and "Set-Cookie" not in again.headers, "a browser with a cookie keeps it"
+    assert get(cluster.url + "/nginx-health").status == 200
+    # without a cookie the key is address + User-Agent: the same client always reaches the same replica
+    seen = {get(cluster.url + "/_stcore/health").upstream for _ in range(12)}
+    assert len(seen) == 1 and seen <= {r.address for r in cluster.replicas}, seen
+
+
+@needs_nginx
+@pytest.mark.slow
+def test_students_behind_one_address_spread_and_keep_their_replica(cluster):
+    """Same IP, same browser, different cookies: one student per replica, and every request stays there."""
+    spread = students_on_each_replica(cluster)
+    (a_addr, [a_cookie]), (b_addr, [b_cookie]) = spread.items()
+    replicas = {r.address: r for r in cluster.replicas}
+    for seed, (addr, cookie) in enumerate([(a_addr, a_cookie), (b_addr, b_cookie)], start=11):
+        other = replicas[next(x for x in replicas if x != addr)]
+        with session(cluster.url, cookie, playground(seed)) as s:
+            assert s.upstream == addr
+            first = s.run()
+            assert_page_works(first, s.query)
+            assert_media_from(cluster.url, cookie, first.images, addr)
+            # the other replica never drew this student's images: a proxy without stickiness would 404 them
+            assert get(other.base + first.images[0]).status == 404
+            # the page's other requests go to the same replica
+            for path in ("/", "/_stcore/health", "/_stcore/host-config", "/Playground"):
+                assert get(cluster.url + path, cookie).upstream == addr, path
+            # reconnect (a laptop waking up): same replica, and Streamlit resumes the same session
+            s.close()
+            assert s.connect() == addr
+            again = s.run()
+            assert again.session_id == first.session_id
+            assert_page_works(again, s.query)
+            assert_media_from(cluster.url, cookie, again.images, addr)
+
+
+@needs_nginx
+@pytest.mark.slow
+def test_media_file_found_on_another_replica_when_the_ring_changed(cluster):
+    """If a student's cookie hashes elsewhere under an open page (replica added or restarted), nginx asks on."""
+    spread = students_on_each_replica(cluster)
+    (a_addr, [a_cookie]), (b_addr, [b_cookie]) = spread.items()
+    with session(cluster.url, a_cookie, playground(21)) as s:
+        run = s.run()
+        assert_page_works(run, s.query)
+        r = get(cluster.url + run.images[0], b_cookie)  # the cookie points at B, the file lives on A
+        assert r.status == 200 and r.body.startswith(PNG)
+        assert r.upstream == f"{b_addr}, {a_addr}", r.upstream
+    missing = get(cluster.url + "/media/" + "0" * 32 + ".png", a_cookie)
+    assert missing.status == 404 and missing.upstream.count(",") == 1, "a file no replica has: both asked, then 404"
+
+
+@needs_nginx
+@pytest.mark.slow
+def test_a_replica_dies_its_students_move_and_the_others_notice_nothing():
+    with local_cluster(2) as cluster:
+        spread = students_on_each_replica(cluster)
+        (a_addr, [a_cookie]), (b_addr, [b_cookie]) = spread.items()
+        dying = next(r for r in cluster.replicas if r.address == a_addr)
+        with session(cluster.url, a_cookie, playground(31)) as a, session(cluster.url, b_cookie, playground(32)) as b:
+            a_before, b_before = a.run(), b.run()
+            assert_page_works(a_before, a.query)
+            assert_page_works(b_before, b.query)
+
+            dying.proc.kill()  # a crash: no goodbye to the open websockets
+            dying.proc.wait(10)
+
+            # A's student: the websocket drops, the page reconnects through nginx and lands on B
+            with pytest.raises(ConnectionClosed):
+                while True:  # what the run left in flight, then the close
+                    a.ws.recv(timeout=30)
+            a.close()
+            assert a.connect().split(", ")[-1] == b_addr
+            a_after = a.run()
+            assert a_after.session_id != a_before.session_id, "the session state died with its replica"
+            assert_page_works(a_after, a.query)
+            # the URL restored the setting: the same images (media ids are content hashes), now from B
+            assert a_after.images == a_before.images
+            assert_media_from(cluster.url, a_cookie, a_after.images, b_addr)
+
+            # B's student: same websocket, same session, same replica, nothing to notice
+            b_after = b.run()
+            assert b_after.session_id == b_before.session_id and b.upstream == b_addr
+            assert_page_works(b_after, b.query)
+            assert_media_from(cluster.url, b_cookie, b_after.images, b_addr)
+
+
+@needs_nginx
+@pytest.mark.slow
+@pytest.mark.browser
+def test_chromium_through_nginx_loads_every_image_from_its_replica(cluster):
+    from playwright.sync_api import sync_playwright
+
+    from tests.server_util import CHROMIUM_FLAGS, chromium_path, wait_for_app
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        try:
+            ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = ctx.new_page()
+            seen = []
+            page.on("response", lambda r: seen.append((r.url, r.status, r.headers.get("x-upstream", ""))))
+            page.goto(cluster.url + "/Playground?" + playground(41))
+            wait_for_app(page)
+            page.wait_for_function("() => [...document.querySelectorAll('[data-testid=\"stImage\"] img')]"
+                                   ".every(i => i.complete && i.naturalWidth > 0)", timeout=60000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            cookies = {c["name"]: c["value"] for c in ctx.cookies()}
+            assert re.fullmatch(r"[0-9a-f]{32}", cookies[COOKIE])
+            health = [u for url, s, u in seen if url.endswith("/_stcore/health")]
+            media = [(url, s, u) for url, s, u in seen if "/media/" in url]
+            assert health and media, (health, media)
+            replica = health[-1]
+            assert all(s == 200 and u == replica for _, s, u in media), (replica, media)
+        finally:
+            browser.close()
