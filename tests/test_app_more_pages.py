@@ -1,40 +1,14 @@
-"""AppTest: Multi-head, Masks and Positional encoding pages (Cross-attention: tests/test_page_cross_attention.py)."""
+"""AppTest: Masks and Positional encoding pages (Multi-head and Cross-attention: tests/test_page_multi_head.py,
+tests/test_page_cross_attention.py)."""
 
 import numpy as np
 import pytest
 
-from attention_core import (WhatIf, causal_mask, head_divergence_matrix, padding_mask, random_projection_weights,
-                            run_whatif, scaled_dot_product_attention, shuffle_experiment)
-from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
+from attention_core import (WhatIf, causal_mask, padding_mask, random_projection_weights, run_whatif,
+                            scaled_dot_product_attention, shuffle_experiment)
+from tests.apptest_util import app, chart_datasets, run_ok, texts
 
-MH, MASKS, PE, CA = ("pages/4_Multi-head.py", "pages/5_Masks.py", "pages/6_Positional_encoding.py",
-                     "pages/7_Cross-attention.py")
-
-
-@pytest.mark.parametrize("heads, seq_len, d_model", [(1, 8, 64), (4, 8, 64), (16, 8, 64), (16, 128, 512), (8, 1, 64)])
-def test_head_grid_has_one_chart_per_head(heads, seq_len, d_model):
-    at = run_ok(app(MH, {"heads": str(heads), "seq_len": str(seq_len), "d_model": str(d_model)}, timeout=120))
-    titles = chart_titles(at)
-    assert sum(t == f"head {h + 1}" for t in titles for h in range(heads)) == heads
-    assert sum(t.startswith("head ") and t.endswith(f": {seq_len}x{d_model // heads}") for t in titles) == heads
-
-
-def test_multi_head_numbers_and_controls():
-    at = run_ok(app(MH))
-    run = run_whatif(WhatIf())
-    js = head_divergence_matrix(run.weights)
-    off = js[~np.eye(4, dtype=bool)]
-    assert f"differ by {off.mean():.3g} bits on average" in texts(at)
-    at.selectbox(key="mh_head").set_value(2)
-    run_ok(at)
-    assert "head 3, enlarged" in chart_titles(at)
-    assert "Q, K, V shapes: 8 x 16 each (columns 33–48" in texts(at)
-    at.sidebar.toggle(key="ctl_scaled").set_value(False)
-    at.sidebar.select_slider(key="ctl_temperature").set_value(2.0)
-    run_ok(at)
-    assert "[0.003, 0.997]" not in texts(at)  # class-notes outputs change with scaling off and temperature 2
-    table = at.dataframe[-1].value
-    assert list(table.columns) == ["token", "E", "Z, 1 head looking for B", "Z, 2 random heads"]
+MASKS, PE = "pages/5_Masks.py", "pages/6_Positional_encoding.py"
 
 
 def _weights_frames(at):

@@ -1,0 +1,94 @@
+"""AppTest: the Multi-head page (pages/4_Multi-head.py)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_core import WhatIf, head_divergence_matrix, run_whatif, saturation_metrics
+from attention_core.class_notes import purposeful_vs_random_heads
+from tests.apptest_util import app, chart_titles, run_ok, texts
+
+MH = "pages/4_Multi-head.py"
+
+
+def _image_captions(at):
+    return [img.caption for el in at.get("image") for img in el.proto.imgs]
+
+
+@pytest.mark.parametrize("heads, seq_len, d_model", [(1, 8, 64), (4, 8, 64), (16, 8, 64), (8, 1, 64)])
+def test_head_grid_has_one_vector_map_per_head_and_one_caption(heads, seq_len, d_model):
+    at = run_ok(app(MH, {"heads": str(heads), "seq_len": str(seq_len), "d_model": str(d_model)}, timeout=120))
+    titles = chart_titles(at)
+    assert sorted(t for t in titles if t.startswith("head ") and "enlarged" not in t) == sorted(
+        f"head {h + 1}" for h in range(heads))
+    page = texts(at)
+    assert page.count("One map per head, colour 0 (dark purple) to 1 (yellow)") == 1
+    assert not any(c.startswith("head ") for c in _image_captions(at))
+    assert "W_o" in titles and not any(t.startswith("W_o:") for t in titles)  # no "W_o: 64 x 64 (64 x 64, ..."
+    assert f"W_o (**{d_model} x {d_model}**)" in page
+
+
+@pytest.mark.slow
+def test_large_grid_is_one_image_with_one_caption():
+    at = run_ok(app(MH, {"heads": "16", "seq_len": "128", "d_model": "512"}, timeout=300))
+    caps = _image_captions(at)
+    assert sum(c.startswith("heads 1–16, 4 per row (") for c in caps) == 1
+    assert not any(c.startswith("head 2") for c in caps)  # no caption per head
+    page = texts(at)
+    assert page.count("each tile is one head's 128 x 128 map") == 1
+    assert "grey cells are masked" not in page  # no mask here
+    run = run_whatif(WhatIf(seq_len=128, d_model=512, n_heads=16))
+    m = saturation_metrics(run.weights[0]).summary()["max_weight"]
+    assert f"mean max weight {m:.3g} (uniform rows: 0.0078" in page
+
+
+def test_numbers_table_and_controls():
+    at = run_ok(app(MH))
+    run = run_whatif(WhatIf())
+    js = head_divergence_matrix(run.weights)
+    off = js[~np.eye(4, dtype=bool)]
+    assert f"differ by {off.mean():.3g} bits on average" in texts(at)
+    sat = [saturation_metrics(w).summary() for w in run.weights]
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["head", "Q/K/V shape", "mean max weight", "entropy (nats)", "effective tokens",
+                                   "near-one-hot rows"]
+    np.testing.assert_allclose(table["mean max weight"], [round(s["max_weight"], 3) for s in sat])
+    at.selectbox(key="mh_head").set_value(2)
+    run_ok(at)
+    assert "head 3, enlarged" in chart_titles(at)
+    assert "Q, K, V shapes: 8 x 16 each (columns 33–48" in texts(at)
+    assert f"mean max weight {sat[2]['max_weight']:.3g} (uniform rows: 0.125)" in texts(at)
+    a, b = np.unravel_index(np.argmax(js - np.eye(4)), js.shape)
+    assert f"Head {a + 1} and head {b + 1}, with a Jensen-Shannon divergence of {js[a, b]:.3g} bits" in texts(at)
+
+
+@pytest.mark.parametrize("scaled, temperature", [(False, 0.2), (True, 10.0), (True, 0.1), (True, 1.0)])
+def test_class_notes_sentence_follows_scaling_and_temperature(scaled, temperature):
+    at = run_ok(app(MH))
+    at.sidebar.toggle(key="ctl_scaled").set_value(scaled)
+    at.sidebar.select_slider(key="ctl_temperature").set_value(temperature)
+    run_ok(at)
+    demo = purposeful_vs_random_heads(scaled, temperature, 0)
+    z = demo.purposeful_output[0]
+    page = texts(at)
+    assert f"With scaling {'on' if scaled else 'off'} and temperature {temperature:g}, the purposeful head" in page
+    assert f"puts {demo.focus_on_b:.3g} of every row's weight on B3, so every output is [{z[0]:.3f}, {z[1]:.3f}]" in page
+    s = 10 / (math.sqrt(2) if scaled else 1) / temperature
+    assert f"{math.exp(s) / (3 + math.exp(s)):.3g}: B3's score is s" in page
+    if temperature == 10.0:
+        assert demo.focus_on_b < 0.5  # the old caption claimed "close to [0, 1]" at every setting
+    out = at.dataframe[-1].value
+    assert list(out.columns) == ["token", "E", "Z, 1 head looking for B", "Z, 2 random heads"]
+    assert out["Z, 1 head looking for B"][0] == f"[{z[0]:.3f}, {z[1]:.3f}]"
+
+
+def test_one_head_has_no_divergence_and_masks_are_named():
+    at = run_ok(app(MH, {"heads": "1", "mask": "causal"}))
+    page = texts(at)
+    assert "nothing to compare" in page
+    run = run_whatif(WhatIf(n_heads=1, mask="causal"))
+    u = np.mean([1 / (i + 1) for i in range(8)])
+    m = saturation_metrics(run.weights[0]).summary()["max_weight"]
+    assert f"mean max weight {m:.3g} (uniform rows: {u:.3g})" in page
+    assert "Check yourself" in page
