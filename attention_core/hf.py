@@ -98,7 +98,7 @@ def _attention_modules(model):
     return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelRun:
     """One sentence through a model."""
 
@@ -165,21 +165,40 @@ def projections(model, layer: int):
     return w[:, :d], b[:d], w[:, d:2 * d], b[d:2 * d], w[:, 2 * d:], b[2 * d:]
 
 
-def recompute_layer(model, run: ModelRun, layer: int) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class LayerRecompute:
+    """One layer's attention recomputed by attention_core from the layer's own input and weights."""
+
+    q: np.ndarray  # (H, T, d_k) queries x W_q + b_q, split into heads
+    k: np.ndarray  # (H, T, d_k) keys
+    weights: np.ndarray  # (H, T, T) softmax(q k^T / sqrt(d_k)), causal for GPT-2
+    max_diff: float  # max |weights - the model's output_attentions| over the layer's heads
+    scale: float  # 1 / sqrt(d_k)
+
+
+def recompute_layer(model, run: ModelRun, layer: int) -> LayerRecompute:
     """Recompute one layer's attention with attention_core from the layer's own input and weights.
 
-    Returns q, k (H, T, d_k), the weights (H, T, T) and ``max_diff`` against the model's attentions."""
+    Reference::
+
+        x = the hidden states the layer's attention received     # (T, d_model)
+        q, k, v = split_heads(x @ W + b) for each projection     # (H, T, d_k)
+        _, weights = scaled_dot_product_attention(q, k, v, mask=causal or None)   # (H, T, T)
+
+    Raises ValueError for an architecture whose layers are not parsed (see SUPPORTED) or a bad layer.
+    """
     if run.layer_inputs is None:
         raise ValueError(f"parity is implemented for {SUPPORTED}")
+    if not isinstance(layer, (int, np.integer)) or not 0 <= layer < len(run.layer_inputs):
+        raise ValueError(f"layer={layer!r} is not allowed; it must be an integer from 0 to {len(run.layer_inputs) - 1}")
     x = run.layer_inputs[layer]  # (T, d_model)
     w_q, b_q, w_k, b_k, w_v, b_v = projections(model, layer)
     H = run.n_heads
     q, k, v = (split_heads(x @ w + b, H) for w, b in ((w_q, b_q), (w_k, b_k), (w_v, b_v)))  # (H, T, d_k)
-    mask = causal_mask(x.shape[0]) if run.causal else None
-    _, weights = scaled_dot_product_attention(q, k, v, mask=mask)
-    return {"q": q, "k": k, "weights": weights,
-            "max_diff": float(np.abs(weights - run.attentions[layer]).max()), "d_k": q.shape[-1],
-            "scale": 1 / math.sqrt(q.shape[-1])}
+    mask = causal_mask(x.shape[0]) if run.causal else None  # (T, T)
+    _, weights = scaled_dot_product_attention(q, k, v, mask=mask)  # (H, T, T)
+    return LayerRecompute(q, k, weights, float(np.abs(weights - run.attentions[layer]).max()),
+                          1 / math.sqrt(q.shape[-1]))
 
 
 def hide_special(weights: np.ndarray, special: np.ndarray) -> np.ndarray:

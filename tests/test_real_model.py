@@ -1,6 +1,7 @@
 """The Real model page and attention_core.hf on tiny local models (no network)."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -34,11 +35,53 @@ def test_parity_below_1e5_for_every_layer(tiny, kind):
         assert "it" in run.tokens and "the" in run.tokens
     for layer in range(2):
         rc = recompute_layer(model, run, layer)
-        assert rc["max_diff"] < 1e-5, (layer, rc["max_diff"])
+        assert rc.max_diff < 1e-5, (layer, rc.max_diff)
+        assert rc.q.shape == rc.k.shape == (4, run.attentions.shape[-1], rc.q.shape[-1])
+        np.testing.assert_allclose(rc.weights, run.attentions[layer], atol=1e-5)
+    with pytest.raises(ValueError, match="layer=2 is not allowed"):
+        recompute_layer(model, run, 2)
     np.testing.assert_allclose(run.attentions.sum(-1), 1.0, atol=1e-5)
     if kind == "gpt2":
         T = run.attentions.shape[-1]
         assert np.all(run.attentions[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] == 0)
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt2"])
+def test_attention_run_and_neuron_view_match_the_model(tiny, kind):
+    from attention_core.hf import load_pretrained
+    from attention_core.model_views import model_attention_run, neuron_view
+
+    model, tok = load_pretrained(str(tiny[kind]))
+    arun = model_attention_run(model, tok, DEFAULT_SENTENCE)
+    L, H, T = arun.shape
+    assert (L, H) == (2, 4) and len(arun.tokens) == T and not arun.truncated
+    assert arun.parity.shape == (2,) and (arun.parity < 1e-5).all() and arun.no_parity == ""
+    for layer, head, qi, kj in ((0, 0, 0, 1), (1, 3, T - 1, 2), (1, 2, 3, 3)):
+        nv = neuron_view(arun, layer, head, qi, kj)
+        np.testing.assert_allclose(nv.row, arun.attentions[layer, head, qi], atol=1e-5)
+        assert nv.weight == pytest.approx(float(arun.attentions[layer, head, qi, kj]), abs=1e-5)
+        assert nv.dot == pytest.approx(float(nv.q @ nv.k)) and nv.logit == pytest.approx(nv.dot * arun.scale)
+        assert nv.visible == (qi + 1 if kind == "gpt2" else T)
+    with pytest.raises(ValueError, match="kj=99 is not allowed"):
+        neuron_view(arun, 0, 0, 0, 99)
+    long = model_attention_run(model, tok, " ".join(["word"] * 40), max_tokens=16)
+    assert long.truncated and long.shape[2] == 16
+
+
+def test_toy_attention_run_is_the_whatif_as_one_layer():
+    from attention_core import WhatIf, run_whatif
+    from attention_core.model_views import neuron_view, toy_attention_run
+
+    cfg = WhatIf(seq_len=6, d_model=8, n_heads=2, mask="causal+padding", pad_count=2, temperature=2.0, scaled=False)
+    toy = run_whatif(cfg)
+    arun = toy_attention_run(toy)
+    assert arun.shape == (1, 2, 6) and arun.causal and arun.parity is None and "attention_core" in arun.no_parity
+    for qi in range(6):
+        for kj in range(6):
+            nv = neuron_view(arun, 0, 1, qi, kj)
+            assert nv.weight == pytest.approx(float(toy.weights[1, qi, kj]), abs=1e-6)
+            assert nv.visible == int(toy.mask[qi].sum())
+    assert nv.logit == pytest.approx(nv.dot / 2.0)
 
 
 def test_hide_special_renormalises():
@@ -76,6 +119,10 @@ def test_page_with_local_model(tiny, kind):
         assert "Display choice" in texts(at)
     at.text_input(key="rm_text").input("it was the cat")
     run_ok(at)
+    assert any("How many attention maps" in e.label for e in at.expander)
+    maps = next(e for e in at.expander if "How many attention maps" in e.label).markdown[0].value
+    T = int(re.search(r"All (\d+) tokens", texts(at)).group(1))
+    assert f"2 layers x 4 heads = 8 maps, each {T} x {T}." in maps
 
 
 def test_unknown_model_shows_message_and_toy_still_works():
@@ -96,3 +143,24 @@ def test_unknown_model_shows_message_and_toy_still_works():
 def test_default_model_offline_gives_message_not_traceback():
     at = run_ok(app(PAGE, timeout=120))
     assert any("Could not load 'google/bert_uncased_L-4_H-256_A-4'" in w.value for w in at.warning)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"},
+                                   {"mask": "causal", "temperature": "0.1"}])
+def test_toy_attention_extremes(query):
+    from attention_core import WhatIf, run_whatif
+
+    at = app(PAGE, {"model": "no-such-user/no-such-model-xyz", **query}, timeout=300)
+    at.session_state["rm_source"] = "the toy attention (sidebar what-if)"
+    run_ok(at)
+    cfg = at.session_state["whatif"]
+    toy = run_whatif(cfg)
+    T = toy.T
+    assert f"All {T} tokens" in texts(at)
+    W = toy.weights[0]
+    row = int(np.argmax(W.max(axis=1)))
+    assert f"with weight {W[row].max():.3g}" in texts(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["softmax weight"] == metrics["the model's weight"]
+    assert any(f"1 layer x {cfg.n_heads} head" in m.value for e in at.expander for m in e.markdown)

@@ -143,3 +143,49 @@ def cached_sweep_specs(seq_len: int, temperature: float, d_k: int, scaled: bool)
     ]
     return tuple(json.dumps(sweep_chart_spec(sweep, m, title, y, now, other, log_y=log_y, with_sqrt_dk=sq, theory=th))
                  for m, title, y, log_y, sq, th in charts)
+
+
+# ---- Real model
+
+
+class ModelHolder:
+    """The loaded Hugging Face models, shared by every session: at most ``max_models`` (least recently used
+    goes first; bert-base is about 0.45 GB in memory, GPT-2 0.5 GB). A failed load is not kept."""
+
+    def __init__(self, max_models: int = 2):
+        import threading
+        from collections import OrderedDict
+
+        self.max_models = max_models
+        self._models: OrderedDict = OrderedDict()  # name -> (model, tokenizer)
+        self._lock = threading.Lock()  # one load at a time: thirty sessions do not load the same model thirty times
+
+    def get(self, name: str):
+        """(model, tokenizer) for ``name``, loading it on first use (raises ModelLoadError)."""
+        from attention_core.hf import load_pretrained
+
+        with self._lock:
+            if name in self._models:
+                self._models.move_to_end(name)
+                return self._models[name]
+            loaded = load_pretrained(name)
+            self._models[name] = loaded
+            while len(self._models) > self.max_models:
+                self._models.popitem(last=False)
+            return loaded
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._models
+
+
+MODELS = ModelHolder(max_models=2)
+
+
+@cached(max_mb=64)
+def cached_attention_run(name: str, text: str):
+    """model_attention_run for a model and a sentence: the model's weights with q, k and parity per layer
+    (about 10 MB for bert-base at 128 tokens, 0.3 MB for the default model on the default sentence)."""
+    from attention_core.model_views import model_attention_run
+
+    model, tokenizer = MODELS.get(name)
+    return model_attention_run(model, tokenizer, text)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from ui.images import _LUTS
+from ui.images import _LUTS, pool
 
 MIN_LINE = 0.02  # weights below this are not drawn as lines (they would be invisible anyway)
 
@@ -46,15 +46,18 @@ def head_view_chart(weights: np.ndarray, tokens: list[str], isolate: int | None 
 
 
 def model_view_png(attn: np.ndarray, tile: int = 64, gap: int = 4) -> bytes:
-    """All (L, H, T, T) maps as one PNG grid: a row per layer, a column per head, weights 0..1 in viridis."""
+    """All (L, H, T, T) maps as one PNG grid: a row per layer, a column per head, weights 0..1 in viridis.
+
+    Maps of more than ``tile`` tokens are mean-pooled to at most ``tile`` pixels a side."""
     L, H, T, _ = attn.shape
-    scale = max(1, tile // T)
-    size = T * scale
+    n = pool(attn[0, 0], tile)[0].shape[0]  # pixels per map before enlarging
+    scale = max(1, tile // n)
+    size = n * scale
     canvas = np.full((L * (size + gap) - gap, H * (size + gap) - gap, 3), 255, dtype=np.uint8)
     lut = _LUTS["viridis"]
     for layer in range(L):
         for h in range(H):
-            idx = (np.clip(attn[layer, h], 0, 1) * 255).round().astype(np.int64)
+            idx = (np.clip(pool(attn[layer, h], tile)[0], 0, 1) * 255).round().astype(np.int64)
             tile_rgb = np.repeat(np.repeat(lut[idx], scale, axis=0), scale, axis=1)
             r, c = layer * (size + gap), h * (size + gap)
             canvas[r:r + size, c:c + size] = tile_rgb
