@@ -107,9 +107,15 @@ def gqa_projections(x, w_q, w_k, w_v, n_heads: int, n_kv_heads: int):
         if np.shape(w) != (d_model, cols):
             raise ValueError(f"{name} must have shape (d_model, {'d_model' if cols == d_model else 'G * d_k'}) = "
                              f"{(d_model, cols)}; got {np.shape(w)}")
-    q = split_heads(x @ check_finite_array("w_q", w_q, 2), n_heads)  # (..., H, T, d_k)
-    k = split_heads(x @ check_finite_array("w_k", w_k, 2), n_kv_heads)  # (..., G, T, d_k)
-    v = split_heads(x @ check_finite_array("w_v", w_v, 2), n_kv_heads)  # (..., G, T, d_k)
+    return project_heads(x, check_finite_array("w_q", w_q, 2), check_finite_array("w_k", w_k, 2),
+                         check_finite_array("w_v", w_v, 2), n_heads, n_kv_heads)
+
+
+def project_heads(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, n_heads: int, n_kv_heads: int):
+    """:func:`gqa_projections` without the checks, for callers that checked once (the KV-cache decoder)."""
+    q = split_heads(x @ w_q, n_heads)  # (..., H, T, d_k)
+    k = split_heads(x @ w_k, n_kv_heads)  # (..., G, T, d_k)
+    v = split_heads(x @ w_v, n_kv_heads)  # (..., G, T, d_k)
     return q, k, v
 
 

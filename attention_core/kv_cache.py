@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_finite_array, check_positive_int, check_temperature
-from .attention import check_heads, merge_heads
-from .gqa import check_kv_heads, gqa_projections, grouped_query_attention
+from .attention import merge_heads, score_factor
+from .gqa import gqa_projections, project_heads
+from .softmax import _softmax
 
 
 class KVCache:
@@ -103,22 +104,25 @@ def decode_with_cache(x, w_q, w_k, w_v, w_o, n_heads: int, n_kv_heads: int | Non
     if x.ndim != 2 or x.shape[0] == 0:
         raise ValueError(f"x must be (T, d_model) with at least one token; got shape {x.shape}")
     T, d_model = x.shape
-    n_heads = check_heads(d_model, n_heads)
-    n_kv_heads = check_kv_heads(n_heads, n_heads if n_kv_heads is None else n_kv_heads)
+    n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+    gqa_projections(x[:1], w_q, w_k, w_v, n_heads, n_kv_heads)  # checks every shape and value once
+    w_q, w_k, w_v = (np.asarray(w) for w in (w_q, w_k, w_v))
     w_o = check_finite_array("w_o", w_o, min_ndim=2)
     if w_o.shape != (d_model, d_model):
         raise ValueError(f"w_o must have shape (d_model, d_model) = {(d_model, d_model)}; got {w_o.shape}")
-    d_k = d_model // n_heads
-    cache = None
+    d_k, rep = d_model // n_heads, n_heads // n_kv_heads
+    factor = score_factor(d_k, scaled, t_)
+    cache = KVCache(n_kv_heads, d_k, d_k, T, dtype=np.result_type(x.dtype, w_k.dtype, w_v.dtype))
     steps, rows = [], []
     for t in range(T):
-        q, k, v = gqa_projections(x[t:t + 1], w_q, w_k, w_v, n_heads, n_kv_heads)  # (H, 1, d_k), (G, 1, d_k) x2
-        if cache is None:
-            cache = KVCache(n_kv_heads, d_k, d_k, T, dtype=np.result_type(k.dtype, v.dtype))
+        q, k, v = project_heads(x[t:t + 1], w_q, w_k, w_v, n_heads, n_kv_heads)  # (H, 1, d_k), (G, 1, d_k) x2
         reused = cache.length
         cache.append(k[:, 0], v[:, 0])
-        heads, weights = grouped_query_attention(q, cache.k, cache.v, scaled=scaled, temperature=t_)  # (H, 1, d_k), (H, 1, t+1)
+        q_grouped = q.reshape(n_kv_heads, rep, d_k) * factor  # (G, H/G, d_k): query heads beside their KV head
+        scores = q_grouped @ np.swapaxes(cache.k, -1, -2)  # (G, H/G, t+1) one row per query head
+        weights = _softmax(scores, inplace=True)  # no mask: the cache holds only tokens 0..t
+        heads = (weights @ cache.v).reshape(n_heads, 1, d_k)  # (H, 1, d_k)
         row = (merge_heads(heads) @ w_o)[0]  # (d_model,)
-        steps.append(DecodeStep(t, q[:, 0], k[:, 0], v[:, 0], reused, weights[:, 0], row))
+        steps.append(DecodeStep(t, q[:, 0], k[:, 0], v[:, 0], reused, weights.reshape(n_heads, t + 1), row))
         rows.append(row)
     return DecodeRun(tuple(steps), np.stack(rows), cache.k, cache.v, cache.nbytes)

@@ -1,0 +1,169 @@
+"""AppTest: the Efficient attention page (KV cache, KV memory of real models, sliding windows, FlashAttention).
+
+Every control of the page is moved at default and extreme settings; the numbers on the page are checked
+against attention_core (max differences, the receptive-field formula, the memory of published shapes).
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from attention_core.gqa import MODELS, MODELS_BY_NAME
+from tests.apptest_util import app, chart_datasets, run_ok, texts
+
+PAGE = "pages/13_Efficient_attention.py"
+
+
+def metric(at, label: str) -> str:
+    values = [m.value for m in at.metric if m.label == label]
+    assert values, [m.label for m in at.metric]
+    return values[0]
+
+
+def assert_exact(at):
+    """The cached decode and the tiled softmax both equal plain attention on screen."""
+    assert float(metric(at, "max |cached − one causal pass|")) < 1e-5
+    assert float(metric(at, "max |tiled − full softmax|")) < 1e-5
+
+
+def receptive_sentence(at) -> tuple[int, int]:
+    """(measured, formula after the cap) as written on the page; they must agree."""
+    text = texts(at)
+    assert "They agree." in text and "disagree" not in text
+    measured = int(re.search(r"measured receptive field .*? is \*\*(\d+)\*\* tokens", text).group(1))
+    m = re.search(r"L\(w−1\)\+1 = (\d+)\((\d+)−1\)\+1 = (\d+)(?:, capped at the (\d+) tokens there are: (\d+))?", text)
+    L, w, raw = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    assert raw == L * (w - 1) + 1
+    return measured, int(m.group(5)) if m.group(5) else raw
+
+
+def test_defaults_show_exact_numbers_and_llama_70b_memory():
+    at = run_ok(app(PAGE))
+    assert not at.warning
+    assert_exact(at)
+    assert receptive_sentence(at) == (7, 7)  # w = 3, L = 3, T = 8
+    text = texts(at)
+    # Llama-2-70B, 4096 tokens, batch 1, float16: 2 x 80 x 8 x 128 x 4096 x 2 bytes = 1.34 GB; MHA 64 heads: 10.7 GB
+    assert "keeps **1.34 GB**" in text and "would need **10.7 GB** (8× its own)" in text
+    assert metric(at, "reused from the cache") == "4 K + 4 V rows"  # step 5 of 8
+    bars = [f for el in at.get("vega_lite_chart") for f in chart_datasets(el) if "GB" in f.columns][0]
+    assert list(bars["KV heads"]) == [64, 8, 1]
+    np.testing.assert_allclose(bars["GB"], [10.737418240, 1.34217728, 0.16777216])
+
+
+def test_every_control_moves():
+    at = run_ok(app(PAGE))
+    at.select_slider(key="eff_w_kv").set_value(1)
+    run_ok(at)
+    assert_exact(at)
+    assert "4 query heads share it" in texts(at)
+    for step in (1, 8):
+        at.slider(key="eff_w_step").set_value(step)
+        run_ok(at)
+        assert metric(at, "reused from the cache") == f"{step - 1} K + {step - 1} V rows"
+    at.selectbox(key="eff_head").set_value(3)
+    run_ok(at)
+    assert "Query head 4 reads KV head 1" in texts(at)
+    for name in MODELS_BY_NAME:
+        at.selectbox(key="eff_w_model").set_value(name)
+        run_ok(at)
+        model = MODELS_BY_NAME[name]
+        assert f"{name} ({model.layers} layers, {model.heads} query heads, {model.kv_heads} KV heads" in texts(at)
+    at.number_input(key="eff_w_ctx").set_value(32768)
+    at.number_input(key="eff_w_batch").set_value(8)
+    at.selectbox(key="eff_w_dtype").set_value("float32")
+    run_ok(at)
+    mistral = MODELS_BY_NAME["Mistral-7B (v0.1)"]
+    full = mistral.cache_bytes(32768, 8, "float32", rolling=False) / 1e9
+    assert "rolling cache of the last 4,096 tokens only" in texts(at) and f"would take {full:.3g} GB" in texts(at)
+    assert f"keeps **{mistral.cache_bytes(32768, 8, 'float32') / 1e9:.3g} GB**" in texts(at)
+    for window, layers in ((1, 1), (8, 32), (2, 5)):
+        at.slider(key="eff_w_window").set_value(window)
+        at.slider(key="eff_w_layers").set_value(layers)
+        run_ok(at)
+        measured, formula = receptive_sentence(at)
+        assert measured == formula == min(8, layers * (window - 1) + 1)
+    for tile in (1, 8, 3):
+        at.slider(key="eff_w_tile").set_value(tile)
+        run_ok(at)
+        assert metric(at, "tiles") == f"{-(-8 // tile)} of ≤ {tile} keys"
+        assert metric(at, "largest tile") == f"{8 * tile * 4:,} bytes" and metric(at, "full T × T scores") == "256 bytes"
+        assert_exact(at)
+    for fq in (1, 8):
+        at.slider(key="eff_w_fq").set_value(fq)
+        run_ok(at)
+        assert f"query **t{fq}**" in texts(at)
+    params = at.query_params
+    assert params["tile"] == "3" and params["window"] == "2" and params["model"] == "Mistral-7B (v0.1)"
+
+
+@pytest.mark.slow
+def test_extremes_long_sequence_wide_model():
+    at = run_ok(app(PAGE, {"seq_len": "512", "d_model": "1024", "heads": "16", "kv": "1", "tile": "1", "window": "512",
+                           "layers": "32", "step": "512", "fq": "512", "mask": "causal"}, timeout=240))
+    assert not at.warning
+    assert_exact(at)
+    assert metric(at, "tiles") == "512 of ≤ 1 keys"
+    assert receptive_sentence(at) == (512, 512)
+    at.slider(key="eff_w_tile").set_value(512)
+    at.slider(key="eff_w_window").set_value(1)
+    run_ok(at)
+    assert metric(at, "tiles") == "1 of ≤ 512 keys"
+    assert receptive_sentence(at) == (1, 1)
+    assert_exact(at)
+
+
+def test_one_token():
+    at = run_ok(app(PAGE, {"seq_len": "1"}))
+    assert_exact(at)
+    assert receptive_sentence(at) == (1, 1)
+    assert metric(at, "tiles") == "1 of ≤ 1 keys"
+    assert "clamp" not in texts(at)
+
+
+def test_shrinking_seq_len_clamps_the_page_controls_with_a_notice():
+    at = run_ok(app(PAGE, {"seq_len": "64", "tile": "50", "step": "60"}))
+    assert not at.warning
+    at.sidebar.slider(key="ctl_seq_len").set_value(4)
+    run_ok(at)
+    notice = "\n".join(w.value for w in at.warning)
+    assert "tile=50 is outside 1 to 4 for seq_len 4; using 4." in notice and "step=60 is outside 1 to 4" in notice
+    assert metric(at, "tiles") == "1 of ≤ 4 keys"
+    assert_exact(at)
+
+
+def test_padding_mask_and_a_fully_masked_row():
+    at = run_ok(app(PAGE, {"mask": "causal+padding", "pad": "3", "fq": "2"}))
+    assert_exact(at)
+    assert "mask: causal (computed per tile) and padding (3 keys)" in texts(at)
+    at = run_ok(app(PAGE, {"mask": "padding", "pad": "8"}))
+    assert_exact(at)
+    assert "Every key of this row is masked: m stays −∞, l stays 0, and the output is 0 (not NaN)." in texts(at)
+
+
+@pytest.mark.parametrize("query, expected", [
+    ({"kv": "3"}, "kv='3' is not allowed for 4 query heads (KV heads must divide them) (allowed: 1, 2, 4); using 2."),
+    ({"kv": "3", "heads": "8"}, "using 2."),
+    ({"step": "abc"}, "step='abc' is not a whole number; using 5."),
+    ({"window": "999"}, "window=999 is outside 1 to 8 for seq_len 8; using 8."),
+    ({"layers": "0"}, "layers=0 is outside 1 to 32; using 1."),
+    ({"tile": "2.5"}, "tile='2.5' is not a whole number; using 4."),
+    ({"fq": "nan"}, "fq='nan' is not a whole number"),
+    ({"model": "GPT-5"}, "model='GPT-5' is not allowed"),
+    ({"dtype": "fp4"}, "dtype='fp4' is not allowed"),
+    ({"ctx": "-5"}, "ctx=-5 is outside 1 to 1048576; using 1."),
+    ({"batch": "1e9"}, "batch=1000000000 is outside 1 to 1024; using 1024."),
+])
+def test_bad_url_values_give_a_notice_and_a_working_page(query, expected):
+    at = run_ok(app(PAGE, query))
+    notice = "\n".join(w.value for w in at.warning)
+    assert expected in notice, notice
+    assert_exact(at)
+
+
+def test_models_table_lists_every_source():
+    at = run_ok(app(PAGE))
+    table = [d.value for d in at.dataframe if "source (config.json)" in d.value.columns][0]
+    assert list(table["model"]) == [m.name for m in MODELS]
+    assert all(s.startswith("https://huggingface.co/") for s in table["source (config.json)"])
