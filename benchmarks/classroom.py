@@ -1,10 +1,18 @@
-"""Thirty students at once: one server on 127.0.0.1, 30 browser sessions (contexts of one headless
-Chromium) open a shared preset link, then each moves a slider 10 times.
+"""A class on one server: N students speaking Streamlit's websocket protocol (no browsers), one real Chromium
+tab beside them, and the server's latency, CPU and memory.
 
-Reports errors, p50/p95 time from a slider change to the page re-drawn, and the server's memory
-(baseline, after one session, peak, and the increment per session).
+Each student opens the scenario's link (a websocket session, see benchmarks/protocol.py), waits until everyone
+is in, then moves one slider ``--changes`` times with a random think time between changes (or, with ``--burst``,
+all students change at the same moment, round after round). Every change is timed from the BackMsg to the
+``script_finished`` ForwardMsg and verified: the page that comes back shows the new value, in the widget and in
+the URL. The server runs pinned with ``taskset`` (``--cores``); CPU time and peak memory are the server
+process's. A real Chromium tab moves the same slider meanwhile and reports what one student waits for the page
+to be redrawn.
 
-    python benchmarks/classroom.py [--students 30] [--moves 10] [--preset 2_why_scale]
+    python benchmarks/classroom.py --scenario why_scale --cores 0,1            # 30 students, 10 changes each
+    python benchmarks/classroom.py --scenario why_scale --burst --cores 0,1
+    python benchmarks/classroom.py --scenario playground_128x8 --capacity 10,20,30,45,60 --cores 0,1
+    python benchmarks/classroom.py --url http://host/app --server-pid 1234 ...  # an existing server (nginx)
 """
 
 from __future__ import annotations
@@ -12,201 +20,294 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
+import random
+import shutil
 import statistics
 import sys
-import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from playwright.async_api import async_playwright  # noqa: E402
-
-from benchmarks._timing import table  # noqa: E402
-from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server  # noqa: E402
+from benchmarks.protocol import PeakRSS, RunResult, StreamlitClient, Widget, cpu_seconds, start_server  # noqa: E402
 from ui.presets import load_presets  # noqa: E402
 
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
 IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   return app && app.getAttribute('data-test-script-state') === 'notRunning'
       && !document.querySelector('[data-testid="stSkeleton"]')
+      && !document.querySelector('[data-testid="stStatusWidget"]')
       && document.querySelector('[data-testid="stMainBlockContainer"] h1');
 }"""
 WATCH_JS = """() => {
-  // poll (not a MutationObserver: React may replace the stApp node) and keep every state change
   window.__runs = [];
   let last = null;
   setInterval(() => {
     const app = document.querySelector('[data-testid="stApp"]');
     const state = app && app.getAttribute('data-test-script-state');
-    if (state !== last) { window.__runs.push([state, performance.now()]); last = state; }
+    if (state !== last) { window.__runs.push(state); last = state; }
   }, 5);
 }"""
 
 
-def rss_kb(pid: int, field: str = "VmRSS") -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
+@dataclass(frozen=True)
+class Scenario:
+    """What the class opens and which slider the students move."""
+
+    name: str  # command-line name
+    title: str  # row title in the report
+    path: str  # page and query string, as in the shared link
+    label: str  # label of the slider every student moves
+    param: str  # URL parameter that must name the new value after a change
 
 
-TICK = os.sysconf("SC_CLK_TCK")
+def scenarios() -> dict[str, Scenario]:
+    """One scenario per preset (its link; Compare presets move A's temperature) and the large Playground."""
+    out = {}
+    for p in load_presets()[0]:
+        name = p.slug.split("_", 1)[1] if p.slug[0].isdigit() else p.slug
+        page = Path(p.page).stem.split("_", 1)[1].replace("_", " ")
+        compare = p.page.endswith("Compare.py")
+        label, param = ("temperature (A)", "a_temperature") if compare else ("temperature", "temperature")
+        out[name] = Scenario(name, f'{page}, preset "{p.name}"', p.link("").lstrip("/"), label, param)
+    out["playground_128x8"] = Scenario("playground_128x8", "Playground, 128 tokens x 8 heads (d_model 512)",
+                                       "Playground?seq_len=128&d_model=512&heads=8", "temperature", "temperature")
+    return out
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of one process."""
-    rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / TICK
+def pick(w: Widget, rng: random.Random):
+    """A value for widget ``w`` other than the one it shows: another option, or another number in range."""
+    if w.options:
+        return rng.choice([o for o in w.options if o != w.value])
+    if w.kind == "slider":
+        lo, hi = int(w.proto.min), int(w.proto.max)
+        return rng.choice([v for v in range(lo, hi + 1) if v != w.value][:200])
+    raise ValueError(f"the benchmark moves sliders; {w.label!r} is a {w.kind}")
 
 
-def chromium_pids() -> list[int]:
-    pids = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if (d / "comm").read_text().strip() == "chromium":
-                    pids.append(int(d.name))
-            except OSError:
-                pass
-    return pids
+@dataclass(frozen=True)
+class Load:
+    """What one load run measured."""
+
+    students: int  # sessions that were opened
+    results: tuple[RunResult, ...]  # one per change
+    open_errors: tuple[str, ...]  # sessions that failed to open
+    cpu: float  # server CPU seconds during the changes (nan without a pid)
+    wall: float  # seconds from the first change to the last
+    peak_rss: int  # bytes, the whole run (0 without a pid)
+    tab: tuple[float, ...]  # the Chromium tab's waits, seconds
+    tab_note: str  # why there are no tab figures, if there are none
 
 
-class Sampler(threading.Thread):
-    """Peak server memory, and the CPU time of every Chromium process seen (kept after it exits)."""
-
-    def __init__(self, pid: int):
-        super().__init__(daemon=True)
-        self.pid, self.peak, self.stop = pid, 0, threading.Event()
-        self.browser_cpu: dict[int, float] = {}
-
-    def run(self):
-        while not self.stop.is_set():
-            try:
-                self.peak = max(self.peak, rss_kb(self.pid))
-            except OSError:
-                return
-            for pid in chromium_pids():
-                try:
-                    self.browser_cpu[pid] = cpu_seconds(pid)
-                except OSError:
-                    pass
-            time.sleep(0.1)
-
-
-async def student(browser, url: str, slider_label: str, moves: int, latencies: list, errors: list, ready: asyncio.Event,
-                  loaded: list, n: int):
-    ctx = await browser.new_context(viewport={"width": 1300, "height": 900})
-    page = await ctx.new_page()
-    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+async def student(url: str, sc: Scenario, changes: int, think: tuple[float, float], rng: random.Random,
+                  results: list, errors: list, opened: asyncio.Barrier, rounds: asyncio.Barrier | None) -> None:
+    client = StreamlitClient(url, sc.path)
+    ok = False
     try:
-        await page.goto(url, timeout=120000)
-        await page.wait_for_function(IDLE_JS, timeout=120000, polling=50)
-        loaded.append(1)
-        if len(loaded) == n:
-            ready.set()
-        await ready.wait()
-        await page.evaluate(WATCH_JS)
-        slider = page.locator('[data-testid="stSlider"]').filter(
-            has=page.locator(f'input[type="range"][aria-label^="{slider_label}"]')).first
-        for i in range(moves):
-            # click the track alternately at two positions (pointer up commits the value, like a student's click)
-            box = await slider.locator('input[type="range"]').first.evaluate(
-                "e => { const r = e.closest('[data-orientation]').getBoundingClientRect(); "
-                "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
-            frac = 0.62 if i % 2 == 0 else 0.48
-            before = await page.evaluate("window.__runs.length")
-            url_before = page.url
-            t0 = await page.evaluate("performance.now()")
-            await page.mouse.click(box["x"] + box["w"] * frac, box["y"] + box["h"] / 2)
-            # a run happened after the click (its state was seen, or it rewrote the URL) and nothing is left to draw
-            await page.wait_for_function(
-                f"""() => (window.__runs.slice({before}).some(r => r[0] === 'running')
-                           || window.location.href !== {json.dumps(url_before)}) && ({IDLE_JS})()""",
-                timeout=60000, polling=20)
-            t1 = await page.evaluate("performance.now()")
-            latencies.append((t1 - t0) / 1000)
-        count = await page.locator('[data-testid="stException"]').count()
-        if count:
-            errors.append(f"{count} exception element(s)")
-    except Exception as exc:  # noqa: BLE001 - every failure is counted and reported
-        runs = await page.evaluate("window.__runs || null") if not page.is_closed() else None
-        val = await page.locator('[data-testid="stSlider"] input[type="range"]').first.input_value() if not page.is_closed() else None
-        errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]} (runs {runs}, slider {val}, url {page.url[-80:]})")
-        if not ready.is_set():
-            loaded.append(1)
-            if len(loaded) == n:
-                ready.set()
-    finally:
-        await ctx.close()
+        r = await client.open()
+        ok = r.ok
+        if not ok:
+            errors.append("; ".join(r.errors) or r.status)
+    except Exception as exc:  # noqa: BLE001 - a student who cannot connect is a result
+        errors.append(f"{type(exc).__name__}: {exc}"[:200])
+    await opened.wait()
+    for _ in range(changes):
+        if rounds is not None:
+            await rounds.wait()
+        else:
+            await asyncio.sleep(rng.uniform(*think))
+        if ok:
+            try:
+                r = await client.change(sc.label, pick(client.page.widget(sc.label), rng), param=sc.param)
+            except LookupError as exc:
+                r = RunResult(0.0, 0, 0, 0, "closed", (str(exc)[:200],), False)
+            results.append(r)
+            ok = r.status not in ("closed", "timeout")
+        if rounds is not None:
+            await rounds.wait()
+            await asyncio.sleep(think[0])
+    await client.close()
 
 
-async def run(args) -> None:
-    presets = {p.slug: p for p in load_presets()[0]}
-    preset = presets[args.preset]
-    slider = args.slider
-    with streamlit_server() as (base, proc):
-        time.sleep(1.0)
-        baseline = rss_kb(proc.pid)
-        sampler = Sampler(proc.pid)
-        sampler.start()
-        url = preset.link(base)
-        async with async_playwright() as p:
-            # 30 tabs of one headless browser: keep background tabs from being throttled like hidden tabs
-            # of a desktop browser would be (each student's tab is in the foreground on their own machine)
-            browser = await p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS + [
-                "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-                "--disable-backgrounding-occluded-windows"])
-            # one session first, for the memory of a single student
-            one_lat, one_err, ev, ld = [], [], asyncio.Event(), []
-            await student(browser, url, slider, 1, one_lat, one_err, ev, ld, 1)
-            after_one = rss_kb(proc.pid)
-            latencies, errors, ready, loaded = [], [], asyncio.Event(), []
-            cpu_server0, cpu_browser0 = cpu_seconds(proc.pid), sum(sampler.browser_cpu.values())
-            t0 = time.perf_counter()
-            await asyncio.gather(*(student(browser, url, slider, args.moves, latencies, errors, ready, loaded,
-                                           args.students) for _ in range(args.students)))
-            wall = time.perf_counter() - t0
-            cpu_server = cpu_seconds(proc.pid) - cpu_server0
-            time.sleep(0.3)
-            cpu_browser = sum(sampler.browser_cpu.values()) - cpu_browser0
+async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyncio.Event, changes: int,
+                       think: tuple[float, float], rng: random.Random) -> tuple[list[float], str]:
+    """Open the link in Chromium, then click the slider's track until the load ends; the waits to redraw."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        opened.set()
+        return [], "no Chromium installed"
+    from playwright.async_api import async_playwright
+
+    waits: list[float] = []
+    note = ""
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1300, "height": 900})
+            await page.goto(f"{url.rstrip('/')}/{sc.path}", timeout=120000)
+            await page.wait_for_function(IDLE_JS, timeout=120000, polling=50)
+            await page.evaluate(WATCH_JS)
+            opened.set()
+            slider = page.locator('[data-testid="stSlider"]').filter(
+                has=page.locator(f'input[type="range"][aria-label^="{sc.label}"]')).first
+            i = 0
+            while not done.is_set() and i < changes:
+                await asyncio.sleep(rng.uniform(*think))
+                box = await slider.locator('input[type="range"]').first.evaluate(
+                    "e => { const r = e.closest('[data-orientation]').getBoundingClientRect(); "
+                    "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+                frac = 0.3 + 0.4 * rng.random()
+                before, url_before = await page.evaluate("window.__runs.length"), page.url
+                t0 = await page.evaluate("performance.now()")
+                await page.mouse.click(box["x"] + box["w"] * frac, box["y"] + box["h"] / 2)
+                await page.wait_for_function(
+                    f"""() => (window.__runs.slice({before}).includes('running')
+                               || window.location.href !== {json.dumps(url_before)}) && ({IDLE_JS})()""",
+                    timeout=60000, polling=20)
+                waits.append((await page.evaluate("performance.now()") - t0) / 1000)
+                i += 1
+            if await page.locator('[data-testid="stException"]').count():
+                note = "the tab shows an exception"
+        except Exception as exc:  # noqa: BLE001 - the tab is reported beside the load, never stops it
+            note = f"tab failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+            opened.set()
+        finally:
             await browser.close()
-        end = rss_kb(proc.pid)
-        sampler.stop.set()
-        hwm = rss_kb(proc.pid, "VmHWM")
-    peak = max(sampler.peak, hwm)
-    lat = sorted(latencies)
-    q = statistics.quantiles(lat, n=20) if len(lat) >= 2 else lat * 19
-    print(f"Preset '{preset.name}' ({preset.page}), {args.students} students in one Chromium, each moving "
-          f"'{slider}' {args.moves} times; {wall:.0f} s in all.\n")
-    print(table(["measure", "value", "target"], [
-        ["errors on the page (exceptions, script errors)", f"{sum(not e.startswith('TimeoutError') for e in errors)}", "0"],
-        ["slider changes with no re-draw within 60 s", f"{sum(e.startswith('TimeoutError') for e in errors)}", "0"],
-        ["slider change → page re-drawn, p50", f"{statistics.median(lat):.2f} s" if lat else "n/a", "≤ 1 s"],
-        ["slider change → page re-drawn, p95", f"{q[18]:.2f} s" if lat else "n/a", "≤ 3 s"],
-        ["changes measured", f"{len(lat)}", f"{args.students * args.moves}"],
-        ["server memory, idle", f"{baseline / 1024:.0f} MB", ""],
-        ["server memory, after one student", f"{after_one / 1024:.0f} MB", ""],
-        ["server memory, peak", f"{peak / 1024:.0f} MB", "≤ 1024 MB"],
-        ["per-session increment", f"{(end - after_one) / 1024 / max(args.students, 1):.1f} MB", ""],
-        ["server CPU per slider change (includes page loads)", f"{1e3 * cpu_server / max(len(lat), 1):.0f} ms", ""],
-        ["CPU used: server / all browser tabs", f"{cpu_server:.0f} s / {cpu_browser:.0f} s", ""],
-    ]))
-    print(f"\nThe {os.cpu_count()} cores of this machine run the server and all {args.students} browser tabs: the tabs "
-          f"used {cpu_browser / max(cpu_server + cpu_browser, 1e-9):.0%} of the CPU time spent.")
-    for e in errors[:10]:
-        print("error:", e)
+    return waits, note
+
+
+async def load(url: str, pid: int | None, sc: Scenario, students: int, changes: int, think: tuple[float, float],
+               burst: bool, browser: bool, seed: int) -> Load:
+    rng = random.Random(seed)
+    results: list[RunResult] = []
+    errors: list[str] = []
+    opened = asyncio.Barrier(students + 1)
+    rounds = asyncio.Barrier(students) if burst else None
+    tab_open, done = asyncio.Event(), asyncio.Event()
+    with PeakRSS(pid) if pid else _NoPeak() as peak:
+        tab = asyncio.create_task(chromium_tab(url, sc, tab_open, done, changes, think, random.Random(seed + 1))) \
+            if browser else None
+        tasks = [asyncio.create_task(student(url, sc, changes, think, random.Random(seed * 1000 + i), results, errors,
+                                             opened, rounds)) for i in range(students)]
+        if tab is not None:
+            await tab_open.wait()
+        await opened.wait()  # every student is in: the changes begin
+        cpu0, t0 = cpu_seconds(pid) if pid else float("nan"), time.perf_counter()
+        await asyncio.gather(*tasks)
+        cpu1, wall = cpu_seconds(pid) if pid else float("nan"), time.perf_counter() - t0
+        done.set()
+        waits, note = await tab if tab is not None else ([], "not run (--no-browser)")
+    return Load(students, tuple(results), tuple(errors), cpu1 - cpu0, wall, peak.peak, tuple(waits), note)
+
+
+class _NoPeak:
+    peak = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+def q(values, p: float) -> float:
+    """The p-quantile (0..1) of ``values``, nearest rank."""
+    s = sorted(values)
+    return s[max(0, math.ceil(p * len(s)) - 1)] if s else float("nan")
+
+
+def row(title: str, r: Load) -> list[str]:
+    lat = [x.seconds for x in r.results]
+    n = len(r.results)
+    errs = sum(1 for x in r.results if x.errors) + len(r.open_errors)
+    verified = sum(1 for x in r.results if x.verified)
+    kb = statistics.mean(x.wire_bytes for x in r.results) / 1024 if n else float("nan")
+    tab = (f"{statistics.median(r.tab):.2f} / {max(r.tab):.2f} s ({len(r.tab)})" if r.tab else r.tab_note)
+    return [title, str(r.students), f"{q(lat, .5):.2f} s", f"{q(lat, .95):.2f} s",
+            f"{max(lat, default=float('nan')):.2f} s",
+            str(errs), f"{verified} / {n}", f"{kb:.0f} KB", f"{1e3 * r.cpu / max(n, 1):.0f} ms",
+            f"{r.peak_rss / 2**20:.0f} MB" if r.peak_rss else "n/a", tab]
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    rule = "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"
+    lines = ["| " + " | ".join(header) + " |", rule]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+HEADER = ["scenario", "students", "p50", "p95", "max", "errors", "verified", "per change", "server CPU / change",
+          "server peak RSS", "Chromium tab p50 / max"]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    sc_all = scenarios()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenario", action="append", choices=sorted(sc_all), help="repeatable; default why_scale")
     ap.add_argument("--students", type=int, default=30)
-    ap.add_argument("--moves", type=int, default=10)
-    ap.add_argument("--preset", default="2_why_scale")
-    ap.add_argument("--slider", default="temperature (A)")
-    asyncio.run(run(ap.parse_args()))
+    ap.add_argument("--changes", type=int, default=10, help="slider changes per student")
+    ap.add_argument("--think", default="1-3", help="seconds between a student's changes, 'lo-hi' (uniform)")
+    ap.add_argument("--burst", action="store_true", help="all students change at the same moment, round by round")
+    ap.add_argument("--cores", help="pin the server with taskset -c CORES, e.g. 0,1")
+    ap.add_argument("--flag", action="append", default=[],
+                    help="extra `streamlit run` flag, e.g. --flag=--runner.postScriptGC=false")
+    ap.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout to serve (e.g. an older commit)")
+    ap.add_argument("--url", help="use this running server instead of starting one")
+    ap.add_argument("--server-pid", type=int, help="with --url: the server's pid, for its CPU and memory")
+    ap.add_argument("--no-browser", action="store_true", help="skip the real Chromium tab")
+    ap.add_argument("--capacity", help="comma-separated student counts at --think 1.5-2.5: where p95 crosses 1 s")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    lo, _, hi = args.think.partition("-")
+    think = (float(lo), float(hi or lo))
+    if args.students < 1 or args.changes < 1 or not 0 <= think[0] <= think[1]:
+        ap.error("--students and --changes must be >= 1 and --think 'lo-hi' with 0 <= lo <= hi")
+    chosen = [sc_all[n] for n in (args.scenario or ["why_scale"])]
+    flags = tuple(f for fl in args.flag for f in fl.split("=", 1))
+    pinned = f", taskset -c {args.cores}" if args.cores and not args.url else ""
+    extra = ", " + " ".join(flags) if flags else ""
+    print(f"Server: {'--url ' + args.url if args.url else 'streamlit run'}{pinned}{extra}; "
+          f"{os.cpu_count()} cores on this machine, shared with the clients, the Chromium tab and other jobs. "
+          f"{'Burst: all students change at once.' if args.burst else f'Think time {args.think} s.'}\n", flush=True)
+
+    def run(sc: Scenario, students: int, think_: tuple[float, float], browser: bool) -> Load:
+        if args.url:
+            return asyncio.run(load(args.url, args.server_pid, sc, students, args.changes, think_, args.burst, browser,
+                                    args.seed))
+        with start_server(args.cores, flags, app_dir=args.app_dir) as server:
+            return asyncio.run(load(server.url, server.pid, sc, students, args.changes, think_, args.burst, browser,
+                                    args.seed))
+
+    if args.capacity:
+        counts = [int(c) for c in args.capacity.split(",")]
+        for sc in chosen:
+            rows, crossed = [], None
+            for n in counts:
+                r = run(sc, n, (1.5, 2.5), False)
+                rows.append(row(sc.title, r)[:10] + [f"{100 * r.cpu / r.wall:.0f}% of a core"])
+                print(f"  {n} students: p95 {rows[-1][3]}", flush=True)
+                if q([x.seconds for x in r.results], .95) > 1.0:
+                    crossed = n
+                    break
+            print(table(HEADER[:10] + ["server busy"], rows))
+            ok = [c for c in counts if crossed is None or c < crossed]
+            print(f"\np95 stays <= 1 s up to {ok[-1] if ok else 'none'} students"
+                  + (f" and crosses it at {crossed}" if crossed else f" (the largest count tried)") + ".\n")
+        return
+    rows = []
+    for sc in chosen:
+        r = run(sc, args.students, think, not args.no_browser)
+        rows.append(row(sc.title + (" (burst)" if args.burst else ""), r))
+        print(f"  done: {rows[-1]}", flush=True)
+        for e in list(r.open_errors[:3]) + [e for x in r.results for e in x.errors][:5]:
+            print("  error:", e)
+    print(table(HEADER, rows))
+    print(f"\nLoad average (1 min) of the machine at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,146 @@
+"""The protocol-level client of the load benchmarks (benchmarks/protocol.py): a real server, a real websocket.
+
+Not timed: these tests check that a change sent as the front end sends it comes back with the new value on the
+page, that the client notices when it does not, and that bad widget values leave the server working. The first
+tests build ForwardMsgs by hand to pin down the page model the verification rests on.
+"""
+
+import asyncio
+import urllib.request
+
+import pytest
+from streamlit.proto.Delta_pb2 import Delta
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.NumberInput_pb2 import NumberInput
+from streamlit.proto.Slider_pb2 import Slider
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from benchmarks.protocol import Page, StreamlitClient, widget_state
+from tests.server_util import streamlit_server
+
+
+def slider_delta(label: str, **fields) -> Delta:
+    d = Delta()
+    s = d.new_element.slider
+    s.id, s.label = f"$$ID-{label}", label
+    for k, v in fields.items():
+        if isinstance(v, list):
+            getattr(s, k)[:] = v
+        else:
+            setattr(s, k, v)
+    return d
+
+
+def test_page_keeps_widget_state_like_the_front_end():
+    page = Page()
+    page.start_run()
+    page.apply(slider_delta("seq_len", default=[8], min=1, max=512, data_type=Slider.INT), (0, 1))
+    page.apply(slider_delta("old", default=[1]), (0, 2))
+    page.finish_run()
+    assert page.widget("seq_len").value == 8 and page.widget("seq").label == "seq_len"
+    page.values[page.widget("seq_len").id] = 20  # the user moved it
+    page.start_run()
+    page.apply(slider_delta("seq_len", default=[8], min=1, max=512, data_type=Slider.INT), (0, 1))
+    page.finish_run()
+    assert page.widget("seq_len").value == 20  # a redrawn widget keeps its state unless Python sets it
+    with pytest.raises(LookupError, match="old"):  # not drawn again: gone, and the message lists what is there
+        page.widget("old")
+    page.start_run()
+    page.apply(slider_delta("seq_len", value=[5], set_value=True, data_type=Slider.INT), (0, 1))
+    assert page.widget("seq_len").value == 5
+
+
+def test_select_slider_state_is_the_formatted_option_and_exceptions_are_reported():
+    page = Page()
+    page.start_run()
+    page.apply(slider_delta("temperature", type=Slider.SELECT_SLIDER, options=["0.1", "1", "10"], default=[1]), (1, 0))
+    w = page.widget("temperature")
+    assert w.value == "1" and w.options == ["0.1", "1", "10"]
+    assert list(widget_state(w, "10").string_array_value.data) == ["10"]
+    d = Delta()
+    d.new_element.exception.type, d.new_element.exception.message = "ValueError", "boom"
+    assert "ValueError: boom" in page.apply(d, (0, 3))
+
+
+def test_widget_state_value_types():
+    page = Page()
+    page.start_run()
+    page.apply(slider_delta("x", default=[0.5]), (0, 0))
+    d = Delta()
+    n = d.new_element.number_input
+    n.id, n.label, n.data_type, n.default = "$$ID-seed", "seed", NumberInput.INT, 3
+    page.apply(d, (0, 1))
+    d = Delta()
+    c = d.new_element.checkbox
+    c.id, c.label = "$$ID-t", "scale"
+    page.apply(d, (0, 2))
+    assert list(widget_state(page.widget("x"), 0.75).double_array_value.data) == [0.75]
+    assert widget_state(page.widget("seed"), 7).WhichOneof("value") == "int_value"
+    assert widget_state(page.widget("scale"), True).bool_value is True
+    with pytest.raises(ValueError, match="must be an http"):
+        StreamlitClient("ws://127.0.0.1:1")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server() as (base, _proc):
+        yield base
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.mark.slow
+def test_slider_change_comes_back_with_the_new_value(server):
+    async def go():
+        async with StreamlitClient(server, "Playground") as c:
+            assert c.page.texts()[0].endswith("Playground")
+            assert c.page.widget("seq_len (tokens)").value != 12
+            r = await c.change("seq_len (tokens)", 12, param="seq_len")
+            assert r.status == "finished" and r.errors == () and r.verified and r.bytes > 0 and r.messages > 0
+            assert c.query_params["seq_len"] == "12"
+            assert any("T = 12" in t for t in c.page.texts())  # the formula on the page names the new length
+            r = await c.change("temperature", "0.501", param="temperature")
+            assert r.ok and c.query_params["temperature"] == "0.501"
+            assert any(r"\tau = 0.501" in t for t in c.page.texts())
+
+    run(go())
+
+
+@pytest.mark.slow
+def test_verification_fails_when_the_page_does_not_take_the_value(server):
+    async def go():
+        async with StreamlitClient(server, "Playground") as c:
+            r = await c.change("temperature", "0.5", param="temperature")  # not one of the slider's options
+            assert r.errors == () and r.verified is False and not r.ok
+            assert c.query_params["temperature"] != "0.5"
+
+    run(go())
+
+
+@pytest.mark.slow
+def test_bad_widget_values_do_not_crash_the_server(server):
+    async def go():
+        async with StreamlitClient(server, "Playground") as c:
+            w = c.page.widget("seq_len (tokens)")
+            huge = WidgetState(id=w.id)
+            huge.double_array_value.data[:] = [1e9]
+            r = await c.change(w.label, None, state=huge)
+            assert r.status == "finished" and r.errors == ()
+            assert 1 <= int(c.query_params["seq_len"]) <= 512
+            r = await c.change("seq_len (tokens)", 9, param="seq_len")
+            assert r.ok
+            wrong = WidgetState(id=w.id)
+            wrong.string_value = "nine"  # a slider never sends text
+            r = await c.change(w.label, None, state=wrong)
+            # the run ends (Streamlit ignores the value or shows a TypeError on the page); the server stays up
+            assert r.status == "finished"
+        with urllib.request.urlopen(f"{server}/_stcore/health", timeout=10) as resp:
+            assert resp.status == 200
+        async with StreamlitClient(server, "Playground?seq_len=7") as c:  # a new student gets a working page
+            assert c.page.widget("seq_len (tokens)").value == 7
+            r = await c.change("seq_len (tokens)", 6, param="seq_len")
+            assert r.ok
+
+    run(go())
