@@ -12,6 +12,7 @@ from attention_core import WhatIf, run_whatif, saturation_metrics
 from tests.apptest_util import ROOT, app, chart_titles, run_ok, texts
 from ui.export import output_csv, parse_printed_weights, qkv_csv, snippet_core, snippet_torch, weights_csv
 from ui.presets import MAX_LINK, load_presets, parse_preset
+from ui.url import to_query_params
 
 PRESETS, ERRORS = load_presets()
 PAGE_SET = {"streamlit_app.py"} | {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
@@ -139,7 +140,7 @@ def test_csv_exports_have_labels_and_numbers():
     WhatIf(input_kind="one_hot", seq_len=6, d_model=4, n_heads=2, mask="causal+padding", pad_count=2, positional=True),
 ], ids=["default", "sentence-causal", "one-hot-padding-pe"])
 def test_reproduce_snippets_print_the_pages_weights(cfg, tmp_path):
-    at = run_ok(app("pages/1_Playground.py", cfg.to_query_params()))
+    at = run_ok(app("pages/1_Playground.py", to_query_params(cfg)))
     assert at.session_state["whatif"] == cfg
     codes = [c.value.strip() for c in at.code]
     assert snippet_core(cfg).strip() in codes and snippet_torch(cfg).strip() in codes  # what the page offers is what we run

@@ -1,15 +1,17 @@
 """The what-if controls, kept per session and mirrored in the URL.
 
-How the values travel (checked in Chromium on Streamlit 1.67, see docs/DESIGN.md):
-1. The first run of a session seeds ``st.session_state[state_key]`` (a :class:`WhatIf`) from
-   ``st.query_params``; bad values are clamped and the notices shown on the page.
-2. Every page re-seeds each widget's key from that WhatIf before drawing the widget, so a value
-   survives page switches (Streamlit drops the state of widgets a page does not draw).
-3. A widget's ``on_change`` copies its value back into the WhatIf (validated).
+How the values travel (Streamlit 1.67; checked in AppTest and Chromium, see docs/DESIGN.md):
+1. The first run of a session parses ``st.query_params`` (ui/url.py: bad values are clamped and the
+   notices shown on the page) and seeds each widget's key ("ctl_seq_len", ...) with the result.
+2. Widgets are drawn with ``persist_state="session"``: Streamlit keeps their values across pages
+   that do not draw them, so no copying in and out. The page's WhatIf is built from those keys.
+3. Streamlit does not know two rules of ours, so two callbacks keep them: a d_model that the head
+   count does not divide moves heads to the nearest divisor, and an empty text keeps the last one.
 4. After drawing, the WhatIf is written to ``st.query_params``: the address bar is a share link.
+   (``bind="query-params"`` would drop bad values silently and cannot carry the d_model -> heads rule.)
 
-The shared sidebar set uses state key "whatif", widget keys "ctl_*" and unprefixed URL names; the
-Compare page draws two more sets ("a_", "b_") with the same function.
+The shared sidebar set uses widget keys "ctl_*" and unprefixed URL names; the Compare page draws two
+more sets ("a_", "b_") with the same function.
 """
 
 from __future__ import annotations
@@ -20,11 +22,9 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from attention_core import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
-from attention_core.config import MAX_D_MODEL, MAX_SEED, MAX_TEXT, PARAM_NAMES, T_MAX, T_MIN, nearest_heads
-from attention_core.inputs import MAX_TOKENS
+from attention_core.config import SETTINGS, nearest_heads
+from ui.url import URL_NAMES, from_query_params, to_query_params
 
-STATE_KEY = "whatif"
-NOTICE_KEY = "whatif_notices"
 TEMPERATURES = [round(10 ** (e / 10), 3) for e in range(-10, 11)]  # 0.1 .. 10 in log steps
 MASK_LABELS = {"none": "none", "causal": "causal (no peeking ahead)", "padding": "padding (last keys are pads)",
                "causal+padding": "causal + padding"}
@@ -34,11 +34,15 @@ ALL_CONTROLS = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temper
 
 @dataclass(frozen=True)
 class ControlSet:
-    """Where one set of what-if controls keeps its state: session key, widget key prefix, URL prefix."""
+    """Where one set of what-if controls keeps its state: the last valid WhatIf, widget keys, URL names."""
 
-    state_key: str = STATE_KEY
+    state_key: str = "whatif"  # session key of the last valid WhatIf (text fields fall back to it)
     widget_prefix: str = "ctl_"
     url_prefix: str = ""
+
+    @property
+    def good_key(self) -> str:
+        return self.state_key
 
     @property
     def notice_key(self) -> str:
@@ -48,7 +52,7 @@ class ControlSet:
         return f"{self.widget_prefix}{name}"
 
     def url_names(self) -> set[str]:
-        return {self.url_prefix + n for n in PARAM_NAMES.values()}
+        return {self.url_prefix + n for n in URL_NAMES.values()}
 
 
 SHARED = ControlSet()
@@ -61,101 +65,117 @@ def _params_for(cs: ControlSet) -> dict:
     return {k[n:]: v for k, v in qp.items() if k.startswith(cs.url_prefix)} if n else qp
 
 
-def current(cs: ControlSet = SHARED, default: WhatIf | None = None) -> WhatIf:
-    """The session's WhatIf for this set, seeded from the URL (over ``default``) on first use."""
-    if cs.state_key not in st.session_state:
-        cfg, notices = WhatIf.from_query_params(_params_for(cs), base=default)
-        st.session_state[cs.state_key] = cfg
-        st.session_state[cs.notice_key] = [f"{cs.url_prefix}{n}" if cs.url_prefix else n for n in notices]
-    return st.session_state[cs.state_key]
-
-
 def set_current(cfg: WhatIf, notices: list[str] | None = None, cs: ControlSet = SHARED) -> None:
-    """Replace the session's WhatIf (presets, the Compare page)."""
-    st.session_state[cs.state_key] = cfg
+    """Put ``cfg`` into the set's widgets (first run, presets, reset)."""
+    for name in SETTINGS:
+        st.session_state[cs.widget_key(name)] = getattr(cfg, name)
+    st.session_state[cs.good_key] = cfg
     st.session_state[cs.notice_key] = list(notices or [])
 
 
-def _on_change(name: str, cs: ControlSet) -> None:
-    """Copy one widget's value into the WhatIf, keeping it valid."""
-    cfg = current(cs)
-    value = st.session_state.get(cs.widget_key(name))
-    notices: list[str] = []
-    if name in ("sentence", "pattern"):
-        text = str(value or "")
-        if not text.split():
-            st.session_state[cs.notice_key] = [f"The {name} is empty; it must have at least one token. Kept the previous one."]
-            return
-        if len(text) > MAX_TEXT:
-            notices.append(f"The {name} was longer than {MAX_TEXT} characters and was cut.")
-            text = text[:MAX_TEXT]
-        value = text
-    changes = {name: value}
-    if name == "d_model" and value % cfg.n_heads:
-        heads = nearest_heads(value, cfg.n_heads)
-        notices.append(f"{cfg.n_heads} heads do not divide d_model={value}; switched to {heads} heads.")
-        changes["n_heads"] = heads
+def current(cs: ControlSet = SHARED, default: WhatIf | None = None) -> WhatIf:
+    """The session's WhatIf for this set: seeded from the URL (over ``default``) on first use, then the widgets'."""
+    if cs.good_key not in st.session_state:
+        cfg, notices = from_query_params(_params_for(cs), base=default)
+        set_current(cfg, [f"{cs.url_prefix}{n}" if cs.url_prefix else n for n in notices], cs)
+        return cfg
+    good = st.session_state[cs.good_key]
+    values = {name: st.session_state.get(cs.widget_key(name), getattr(good, name)) for name in SETTINGS}
     try:
-        st.session_state[cs.state_key] = cfg.replace(**changes)
-    except ValueError as exc:  # a value the widget should not allow; keep the last good setting
-        notices.append(f"Not applied: {exc}")
+        cfg = WhatIf(**values)
+    except ValueError as exc:  # cannot happen through the widgets; keep the last good setting if it does
+        st.session_state[cs.notice_key] = [f"Not applied: {exc}"]
+        set_current(good, st.session_state[cs.notice_key], cs)
+        return good
+    st.session_state[cs.good_key] = cfg
+    return cfg
+
+
+def _heads_follow_d_model(cs: ControlSet) -> None:
+    """on_change of d_model: keep the head count a divisor of d_model."""
+    d_model, heads = st.session_state[cs.widget_key("d_model")], st.session_state[cs.widget_key("n_heads")]
+    notices = []
+    if d_model % heads:
+        new = nearest_heads(d_model, heads)
+        notices.append(f"{heads} heads do not divide d_model={d_model}; switched to {new} heads.")
+        st.session_state[cs.widget_key("n_heads")] = new
     st.session_state[cs.notice_key] = notices
+
+
+def _text_kept_valid(name: str, cs: ControlSet) -> None:
+    """on_change of a text field: an empty text keeps the last one (with a notice)."""
+    key = cs.widget_key(name)
+    if not str(st.session_state.get(key) or "").split():
+        st.session_state[key] = getattr(st.session_state[cs.good_key], name)
+        st.session_state[cs.notice_key] = [f"The {name} is empty; it must have at least one token. Kept the previous one."]
+    else:
+        st.session_state[cs.notice_key] = []
+
+
+def _clear_notices(cs: ControlSet) -> None:
+    st.session_state[cs.notice_key] = []
 
 
 def whatif_controls(box, cs: ControlSet = SHARED, show: tuple[str, ...] = ALL_CONTROLS,
                     default: WhatIf | None = None, label_suffix: str = "") -> WhatIf:
     """Draw the chosen controls of one set into ``box`` (the sidebar or a column) and return its WhatIf.
 
-    Controls not in ``show`` keep their values (and stay in the URL).
+    Controls not in ``show`` keep their values (and stay in the URL). Bounds come from the field declarations.
     """
     cfg = current(cs, default)
 
-    def seed(name, value):
-        st.session_state[cs.widget_key(name)] = value
-        return dict(key=cs.widget_key(name), on_change=_on_change, args=(name, cs))
+    def kw(name, on_change=_clear_notices, args=None):
+        return dict(key=cs.widget_key(name), persist_state="session", on_change=on_change, args=args or (cs,))
+
+    def bounds(name):
+        spec = SETTINGS[name]
+        return int(spec.lo), int(spec.hi)
 
     sfx = label_suffix
     if "input_kind" in show:
         box.radio(f"Input{sfx}", INPUT_KINDS, format_func=INPUT_LABELS.get, horizontal=True,
                   help="Seeded random vectors, a sentence you type (one vector per word), or one-hot symbols.",
-                  **seed("input_kind", cfg.input_kind))
+                  **kw("input_kind"))
         if cfg.input_kind == "sentence":
-            box.text_area(f"Sentence{sfx}", max_chars=MAX_TEXT, help=f"Split on spaces; up to {MAX_TOKENS} tokens are used.",
-                          **seed("sentence", cfg.sentence))
+            box.text_area(f"Sentence{sfx}", max_chars=SETTINGS["sentence"].max_len,
+                          help=f"Split on spaces; up to {bounds('seq_len')[1]} tokens are used.",
+                          **kw("sentence", _text_kept_valid, ("sentence", cs)))
         elif cfg.input_kind == "one_hot":
-            box.text_input(f"One-hot pattern{sfx}", max_chars=200, help="Symbols separated by spaces, repeated to seq_len.",
-                           **seed("pattern", cfg.pattern))
+            box.text_input(f"One-hot pattern{sfx}", max_chars=SETTINGS["pattern"].max_len,
+                           help="Symbols separated by spaces, repeated to seq_len.",
+                           **kw("pattern", _text_kept_valid, ("pattern", cs)))
     if "seq_len" in show:
         sentence = cfg.input_kind == "sentence" and "input_kind" in show
-        box.slider(f"seq_len (tokens){sfx}", 1, MAX_TOKENS, disabled=sentence,
+        box.slider(f"seq_len (tokens){sfx}", *bounds("seq_len"), disabled=sentence,
                    help="The sentence sets the number of tokens." if sentence else "Number of tokens T.",
-                   **seed("seq_len", cfg.seq_len))
+                   **kw("seq_len"))
         if sentence:
-            box.caption(f"The sentence has {min(len(cfg.sentence.split()), MAX_TOKENS)} tokens; seq_len applies to the "
-                        "other inputs.")
+            box.caption(f"The sentence has {min(len(cfg.sentence.split()), bounds('seq_len')[1])} tokens; seq_len "
+                        "applies to the other inputs.")
     if "d_model" in show:
-        box.slider(f"d_model{sfx}", 1, MAX_D_MODEL, help="Embedding width.", **seed("d_model", cfg.d_model))
+        box.slider(f"d_model{sfx}", *bounds("d_model"), help="Embedding width.",
+                   **kw("d_model", _heads_follow_d_model))
     if "n_heads" in show:
         box.select_slider(f"heads{sfx}", options=allowed_heads(cfg.d_model),
-                          help=f"Only head counts that divide d_model={cfg.d_model} are offered.",
-                          **seed("n_heads", cfg.n_heads))
+                          help=f"Only head counts that divide d_model={cfg.d_model} are offered.", **kw("n_heads"))
         box.caption(f"d_k = d_model / heads = {cfg.d_model} / {cfg.n_heads} = {cfg.d_k}")
     if "scaled" in show:
-        box.toggle(f"scale by 1/√d_k{sfx}", **seed("scaled", cfg.scaled))
+        box.toggle(f"scale by 1/√d_k{sfx}", **kw("scaled"))
     if "temperature" in show:
+        spec = SETTINGS["temperature"]
         box.select_slider(f"temperature{sfx}", options=sorted(set(TEMPERATURES) | {cfg.temperature}),
                           format_func=lambda t: f"{t:g}",
-                          help=f"Divides the logits before the softmax; {T_MIN:g} to {T_MAX:g} in log steps.",
-                          **seed("temperature", cfg.temperature))
+                          help=f"Divides the logits before the softmax; {spec.lo:g} to {spec.hi:g} in log steps.",
+                          **kw("temperature"))
     if "mask" in show:
-        box.selectbox(f"mask{sfx}", MASK_KINDS, format_func=MASK_LABELS.get, **seed("mask", cfg.mask))
-    if ("mask" in show and "padding" in cfg.mask) or "pad_count" in show:
-        box.slider(f"pad count{sfx}", 0, MAX_TOKENS, help="How many keys at the end are padding.",
-                   **seed("pad_count", cfg.pad_count))
+        box.selectbox(f"mask{sfx}", MASK_KINDS, format_func=MASK_LABELS.get, **kw("mask"))
+    if ("mask" in show and cfg.padded) or "pad_count" in show:
+        box.slider(f"pad count{sfx}", *bounds("pad_count"), help="How many keys at the end are padding.",
+                   **kw("pad_count"))
     if "positional" in show:
-        box.checkbox(f"add positional encoding{sfx}", **seed("positional", cfg.positional))
+        box.checkbox(f"add positional encoding{sfx}", **kw("positional"))
     if "seed" in show:
-        box.number_input(f"seed{sfx}", 0, MAX_SEED, step=1, **seed("seed", cfg.seed))
+        box.number_input(f"seed{sfx}", *bounds("seed"), step=1, **kw("seed"))
     return current(cs)
 
 
@@ -181,7 +201,7 @@ def show_notices(cs: ControlSet = SHARED) -> None:
 
 def write_url(cfg: WhatIf, cs: ControlSet = SHARED) -> None:
     """Mirror the WhatIf into the URL, leaving other parameters (other sets, page extras) alone."""
-    wanted = {cs.url_prefix + k: v for k, v in cfg.to_query_params().items()}
+    wanted = {cs.url_prefix + k: v for k, v in to_query_params(cfg).items()}
     qp = st.query_params
     for name in cs.url_names() - wanted.keys():
         if name in qp:

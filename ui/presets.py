@@ -1,6 +1,6 @@
 """Named classroom experiments, one small JSON file each in presets/.
 
-A preset names a page, the shared settings (URL parameter names, see attention_core.config), and
+A preset names a page, the shared settings (URL parameter names, see ui/url.py), and
 optionally the two sides of the Compare page ("a", "b") and Step-by-step matrices ("matrices").
 Files are validated strictly: a malformed file is reported by name and skipped; the rest load.
 This module does not import streamlit.
@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from attention_core import WhatIf, parse_matrix
-from attention_core.config import PARAM_NAMES
+from ui.url import URL_NAMES, from_query_params, to_query_params
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS_DIR = Path(os.environ.get("ATTENTION_EXPLORER_PRESETS", ROOT / "presets"))
@@ -40,10 +40,10 @@ class Preset:
 
     def query_params(self) -> dict[str, str]:
         """Every parameter of the preset's link."""
-        params = dict(self.settings.to_query_params())
+        params = dict(to_query_params(self.settings))
         for prefix, side in (("a_", self.a), ("b_", self.b)):
             if side is not None:
-                params.update({prefix + k: v for k, v in side.to_query_params().items()})
+                params.update({prefix + k: v for k, v in to_query_params(side).items()})
         params.update(self.matrices)
         return params
 
@@ -56,11 +56,11 @@ class Preset:
 def _settings(obj, where: str, base: WhatIf | None = None) -> WhatIf:
     if not isinstance(obj, dict):
         raise ValueError(f"{where} must be an object of URL parameters")
-    unknown = sorted(set(obj) - set(PARAM_NAMES.values()))
+    unknown = sorted(set(obj) - set(URL_NAMES.values()))
     if unknown:
-        raise ValueError(f"{where} has unknown parameters {unknown}; allowed: {sorted(PARAM_NAMES.values())}")
+        raise ValueError(f"{where} has unknown parameters {unknown}; allowed: {sorted(URL_NAMES.values())}")
     params = {k: ("1" if v else "0") if isinstance(v, bool) else str(v) for k, v in obj.items()}
-    cfg, notices = WhatIf.from_query_params(params, base=base)
+    cfg, notices = from_query_params(params, base=base)
     if notices:
         raise ValueError(f"{where}: " + " ".join(notices))
     return cfg
