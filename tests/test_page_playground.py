@@ -1,0 +1,179 @@
+"""AppTest: the Playground page (pages/1_Playground.py)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_core import WhatIf, run_whatif, saturation_metrics
+from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
+from tests.apptest_util import app, chart_datasets, run_ok, texts
+from ui.text import md_escape
+
+PLAY = "pages/1_Playground.py"
+
+
+def _sat(cfg):
+    return [saturation_metrics(w).summary() for w in run_whatif(cfg).weights]
+
+
+def test_playground_default_numbers_match_core():
+    at = run_ok(app(PLAY))
+    run = run_whatif(WhatIf())
+    sat = _sat(WhatIf())
+    assert len(at.get("vega_lite_chart")) >= 4 + 1 + 2  # 4 heads, the bar chart, X and Z
+    row = run.weights[0, 0]
+    top = int(np.argmax(row))
+    assert f"attends most to **{md_escape(run.tokens[top])}** (#{top + 1}) with weight {row[top]:.3g}" in texts(at)
+    assert at.metric[0].value == f"{sat[0]['entropy']:.3g}"
+    assert at.metric[1].value == f"{sat[0]['max_weight']:.3g}"
+    twin = _sat(WhatIf(scaled=False))
+    assert at.metric[1].delta == f"{sat[0]['max_weight'] - twin[0]['max_weight']:+.3g}"
+    assert all("color: GRAY" in str(m.proto) for m in at.metric)  # neutral deltas (delta_color="off")
+    table = at.dataframe[0].value
+    np.testing.assert_allclose(table["effective_tokens"].to_numpy(), [s["effective_tokens"] for s in sat], rtol=1e-9)
+
+
+def test_x_and_z_share_one_colour_scale_and_relative_change():
+    at = run_ok(app(PLAY))
+    run = run_whatif(WhatIf())
+    lim = max(np.abs(run.x).max(), np.abs(run.output).max())
+    import json
+    specs = {json.loads(e.proto.spec).get("title"): json.loads(e.proto.spec) for e in at.get("vega_lite_chart")}
+    domains = [specs[t]["encoding"]["color"]["scale"]["domain"] for t in ("X input (8 x 64)", "Z output (8 x 64)")]
+    assert domains[0] == domains[1] == pytest.approx([-lim, lim], rel=1e-6)
+    change = relative_difference(run.output, run.x)
+    assert f"X and Z share one colour scale, −{lim:.3g} (blue) to {lim:.3g} (red)" in texts(at)
+    assert f"Z differs from X by {100 * change:.3g}% of X's size" in texts(at)
+
+
+@pytest.mark.parametrize("query, level", [
+    ({"temperature": "0.1"}, "sharp"),  # issue #12: said "the softmax stays soft" at mean max weight 0.867
+    ({"temperature": "10"}, "nearly uniform"),
+    ({}, None),
+    ({"scaled": "0", "d_model": "1024", "heads": "1", "seq_len": "16"}, "sharp"),
+    ({"seq_len": "1"}, "single key"),
+    ({"mask": "causal", "temperature": "0.1", "heads": "1"}, None),
+])
+def test_sharpness_sentence_follows_the_measured_numbers(query, level):
+    at = run_ok(app(PLAY, query, timeout=120))
+    cfg = WhatIf(seq_len=int(query.get("seq_len", 8)), d_model=int(query.get("d_model", 64)),
+                 n_heads=int(query.get("heads", 4)), scaled=query.get("scaled", "1") == "1",
+                 temperature=float(query.get("temperature", 1.0)), mask=query.get("mask", "none"))
+    run = run_whatif(cfg)
+    sat, twin = _sat(cfg), _sat(cfg.replace(scaled=not cfg.scaled))
+    u = uniform_max_weight(run.mask, run.T, run.T)
+    got = sharpness(sat[0]["max_weight"], u)
+    if level is not None:
+        assert got == level
+    page = texts(at)
+    assert f"Head 1 is **{got}** here: mean max weight {sat[0]['max_weight']:.3g} against {u:.3g}" in page
+    assert f"twin is {sharpness(twin[0]['max_weight'], u)} (mean max weight {twin[0]['max_weight']:.3g})" in page
+    spread = logit_std(run.q, run.k, cfg.scaled, cfg.temperature, run.mask)[0]
+    assert f"standard deviation of {spread:.3g}" in page
+    assert "stays soft" not in page
+    if got == "nearly uniform":
+        assert any("Attention is nearly uniform here (max weight" in i.value for i in at.info)
+    else:
+        assert not any("nearly uniform here" in i.value for i in at.info)
+
+
+def test_playground_every_control_moves():
+    at = run_ok(app(PLAY))
+    at.sidebar.slider(key="ctl_seq_len").set_value(12)
+    run_ok(at)
+    assert at.query_params["seq_len"] == "12"
+    at.sidebar.slider(key="ctl_d_model").set_value(48)
+    run_ok(at)
+    assert at.sidebar.select_slider(key="ctl_n_heads").options == ["1", "2", "3", "4", "6", "8", "12", "16"]
+    at.sidebar.select_slider(key="ctl_n_heads").set_value(6)
+    run_ok(at)
+    assert len([c for c in at.get("vega_lite_chart")]) >= 6
+    at.sidebar.toggle(key="ctl_scaled").set_value(False)
+    run_ok(at)
+    assert "unscaled" not in at.subheader[2].value and "scaled twin" in at.subheader[2].value
+    at.sidebar.select_slider(key="ctl_temperature").set_value(0.1)
+    run_ok(at)
+    at.sidebar.selectbox(key="ctl_mask").set_value("causal+padding")
+    run_ok(at)
+    at.sidebar.slider(key="ctl_pad_count").set_value(3)
+    run_ok(at)
+    at.sidebar.checkbox(key="ctl_positional").check()
+    run_ok(at)
+    at.sidebar.number_input(key="ctl_seed").set_value(5)
+    run_ok(at)
+    at.selectbox(key="pg_head").set_value(5)
+    at.selectbox(key="pg_query").set_value(2)
+    at.toggle(key="pg_qkv").set_value(True)
+    run_ok(at)
+    cfg = WhatIf(seq_len=12, d_model=48, n_heads=6, scaled=False, temperature=0.1, mask="causal+padding",
+                 pad_count=3, positional=True, seed=5)
+    assert at.session_state["whatif"] == cfg
+    run = run_whatif(cfg)
+    row = run.weights[5, 2]
+    assert np.all(row[3:] == 0)  # causal: query 3 sees keys 1..3 only
+    top = int(np.argmax(row))
+    assert f"attends most to **{md_escape(run.tokens[top])}**" in texts(at)
+    assert sum("of head 6" in str(c.proto.spec) for c in at.get("vega_lite_chart")) == 3  # Q, K, V
+    assert f"{md_escape(run.tokens[top])} (#{top + 1}) with weight {row[top]:.3g}." in texts(at)  # check question
+    at.sidebar.radio(key="ctl_input_kind").set_value("sentence")
+    run_ok(at)
+    at.sidebar.text_area(key="ctl_sentence").input("the cat sat")
+    run_ok(at)
+    assert at.session_state["whatif"].sentence == "the cat sat"
+    at.sidebar.radio(key="ctl_input_kind").set_value("one_hot")
+    run_ok(at)
+    at.sidebar.text_input(key="ctl_pattern").input("X Y Y")
+    run_ok(at)
+    assert at.query_params["pattern"] == "X Y Y"
+
+
+@pytest.mark.slow
+def test_512_tokens_16_heads_bars_and_uniform_note():
+    at = run_ok(app(PLAY, {"seq_len": "512", "d_model": "1024", "heads": "16"}, timeout=300))
+    cfg = WhatIf(seq_len=512, d_model=1024, n_heads=16)
+    run = run_whatif(cfg)
+    row = run.weights[0, 0]
+    page = texts(at)
+    assert "Only the 20 largest of the 512 weights are drawn, largest first" in page
+    assert f"they hold {100 * np.sort(row)[-20:].sum():.3g}% of the row" in page
+    bars = next(e for e in at.get("vega_lite_chart") if "weights of query #1 in head 1" in e.proto.spec)
+    df = chart_datasets(bars)[0]
+    assert len(df) == 20 and df["v"].iloc[0] == pytest.approx(round(float(row.max()), 4))
+    assert "The weight axis is stretched to 0 –" in page
+    sat = _sat(cfg)
+    sharpest = max(s["max_weight"] for s in sat)
+    assert any(f"Attention is nearly uniform here (max weight {sharpest:.3g} vs uniform 1/T = 0.00195)" in i.value
+               for i in at.info)
+    caps = [img.caption for el in at.get("image") for img in el.proto.imgs]
+    assert sum(c.startswith("heads 1–16, 4 per row") for c in caps) == 1
+
+
+@pytest.mark.parametrize("query", [
+    {"seq_len": "1"},
+    {"temperature": "0.1", "scaled": "0", "d_model": "1024", "heads": "1"},
+    {"temperature": "10"},
+    {"mask": "padding", "pad": "512", "seq_len": "4"},
+])
+def test_playground_extremes(query):
+    at = run_ok(app(PLAY, query, timeout=120))
+    assert at.metric
+    page = texts(at)
+    assert "Check yourself" in page and "Z differs from X by" in page
+    if query.get("pad") == "512":
+        assert "may attend to no key under this mask" in page
+        assert "None: the mask allows it no key" in page
+    if query.get("seq_len") == "1":
+        assert "Head 1 is **single key** here" in page
+    assert "nan" not in page.lower().replace("nats", "")
+
+
+def test_classroom_mode_hides_the_answer_in_the_check_questions():
+    at = run_ok(app(PLAY))
+    at.sidebar.toggle(key="classroom_toggle").set_value(True)
+    run_ok(at)
+    run = run_whatif(WhatIf())
+    top = int(np.argmax(run.weights[0, 0]))
+    assert "Which key does query" not in texts(at)
+    assert f"(#{top + 1}) with weight {run.weights[0, 0, top]:.3g}." not in texts(at)
+    assert math.isfinite(run.weights[0, 0, top])
