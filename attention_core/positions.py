@@ -51,7 +51,7 @@ def lookup_positions(table, positions) -> np.ndarray:
     if p.ndim != 1 or not np.issubdtype(p.dtype, np.integer) or (p.size and p.min() < 0):
         raise ValueError(f"positions must be a 1-D array of integers >= 0; got {positions!r}")
     if p.size and p.max() >= table.shape[0]:
-        raise ValueError(f"position {int(p.max())} has no row: the learned table has {table.shape[0]} rows "
+        raise ValueError(f"position {int(p[p >= table.shape[0]].min())} has no row: the learned table has {table.shape[0]} rows "
                          f"(positions 0 to {table.shape[0] - 1}), so it cannot extrapolate beyond them")
     return table[p]  # (T, d_model)
 
@@ -125,11 +125,13 @@ def offset_profile(scores, causal: bool = False) -> OffsetProfile:
     if s.ndim != 2 or s.shape[0] != s.shape[1]:
         raise ValueError(f"scores must be a square (P, P) matrix; got shape {s.shape}")
     P = s.shape[0]
-    offsets = np.arange(-(P - 1), 1 if causal else P)
-    diags = [np.diagonal(s, offset=int(o)) for o in offsets]  # entries (m, m + o)
-    low = np.array([d.min() for d in diags])
-    high = np.array([d.max() for d in diags])
-    mean = np.array([d.mean() for d in diags])
+    i, j = np.indices((P, P))  # (P, P) query and key positions
+    skew = np.full((P, 2 * P - 1), np.nan)  # (P, 2P - 1): row i, column (j - i) + P - 1
+    skew[i, j - i + P - 1] = s
+    if causal:
+        skew = skew[:, :P]  # offsets -(P - 1) .. 0
+    offsets = np.arange(-(P - 1), skew.shape[1] - (P - 1))
+    low, high, mean = np.nanmin(skew, axis=0), np.nanmax(skew, axis=0), np.nanmean(skew, axis=0)  # (O,) each
     return OffsetProfile(offsets, low, high, mean, float((high - low).max()))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_finite_array, check_mask, check_positive_int, check_qkv, check_temperature
+from ._checks import check_mask, check_positive_int, check_qkv, check_temperature
 from .attention import score_factor
 
 
