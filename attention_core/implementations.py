@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from .attention import multi_head_attention, score_factor
+from .attention import merge_heads, multi_head_attention, score_factor, split_heads
 
 
 def numpy_functional(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
@@ -31,14 +31,12 @@ def torch_functional(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
 
     from .torch_attention import scaled_dot_product_attention_torch
 
-    X = torch.from_numpy(np.asarray(x, dtype=np.float32))
+    X = torch.from_numpy(np.asarray(x, dtype=np.float32))  # (T, d_model)
     W = [torch.from_numpy(np.asarray(w, dtype=np.float32)) for w in (w_q, w_k, w_v, w_o)]
-    T, d_model = X.shape
-    d_k = d_model // n_heads
-    q, k, v = ((X @ w).reshape(T, n_heads, d_k).transpose(0, 1) for w in W[:3])  # (H, T, d_k) each
+    q, k, v = (split_heads(X @ w, n_heads) for w in W[:3])  # (H, T, d_k) each
     m = None if mask is None else torch.from_numpy(np.asarray(mask))
     z, weights = scaled_dot_product_attention_torch(q, k, v, m, scaled=scaled, temperature=temperature)
-    out = z.transpose(0, 1).reshape(T, d_model) @ W[3]  # (T, d_model)
+    out = merge_heads(z) @ W[3]  # (T, d_model)
     return out.numpy(), weights.numpy()
 
 
@@ -80,15 +78,13 @@ def torch_sdpa(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
     import torch
     import torch.nn.functional as F
 
-    X = torch.from_numpy(np.asarray(x, dtype=np.float32))
+    X = torch.from_numpy(np.asarray(x, dtype=np.float32))  # (T, d_model)
     W = [torch.from_numpy(np.asarray(w, dtype=np.float32)) for w in (w_q, w_k, w_v, w_o)]
-    T, d_model = X.shape
-    d_k = d_model // n_heads
-    q, k, v = ((X @ w).reshape(T, n_heads, d_k).transpose(0, 1) for w in W[:3])
+    q, k, v = (split_heads(X @ w, n_heads) for w in W[:3])  # (H, T, d_k) each
     m = None if mask is None else torch.from_numpy(np.asarray(mask))
     with torch.inference_mode():
-        z = F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=score_factor(d_k, scaled, temperature))
-    return (z.transpose(0, 1).reshape(T, d_model) @ W[3]).numpy(), None
+        z = F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=score_factor(q.shape[-1], scaled, temperature))
+    return (merge_heads(z) @ W[3]).numpy(), None  # (T, d_model)
 
 
 def torch_nn_multihead(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
@@ -173,20 +169,43 @@ IMPLEMENTATIONS = [
 ]
 
 
+@dataclass(frozen=True)
+class ImplementationResult:
+    """One implementation's row in the comparison."""
+
+    name: str  # what ran
+    max_diff_weights: float | None  # max |weights - NumPy reference|; None when it returns no weights or did not run
+    max_diff_output: float | None  # max |output - NumPy reference| (T, d_model); None when it did not run
+    time_ms: float | None  # median wall time of ``repeat`` runs after a warm-up, ms
+    note: str  # what differs (folded scaling, head 1 only, missing library, NaN rows)
+
+
 def compare_implementations(x, w_q, w_k, w_v, w_o, n_heads, mask=None, scaled=True, temperature=1.0,
-                            repeat: int = 3) -> list[dict]:
-    """Run every implementation; return rows with max |difference| of weights and output against the
-    NumPy reference, the median time in ms, and a note. Keras is skipped (with a note) when missing."""
-    args = (np.asarray(x, dtype=np.float32), *(np.asarray(w, dtype=np.float32) for w in (w_q, w_k, w_v, w_o)),
+                            repeat: int = 3) -> list[ImplementationResult]:
+    """Run every implementation on the same input and weights and compare it with the NumPy reference.
+
+    Args:
+        x: ``(T, d_model)``; w_q, w_k, w_v, w_o: ``(d_model, d_model)``; n_heads: H, divides d_model.
+        mask: bool ``(T, T)``, True = may attend; scaled, temperature: as in multi_head_attention.
+        repeat: timed runs per implementation (the median is kept), >= 1.
+
+    Returns:
+        One :class:`ImplementationResult` per entry of IMPLEMENTATIONS, in order; Keras is skipped with a
+        note when TensorFlow is not installed.
+    """
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat={repeat!r} is not allowed; it must be an integer >= 1")
+    # writable float32 copies (torch.from_numpy warns on the read-only arrays of a cache)
+    args = (np.array(x, dtype=np.float32), *(np.array(w, dtype=np.float32) for w in (w_q, w_k, w_v, w_o)),
             n_heads, mask, scaled, temperature)
-    ref_out, ref_w = numpy_functional(*args)
+    ref_out, ref_w = numpy_functional(*args)  # (T, d_model), (H, T, T)
     d_k = args[0].shape[1] // n_heads
-    head1_out = (ref_w[0] @ (args[0] @ args[3][:, :d_k])) @ args[4][:d_k]  # head 1's share of the output
+    head1_out = (ref_w[0] @ (args[0] @ args[3][:, :d_k])) @ args[4][:d_k]  # (T, d_model): head 1's share
     rows = []
     for impl in IMPLEMENTATIONS:
         if impl.run is keras_multihead and not keras_available():
-            rows.append({"implementation": impl.name, "max |Δ weights|": None, "max |Δ output|": None, "time (ms)": None,
-                         "note": "TensorFlow is not installed: pip install -r requirements-tf.txt"})
+            rows.append(ImplementationResult(impl.name, None, None, None,
+                                             "TensorFlow is not installed: pip install -r requirements-tf.txt"))
             continue
         impl.run(*args)  # warm-up (imports, first-call setup)
         times, result = [], None
@@ -204,6 +223,5 @@ def compare_implementations(x, w_q, w_k, w_v, w_o, n_heads, mask=None, scaled=Tr
         note = impl.note
         if (dw is not None and not math.isfinite(dw)) or not math.isfinite(do):
             note = (note + "; " if note else "") + "gives NaN for a fully masked row (ours gives 0)"
-        rows.append({"implementation": impl.name, "max |Δ weights|": dw, "max |Δ output|": do,
-                     "time (ms)": statistics.median(times), "note": note})
+        rows.append(ImplementationResult(impl.name, dw, do, statistics.median(times), note))
     return rows

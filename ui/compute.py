@@ -189,3 +189,17 @@ def cached_attention_run(name: str, text: str):
 
     model, tokenizer = MODELS.get(name)
     return model_attention_run(model, tokenizer, text)
+
+
+# ---- Implementations
+
+
+@cached(max_mb=1)
+def cached_implementations(cfg: WhatIf):
+    """compare_implementations on cfg's input, weights and mask: every implementation runs (and is timed) once
+    per setting. A result is seven short rows (under 2 KB), so 1 MB keeps hundreds of settings."""
+    from attention_core.implementations import compare_implementations
+
+    run = cached_run(cfg)
+    return tuple(compare_implementations(run.x, *run.w, n_heads=cfg.n_heads, mask=run.mask, scaled=cfg.scaled,
+                                         temperature=cfg.temperature))
