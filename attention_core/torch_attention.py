@@ -157,29 +157,10 @@ def score_gradient_norm(d_k: int, seq_len: int, scaled: bool, temperature: float
                         n_rows: int = 256, seed: int = 0) -> float:
     """Mean L2 norm of the gradient that reaches the softmax's logits, measured with autograd.
 
-    q, k have i.i.d. N(0, 1) entries; the logits are ``q k^T`` (divided by sqrt(d_k) when
-    ``scaled``, then by the temperature). A fixed random upstream gradient g ~ N(0, 1) on the
-    weights is pushed back through the softmax; the result is ``J^T g`` per row, with J the softmax
-    Jacobian diag(p) - p p^T. Saturated rows (one-hot p) have J ~ 0, so the gradient vanishes.
-
-    Args:
-        d_k: key width; seq_len: T_k keys per row; n_rows: query rows sampled; seed: RNG seed.
-
-    Returns:
-        The mean over rows of ||d loss / d logits||_2.
+    The mean over rows of ``||d loss / d logits||_2`` from :func:`attention_core.sweep.score_gradient`
+    (the one implementation; see it for the sampling and the reference). Saturated rows (one-hot
+    weights) have a softmax Jacobian ~ 0, so their gradient vanishes.
     """
-    d_k = check_positive_int("d_k", d_k)
-    seq_len = check_positive_int("seq_len", seq_len)
-    n_rows = check_positive_int("n_rows", n_rows)
-    t = check_temperature(temperature)
-    gen = torch.Generator().manual_seed(int(seed))
-    q = torch.randn(n_rows, d_k, generator=gen, dtype=torch.float64)  # (N, d_k)
-    k = torch.randn(n_rows, seq_len, d_k, generator=gen, dtype=torch.float64)  # (N, T, d_k)
-    g = torch.randn(n_rows, seq_len, generator=gen, dtype=torch.float64)  # (N, T) upstream gradient
-    logits = torch.einsum("nd,ntd->nt", q, k)  # (N, T)
-    if scaled:
-        logits = logits / math.sqrt(d_k)
-    logits = (logits / t).detach().requires_grad_(True)
-    weights = torch.softmax(logits, dim=-1)  # (N, T)
-    (weights * g).sum().backward()
-    return float(logits.grad.norm(dim=-1).mean())
+    from .sweep import score_gradient
+
+    return float(score_gradient(d_k, seq_len, scaled, temperature, n_rows, seed).grad_norm.mean())

@@ -102,7 +102,7 @@ def cached_cross(cfg: WhatIf, kv_cfg: WhatIf):
 
 
 # ---- Softmax saturation
-# A point is < 2 KB, a sweep (33 points) about 70 KB, the six chart specs of one setting about 0.4 MB.
+# Measured with ui.cache.nbytes: a point ~1 KB, a sweep (33 points) ~35 KB, the six specs of one setting ~140 KB.
 
 SWEEP_SEEDS, SWEEP_ROWS = 4, 256  # each point: the mean over 4 seeds of 256 query rows
 
@@ -203,3 +203,47 @@ def cached_implementations(cfg: WhatIf):
     run = cached_run(cfg)
     return tuple(compare_implementations(run.x, *run.w, n_heads=cfg.n_heads, mask=run.mask, scaled=cfg.scaled,
                                          temperature=cfg.temperature))
+
+
+# ---- Softmax saturation
+# Measured with ui.cache.nbytes: a point ~1 KB, a sweep (33 points) ~35 KB, the six specs of one setting ~140 KB.
+
+SWEEP_SEEDS, SWEEP_ROWS = 4, 256  # each point: the mean over 4 seeds of 256 query rows
+
+
+@cached(max_mb=2)
+def cached_saturation_point(d_k: int, seq_len: int, scaled: bool, temperature: float):
+    """saturation_point at the page's seeds and rows (the marked point at the current d_k)."""
+    from attention_core.sweep import saturation_point
+
+    return saturation_point(d_k, seq_len, scaled, temperature, n_seeds=SWEEP_SEEDS, n_rows=SWEEP_ROWS)
+
+
+@cached(max_mb=8)
+def cached_saturation_sweep(seq_len: int, temperature: float):
+    """saturation_sweep over d_k = 1 .. 1024 at the page's seeds and rows."""
+    from attention_core.sweep import saturation_sweep
+
+    return saturation_sweep(seq_len, temperature, max_d_k=1024, n_seeds=SWEEP_SEEDS, n_rows=SWEEP_ROWS)
+
+
+@cached(max_mb=16)
+def cached_sweep_specs(seq_len: int, temperature: float, d_k: int, scaled: bool) -> tuple[str, ...]:
+    """The six sweep charts of the Softmax saturation page as Vega-Lite JSON (Altair validates slowly)."""
+    import json
+
+    from ui.saturation_charts import sweep_chart_spec
+
+    sweep = cached_saturation_sweep(seq_len, temperature)
+    now = cached_saturation_point(d_k, seq_len, scaled, temperature)
+    other = cached_saturation_point(d_k, seq_len, not scaled, temperature)
+    charts = [
+        ("score_std", "spread (std) of the scores; dashed: theory √d_k and 1", "std of the scores", True, False, True),
+        ("grad_norm", "gradient reaching the scores (autograd)", "gradient length", True, False, False),
+        ("max_weight", "mean largest weight of a row", "largest weight", False, True, False),
+        ("normalized_entropy", "mean entropy / log T (1 = uniform)", "entropy / log T", False, False, False),
+        ("effective_tokens", "effective tokens exp(entropy)", "effective tokens", False, False, False),
+        ("near_one_hot_share", "share of rows with largest weight > 0.99", "near-one-hot share", False, False, False),
+    ]
+    return tuple(json.dumps(sweep_chart_spec(sweep, m, title, y, now, other, log_y=log_y, with_sqrt_dk=sq, theory=th))
+                 for m, title, y, log_y, sq, th in charts)
