@@ -3,36 +3,78 @@
 import numpy as np
 import streamlit as st
 
+from attention_core import run_whatif
+from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
 from ui.charts import show_heatmap
-from ui.compute import cached_run, cached_saturation
-from ui.controls import ControlSet, current, fmt, share_box, show_notices, whatif_controls, write_url
-from ui.layout import page_setup
+from ui.compute import cached_comparison, cached_run, cached_saturation
+from ui.controls import ControlSet, current, fmt, set_current, share_box, show_notices, whatif_controls, write_url
+from ui.layout import page_setup, show_code
+from ui.lesson import page_end
+from ui.presets import load_presets
+from ui.text import md_escape
 from ui.widgets import index_picker
 
 page_setup("Compare", "⚖️",
-           "Two settings side by side. A and B start from the shared setting with scaling on (A) and off (B); "
-           "change either side and watch the weights, the outputs and the saturation figures move apart.")
+           "Two settings side by side, A and B, each with its own controls in the sidebar: their weights, saturation "
+           "and outputs, and the difference B − A.")
 shared = current()
 A_SET, B_SET = ControlSet("whatif_a", "a_", "a_"), ControlSet("whatif_b", "b_", "b_")
 SHOW = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed")
-col_a, col_b = st.columns(2)
-with col_a.expander("Controls of A", expanded=True):
-    cfg_a = whatif_controls(st, A_SET, SHOW, default=shared.replace(scaled=True), label_suffix=" (A)")
-with col_b.expander("Controls of B", expanded=True):
-    cfg_b = whatif_controls(st, B_SET, SHOW, default=shared.replace(scaled=False), label_suffix=" (B)")
-for cs in (A_SET, B_SET):
-    show_notices(cs)
-if st.button("Reset A and B to the shared setting (scaling on / off)", key="cmp_reset"):
-    for cs in (A_SET, B_SET):
-        st.session_state.pop(cs.state_key, None)
+LABELS = {"seq_len": "seq_len", "d_model": "d_model", "n_heads": "heads", "scaled": "scaling by 1/√d_k",
+          "temperature": "temperature", "mask": "mask", "pad_count": "pad count", "input_kind": "input",
+          "sentence": "sentence", "pattern": "one-hot pattern", "seed": "seed", "positional": "positional encoding"}
+
+
+def _reset() -> None:
+    """Both sides back to the shared setting, A scaled and B unscaled (a button callback)."""
+    for cs, scaled in ((A_SET, True), (B_SET, False)):
+        set_current(shared.replace(scaled=scaled), cs=cs)
         for name in list(st.query_params):
             if name.startswith(cs.url_prefix):
                 del st.query_params[name]
-    st.rerun()
+
+
+with st.sidebar.expander("Settings of A", expanded=True):
+    cfg_a = whatif_controls(st, A_SET, SHOW, default=shared.replace(scaled=True), label_suffix=" (A)")
+with st.sidebar.expander("Settings of B", expanded=True):
+    cfg_b = whatif_controls(st, B_SET, SHOW, default=shared.replace(scaled=False), label_suffix=" (B)")
+st.sidebar.button("Reset A and B to the shared setting (scaling on / off)", key="cmp_reset", on_click=_reset)
+for cs in (A_SET, B_SET):
+    show_notices(cs)
 write_url(shared)
 write_url(cfg_a, A_SET)
 write_url(cfg_b, B_SET)
 share_box(st.sidebar)
+
+# ---- the preset's story, when the page was opened from one (?preset=<file name>)
+slug = st.query_params.get("preset")
+story = next((p for p in load_presets()[0] if p.slug == slug), None) if slug else None
+if story is not None:
+    with st.container(border=True):
+        st.markdown(f"**Experiment: {md_escape(story.name)}**  \n{md_escape(story.description)}")
+        for field, heading in (("question", "Question"), ("look_for", "What to look for")):
+            if getattr(story, field, None):
+                st.markdown(f"**{heading}:** {md_escape(getattr(story, field))}")
+
+
+def _value(field: str, v) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, float):
+        return f"{v:g}"
+    if field in ("sentence", "pattern"):
+        return f"“{md_escape(v if len(v) <= 40 else v[:37] + '...')}”"
+    return md_escape(str(v))
+
+
+diffs = differing_settings(cfg_a, cfg_b)
+parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in diffs]
+if not parts:
+    st.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
+else:
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    st.markdown(f"A and B differ in {'one setting' if len(parts) == 1 else f'{len(parts)} settings'}: {listed}. "
+                "Everything else is the same.")
 
 run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
 sat_a, sat_b = cached_saturation(cfg_a), cached_saturation(cfg_b)
@@ -41,48 +83,70 @@ head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="cmp_head")
 ha, hb = min(head, cfg_a.n_heads - 1), min(head, cfg_b.n_heads - 1)
 if ha != head or hb != head:
     st.caption(f"A has {cfg_a.n_heads} head(s) and B {cfg_b.n_heads}; the side with fewer shows its last head.")
+cmp = cached_comparison(cfg_a, cfg_b, ha, hb)
 
 st.subheader("Attention weights")
 c1, c2, c3 = st.columns(3)
 for col, run, h, name in ((c1, run_a, ha, "A"), (c2, run_b, hb, "B")):
     blank = None if run.mask is None else ~run.mask
     show_heatmap(run.weights[h], run.tokens, run.tokens, title=f"{name}: head {h + 1}", domain=(0, 1), blank=blank,
-                 container=col, size=260)
-same_shape = run_a.weights.shape[1:] == run_b.weights.shape[1:]
-if same_shape:
-    diff = run_b.weights[hb] - run_a.weights[ha]
-    lim = float(np.abs(diff).max()) or 1.0
-    show_heatmap(diff, run_a.tokens, run_a.tokens, title="B − A", value_name="Δ weight", scheme="diverging",
-                 domain=(-lim, lim), container=c3, size=260)
-    c3.caption(f"Largest change of a weight: {fmt(float(np.abs(diff).max()))}.")
+                 container=col, size=180)
+if cmp.weight_diff is not None:
+    lim = float(np.abs(cmp.weight_diff).max()) or 1.0
+    show_heatmap(cmp.weight_diff, run_a.tokens, run_a.tokens, title="B − A", value_name="Δ weight",
+                 scheme="diverging", domain=(-lim, lim), container=c3, size=180)
+    c3.caption(f"Red: B puts more weight there, blue: less. Largest change of a weight: {fmt(lim)}.")
 else:
     c3.info(f"A has {run_a.T} tokens and B {run_b.T}: no difference map for maps of different shapes.")
 
 st.subheader("Saturation (mean over heads) and the difference B − A")
-mean = lambda sat, k: float(np.mean([s[k] for s in sat]))  # noqa: E731
+
+
+def _mean(sat, key):
+    return float(np.mean([s[key] for s in sat]))
+
+
 cols = st.columns(4)
 for col, key, label in zip(cols, ("max_weight", "entropy", "effective_tokens", "near_one_hot_share"),
                            ("mean max weight", "entropy (nats)", "effective tokens", "near-one-hot rows")):
-    a, b = mean(sat_a, key), mean(sat_b, key)
+    a, b = _mean(sat_a, key), _mean(sat_b, key)
     if key == "near_one_hot_share":
         col.metric(f"A: {label}", f"{a:.0%}")
-        col.metric(f"B: {label}", f"{b:.0%}", delta=f"{100 * (b - a):+.0f} pts")
+        col.metric(f"B: {label}", f"{b:.0%}", delta=f"{100 * (b - a):+.0f} pts", delta_color="off")
     else:
         col.metric(f"A: {label}", fmt(a))
-        col.metric(f"B: {label}", fmt(b), delta=f"{b - a:+.3g}")
-st.caption("Each B figure shows its change against A. A near-one-hot row puts over 99% of its weight on one key.")
+        col.metric(f"B: {label}", fmt(b), delta=f"{b - a:+.3g}", delta_color="off")
+ma, mb = _mean(sat_a, "max_weight"), _mean(sat_b, "max_weight")
+ua, ub = uniform_max_weight(run_a.mask, run_a.T, run_a.T), uniform_max_weight(run_b.mask, run_b.T, run_b.T)
+la, lb = sharpness(ma, ua), sharpness(mb, ub)
+st.caption(f"Each B figure shows its change against A (grey: neither direction is good or bad). A is {la} (mean max "
+           f"weight {fmt(ma)}, uniform {fmt(ua)}); B is {lb} ({fmt(mb)}, uniform {fmt(ub)}). A near-one-hot row puts "
+           "over 99% of its weight on one key.")
 
 st.subheader("Outputs")
 c1, c2, c3 = st.columns(3)
 for col, run, cfg, name in ((c1, run_a, cfg_a, "A"), (c2, run_b, cfg_b, "B")):
-    show_heatmap(run.output, run.tokens, [str(j) for j in range(cfg.d_model)], title=f"{name}: Z ({run.T} x {cfg.d_model})",
-                 row_title="token", col_title="dim", value_name="z", scheme="diverging", container=col, size=260)
-if run_a.output.shape == run_b.output.shape:
-    dz = run_b.output - run_a.output
-    lim = float(np.abs(dz).max()) or 1.0
-    show_heatmap(dz, run_a.tokens, [str(j) for j in range(cfg_a.d_model)], title="Z: B − A", row_title="token",
-                 col_title="dim", value_name="Δ z", scheme="diverging", domain=(-lim, lim), container=c3, size=260)
-    rel = float(np.linalg.norm(dz) / max(np.linalg.norm(run_a.output), 1e-12))
-    c3.caption(f"The outputs differ by {fmt(100 * rel)}% of A's size (relative Frobenius norm).")
+    show_heatmap(run.output, run.tokens, [str(j + 1) for j in range(cfg.d_model)], title=f"{name}: Z",
+                 row_title="token", col_title="dim", value_name="z", scheme="diverging", container=col, size=180)
+if cmp.output_diff is not None:
+    lim = float(np.abs(cmp.output_diff).max()) or 1.0
+    show_heatmap(cmp.output_diff, run_a.tokens, [str(j + 1) for j in range(cfg_a.d_model)], title="Z: B − A",
+                 row_title="token", col_title="dim", value_name="Δ z", scheme="diverging", domain=(-lim, lim),
+                 container=c3, size=180)
+    c3.caption(f"The outputs differ by {fmt(100 * cmp.output_change)}% of A's size (relative Frobenius norm "
+               f"‖Z_B − Z_A‖ / ‖Z_A‖). A's Z is {run_a.T} x {cfg_a.d_model}, B's {run_b.T} x {cfg_b.d_model}.")
 else:
-    c3.info("The outputs have different shapes; no difference map.")
+    c3.info(f"A's Z is {run_a.T} x {cfg_a.d_model} and B's {run_b.T} x {cfg_b.d_model}: no difference map.")
+
+show_code(run_whatif, compare_runs, differing_settings)
+questions = [("Which settings differ between A and B?",
+              ("; ".join(f"{LABELS[f]}: A {_value(f, a)}, B {_value(f, b)}" for f, a, b in diffs) + ".")
+              if diffs else "None: A and B are the same setting."),
+             ("Is B sharper or softer than A, by the mean max weight over heads?",
+              f"B's mean max weight is {fmt(mb)} against A's {fmt(ma)} ({mb - ma:+.3g}): "
+              + ("B is sharper." if mb > ma + 1e-9 else "B is softer." if mb < ma - 1e-9 else "the same.")
+              + f" A is {la}, B is {lb}.")]
+if cmp.output_change is not None:
+    questions.append(("How far apart are the two outputs?",
+                      f"‖Z_B − Z_A‖ / ‖Z_A‖ = {fmt(cmp.output_change)}, i.e. {fmt(100 * cmp.output_change)}% of A's size."))
+page_end("pages/8_Compare.py", questions)

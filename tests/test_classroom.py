@@ -1,4 +1,4 @@
-"""Presets, the Compare page, share links, exports and classroom mode."""
+"""Presets, share links, exports and classroom mode (the Compare page: tests/test_page_compare.py)."""
 
 import json
 import subprocess
@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 import pytest
 
-from attention_core import WhatIf, run_whatif, saturation_metrics
+from attention_core import WhatIf, run_whatif
 from tests.apptest_util import ROOT, app, chart_titles, run_ok, texts
 from ui.export import output_csv, parse_printed_weights, qkv_csv, snippet_core, snippet_torch, weights_csv
 from ui.presets import MAX_LINK, load_presets, parse_preset
@@ -74,37 +74,6 @@ def test_bad_preset_files_are_skipped_and_reported(tmp_path, monkeypatch):
     warnings = [w.value for w in at.warning]
     assert any("b_broken.json" in w for w in warnings) and any("c_bad_heads.json" in w for w in warnings)
     assert [b.key for b in at.button if b.key.startswith("preset_")] == ["preset_a_good"]
-
-
-def test_compare_page_shows_differences():
-    at = run_ok(app("pages/8_Compare.py"))
-    a, b = WhatIf(scaled=True), WhatIf(scaled=False)
-    assert at.session_state["whatif_a"] == a and at.session_state["whatif_b"] == b
-    sa = np.mean([saturation_metrics(w).summary()["max_weight"] for w in run_whatif(a).weights])
-    sb = np.mean([saturation_metrics(w).summary()["max_weight"] for w in run_whatif(b).weights])
-    metrics = {m.label: m for m in at.metric}
-    assert metrics["A: mean max weight"].value == f"{sa:.3g}"
-    assert metrics["B: mean max weight"].value == f"{sb:.3g}"
-    assert metrics["B: mean max weight"].delta == f"{sb - sa:+.3g}"
-    assert "B − A" in chart_titles(at) and "Z: B − A" in chart_titles(at)
-    assert at.query_params["a_scaled"] == "1" and at.query_params["b_scaled"] == "0"
-    at.slider(key="b_seq_len").set_value(5)
-    run_ok(at)
-    assert "B − A" not in chart_titles(at)
-    assert any("no difference map" in i.value for i in at.info)
-    at.select_slider(key="a_n_heads").set_value(1)
-    at.selectbox(key="cmp_head").set_value(3)
-    run_ok(at)
-    at.button(key="cmp_reset").click()
-    run_ok(at)
-    assert at.session_state["whatif_b"] == WhatIf(scaled=False)
-
-
-def test_compare_sides_come_from_the_url():
-    at = run_ok(app("pages/8_Compare.py", {"a_heads": "1", "b_heads": "8", "b_temperature": "0.2", "b_seq_len": "-1"}))
-    assert at.session_state["whatif_a"].n_heads == 1
-    assert at.session_state["whatif_b"].n_heads == 8 and at.session_state["whatif_b"].temperature == 0.2
-    assert any("b_seq_len=-1 is outside" in w.value for w in at.warning)
 
 
 def test_share_link_round_trips():
