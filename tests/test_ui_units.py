@@ -39,8 +39,41 @@ def test_heatmap_spec_labels_are_data_not_html():
     labels = ('<img src=x onerror=alert(1)>', '"quoted"', "it")
     spec = json.loads(heatmap_spec((3, 3), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 200, True))
     expr = spec["encoding"]["x"]["axis"]["labelExpr"]
-    assert json.loads(expr[: expr.index("[datum.value]")]) == list(labels)  # a JSON array literal, indexed
-    assert "data" not in spec and "datasets" not in spec
+    shown = json.loads(expr[: expr.index("[datum.value]")])  # a JSON array literal, indexed by position
+    assert shown == ["<img src=…", '"quoted"', "it"]  # long tokens shortened on the axis, text never HTML
+    assert spec["data"] == {"name": "cells"} and "datasets" not in spec  # the cells travel as Arrow bytes
+    assert spec["autosize"]["type"] == "pad"  # no "Dropping fit" warnings for step-sized charts
+    tooltip_fields = [t["field"] for t in spec["encoding"]["tooltip"]]
+    assert tooltip_fields[:2] == ["query", "key"]  # the whole token is in the tooltip
+
+
+def test_every_label_up_to_40_then_a_regular_subset():
+    from ui.charts import label_every
+
+    for n in (1, 11, 40):
+        labels = tuple(f"tok{i}" for i in range(n))
+        spec = json.loads(heatmap_spec((n, n), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis",
+                                       260, True))
+        axis = spec["encoding"]["x"]["axis"]
+        assert axis["labelOverlap"] is False and "%" not in axis["labelExpr"]
+        assert spec["encoding"]["x"]["scale"]["domain"] == list(range(n))
+        assert spec["width"]["step"] >= 12  # room for a readable label per cell
+    assert label_every(41) == 3 and label_every(512) == 26
+    labels = tuple(f"tok{i}" for i in range(64))
+    spec = json.loads(heatmap_spec((64, 64), labels, labels, "t", "query", "key", "weight", None, "viridis", 260, True))
+    assert "datum.value % 4 == 0" in spec["encoding"]["x"]["axis"]["labelExpr"]
+    assert "every 4th of 64 labelled" in spec["encoding"]["x"]["axis"]["title"]
+
+
+def test_nearly_uniform_weights_are_stretched_and_say_so():
+    from ui.charts import colour_domain
+
+    w = np.full((8, 8), 1 / 8)
+    w[0, 0] += 0.01
+    domain, note = colour_domain(w, (0, 1))
+    assert domain == (0.125, 0.135) and "stretched to 0.125–0.135" in note
+    assert colour_domain(np.eye(4), (0, 1)) == ((0, 1), "")  # sharp attention keeps the 0..1 scale
+    assert colour_domain(w, (-1, 1)) == ((-1, 1), "")  # only weight maps (0..1) are stretched
 
 
 def test_md_escape():

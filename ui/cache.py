@@ -107,6 +107,12 @@ class ByteLRU:
         return len(self._data)
 
 
+def register(cache: ByteLRU) -> ByteLRU:
+    """List a cache made by hand in :func:`cache_report`."""
+    _REGISTRY[cache.name] = cache
+    return cache
+
+
 def cached(max_mb: float, name: str | None = None) -> Callable:
     """Decorator: cache a function's results by its (hashable) arguments in a :class:`ByteLRU` of ``max_mb``.
 

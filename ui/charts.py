@@ -7,99 +7,184 @@ Token labels always travel as data or as a JSON array in a Vega expression, neve
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import json
+import math
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit import dataframe_util
+
+from ui.cache import ByteLRU, cached, register
 
 from ui.images import _LUTS, heatmap_png, pool  # noqa: F401 - re-exported for the pages
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
-def _axis(labels: list[str], title: str, show_labels: bool, angle: int = -45) -> alt.Axis:
-    if not show_labels:
-        return alt.Axis(title=title, labels=False, ticks=False)
-    # labels as a JSON array indexed by position: duplicates stay separate, text is never HTML
-    return alt.Axis(title=title, labelExpr=f"{json.dumps(labels)}[datum.value]", labelAngle=angle, labelLimit=90)
+MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset
+LABEL_CHARS = 10  # longer tokens are shortened on the axis (the tooltip has the whole token)
+NEARLY_UNIFORM = 0.5  # a (0, 1) weight map whose largest weight is below this may be colour-stretched
+STRETCH_KEY = "stretch_colours"  # session toggle (ui.controls draws it); on by default
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
+
+
+def label_every(n: int) -> int:
+    """1 when all ``n`` labels are drawn, else the stride of the regular subset (about 20 labels)."""
+    return 1 if n <= MAX_LABELLED else int(math.ceil(n / 20))
+
+
+def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12) -> alt.Axis:
+    """Every label up to MAX_LABELLED (font sized to the cell, never dropped for overlap), else every k-th."""
+    n, k = len(labels), label_every(len(labels))
+    names = json.dumps([_short(str(t)) for t in labels])  # labels as JSON data indexed by position, never HTML
+    expr = f"{names}[datum.value]" if k == 1 else f"datum.value % {k} == 0 ? {names}[datum.value] : ''"
+    if k > 1:
+        title = f"{title} (every {k}th of {n} labelled)"
+    return alt.Axis(title=title, labelExpr=expr, labelAngle=angle, labelOverlap=False, labelLimit=80,
+                    labelFontSize=int(max(8, min(11, step - 1))), labelPadding=2)
 
 
 def _step(n: int, size: int) -> int:
-    """Pixels per cell so that n cells fill about ``size`` pixels (Streamlit 1.67 draws ordinal
-    heatmaps reliably with step sizes, not with a fixed width/height)."""
-    return int(max(3, min(24, size // max(n, 1))))
+    """Pixels per cell: about ``size`` pixels in all, at least 12 px while every label is drawn (Streamlit 1.67
+    draws ordinal heatmaps reliably with step sizes, not with a fixed width/height)."""
+    lo = 12 if n <= MAX_LABELLED else 3
+    return int(max(lo, min(28, size // max(n, 1))))
 
 
 def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str, blank=None) -> pd.DataFrame:
     n_r, n_c = m.shape
     ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
     keep = np.ones_like(m, dtype=bool) if blank is None else ~np.asarray(blank, dtype=bool)
-    return pd.DataFrame({"r": ii[keep], "c": jj[keep], "v": np.round(m[keep], 4),
+    return pd.DataFrame({"r": ii[keep].astype(np.int16), "c": jj[keep].astype(np.int16),
+                         "v": np.round(m[keep].astype(np.float32), 4),
                          row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
                          col_title: np.asarray(col_labels, dtype=object)[jj[keep]]})
 
 
 def _heatmap_altair(df, shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
-                    legend) -> alt.Chart:
+                    legend, note: str = "") -> alt.Chart:
     """One rect per cell, tooltips with both tokens and the value (cells missing from ``df`` stay blank)."""
     n_r, n_c = shape
-    show = max(n_r, n_c) <= 40
+    step_x, step_y = _step(n_c, size), _step(n_r, size)
     if scheme == "viridis":
         color_scale = alt.Scale(scheme="viridis", domain=list(domain)) if domain else alt.Scale(scheme="viridis")
     else:
         color_scale = alt.Scale(scheme="redblue", reverse=True, domainMid=0, **({"domain": list(domain)} if domain else {}))
     chart = alt.Chart(df, title=title or alt.Undefined).mark_rect().encode(
-        x=alt.X("c:O", axis=_axis(list(col_labels), col_title, show), scale=alt.Scale(domain=list(range(n_c)))),
-        y=alt.Y("r:O", axis=_axis(list(row_labels), row_title, show, angle=0), scale=alt.Scale(domain=list(range(n_r)))),
-        color=alt.Color("v:Q", scale=color_scale, title=value_name, legend=alt.Legend() if legend else None),
+        x=alt.X("c:O", axis=_axis(list(col_labels), col_title + (f" · {note}" if note else ""), step=step_x),
+                scale=alt.Scale(domain=list(range(n_c)))),
+        y=alt.Y("r:O", axis=_axis(list(row_labels), row_title, angle=0, step=step_y),
+                scale=alt.Scale(domain=list(range(n_r)))),
+        color=alt.Color("v:Q", scale=color_scale, title=value_name,
+                        legend=alt.Legend(gradientLength=max(60, min(200, step_y * n_r))) if legend else None),
         tooltip=[alt.Tooltip(f"{row_title}:N"), alt.Tooltip(f"{col_title}:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
-    ).properties(width=alt.Step(_step(n_c, size)), height=alt.Step(_step(n_r, size)))
+    ).properties(width=alt.Step(step_x), height=alt.Step(step_y))
     return chart
 
 
-@functools.lru_cache(maxsize=512)
+@cached(max_mb=8)
 def heatmap_spec(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
-                 legend) -> str:
+                 legend, note: str = "") -> str:
     """The Vega-Lite spec of a heatmap without its data, as JSON text, built by Altair once per layout.
 
     Altair validates every chart it serialises (tens of ms for a layered chart); the pages redraw the
-    same layouts with new numbers, so the skeleton is cached and only the data changes."""
+    same layouts with new numbers, so the skeleton is cached and only the data changes. ``autosize: pad``
+    keeps Vega from trying to fit a chart whose size is set by its cells (no console warnings)."""
     empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], row_title: [""], col_title: [""]})
     spec = _heatmap_altair(empty, shape, row_labels, col_labels, title, row_title, col_title, value_name, domain,
-                           scheme, size, legend).to_dict()
+                           scheme, size, legend, note).to_dict()
     spec.pop("datasets", None)
-    spec.pop("data", None)
+    spec["data"] = {"name": "cells"}
+    spec["autosize"] = {"type": "pad", "contains": "padding"}
     return json.dumps(spec)
+
+
+def _digest(*arrays) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        if a is None:
+            h.update(b"-")
+        else:
+            a = np.ascontiguousarray(a)
+            h.update(str((a.shape, a.dtype)).encode())
+            h.update(a.tobytes())
+    return h.digest()
+
+
+_CELLS = ByteLRU("ui.charts.cells", 64 * 2**20)  # Arrow bytes of drawn heatmaps, by content digest
+register(_CELLS)
+
+
+def _cells_arrow(m: np.ndarray, blank, rows: tuple, cols: tuple, row_title: str, col_title: str) -> bytes:
+    """The cells of one heatmap as Arrow IPC bytes, cached by a digest of the numbers and the labels: a
+    rerun that draws the same map again sends stored bytes instead of converting a DataFrame."""
+    key = (_digest(m, None if blank is None else np.asarray(blank, dtype=bool)), rows, cols, row_title, col_title)
+    hit, data = _CELLS.get(key)
+    if not hit:
+        data = dataframe_util.convert_anything_to_arrow_bytes(_heatmap_frame(m, rows, cols, row_title, col_title, blank))
+        _CELLS.put(key, data)
+    return data
+
+
+def colour_domain(m: np.ndarray, domain, blank=None) -> tuple[tuple[float, float] | None, str]:
+    """The colour domain to draw ``m`` with, and a note when it was stretched.
+
+    A weight map drawn on 0..1 whose largest weight is below NEARLY_UNIFORM is stretched to its own range
+    (when the session's toggle allows it), so that nearly uniform attention still shows its structure."""
+    if domain is None or tuple(domain) != (0.0, 1.0) or not st.session_state.get(STRETCH_KEY, True):
+        return domain, ""
+    vals = np.asarray(m)[~np.asarray(blank, dtype=bool)] if blank is not None else np.asarray(m).ravel()
+    if vals.size == 0 or float(vals.max()) >= NEARLY_UNIFORM:
+        return domain, ""
+    lo, hi = float(vals.min()), float(vals.max())
+    if hi - lo < 1e-6:
+        return domain, ""
+    return (lo, hi), f"colour stretched to {lo:.3g}–{hi:.3g}"
 
 
 def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None = None, container=None,
                  max_px: int = 256, max_cells: int = MAX_VECTOR_CELLS, **kw) -> str:
-    """Draw ``m`` as an Altair heatmap, or as an image above ``max_cells``; returns "vector" or "image"."""
+    """Draw ``m`` as an Altair heatmap, or as an image above ``max_cells``; returns "vector" or "image".
+
+    A heatmap without a legend states its colour range under its key axis; a nearly uniform weight map is
+    colour-stretched (see :func:`colour_domain`) and says so there or in its legend's title."""
     box = container or st
     m = np.asarray(m)
+    blank = kw.get("blank")
+    domain, stretched = colour_domain(m, kw.get("domain"), blank)
+    legend = kw.get("legend", True)
     if m.size <= max_cells:
         row_title, col_title = kw.get("row_title", "query"), kw.get("col_title", "key")
-        domain = kw.get("domain")
-        spec = heatmap_spec(m.shape, tuple(map(str, row_labels)), tuple(map(str, col_labels)), title, row_title,
-                            col_title, kw.get("value_name", "weight"), None if domain is None else tuple(map(float, domain)),
-                            kw.get("scheme", "viridis"), kw.get("size", 260), kw.get("legend", True))
-        df = _heatmap_frame(m.astype(np.float64), row_labels, col_labels, row_title, col_title, kw.get("blank"))
-        box.vega_lite_chart(df, json.loads(spec), key=key, width="content")
+        rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
+        note = ""  # a chart without a legend states its colour range under its key axis
+        if stretched or not legend:
+            lo, hi = domain if domain is not None else (float(np.nanmin(m)), float(np.nanmax(m)))
+            note = stretched or f"colour {lo:.3g}–{hi:.3g}"
+        value_name = kw.get("value_name", "weight") + (" (stretched)" if stretched and legend else "")
+        spec = json.loads(heatmap_spec(m.shape, rows, cols, title, row_title, col_title, value_name,
+                                       None if domain is None else (round(float(domain[0]), 6), round(float(domain[1]), 6)),
+                                       kw.get("scheme", "viridis"), kw.get("size", 260), legend, note))
+        spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, row_title, col_title)}
+        box.vega_lite_chart(spec, key=key, width="content")
         return "vector"
-    if kw.get("blank") is not None:
-        m = np.where(np.asarray(kw["blank"], dtype=bool), np.nan, m.astype(np.float64))
+    if blank is not None:
+        m = np.where(np.asarray(blank, dtype=bool), np.nan, m.astype(np.float64))
     finite = m[np.isfinite(m)] if np.isfinite(m).any() else np.zeros(1)
-    domain = kw.get("domain") or (float(finite.min()), float(finite.max()))
+    domain = domain or (float(finite.min()), float(finite.max()))
     scheme = kw.get("scheme", "viridis")
     if scheme != "viridis":
         lim = max(abs(domain[0]), abs(domain[1])) or 1.0
         domain = (-lim, lim)
     png, f = heatmap_png(m, domain[0], domain[1], "viridis" if scheme == "viridis" else "diverging", max_px=max_px)
-    pooled = f" mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
-    grey = "; grey = masked" if kw.get("blank") is not None else ""
-    box.image(png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]}, shown as an image{pooled}; "
-                           f"colour {domain[0]:.3g} to {domain[1]:.3g}{grey})")
+    pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
+    grey = "; grey = masked" if blank is not None else ""
+    how = stretched or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
+    box.image(png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; "
+                                                 f"{how}{grey})")
     return "image"
 
 
@@ -107,11 +192,14 @@ def bar_chart(values, labels: list[str], *, title: str = "", value_name: str = "
               highlight: int | None = None, domain: tuple[float, float] | None = None) -> alt.Chart:
     """Bars in token order with the token as tooltip; ``highlight`` colours one bar."""
     values = np.asarray(values, dtype=np.float64)
+    domain, stretched = colour_domain(values, domain)
+    if stretched:  # nearly uniform weights on a 0..1 axis would be invisible: let the axis fit them, and say so
+        domain, title = None, f"{title} (axis fitted to the values: {stretched.split(' to ', 1)[1]})"
     df = pd.DataFrame({"i": np.arange(len(values)), "token": list(labels), "v": np.round(values, 4)})
     df["top"] = df["i"] == (int(np.argmax(values)) if highlight is None else highlight)
     y = alt.Y("v:Q", title=value_name, scale=alt.Scale(domain=list(domain)) if domain else alt.Undefined)
     return alt.Chart(df, title=title or alt.Undefined).mark_bar().encode(
-        x=alt.X("i:O", axis=_axis(list(labels), "key", len(values) <= 64)),
+        x=alt.X("i:O", axis=_axis(list(labels), "key")),
         y=y,
         color=alt.Color("top:N", legend=None, scale=alt.Scale(domain=[False, True], range=["#8aa1c1", "#e45756"])),
         tooltip=[alt.Tooltip("token:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
