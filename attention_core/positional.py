@@ -32,3 +32,17 @@ def sinusoidal_positional_encoding(T: int, d_model: int, base: float = 10000.0) 
     pe[:, 0::2] = np.sin(angle)
     pe[:, 1::2] = np.cos(angle[:, : d_model // 2])
     return pe.astype(np.float32)
+
+
+def position_similarity(T: int, d_model: int) -> tuple[np.ndarray, np.ndarray]:
+    """How alike the encodings of two positions are: ``PE PE^T`` and its mean by distance.
+
+    Returns:
+        ``(sim, by_distance)``: sim ``(T, T)`` with sim[p, q] = PE[p] . PE[q] (float64), and by_distance
+        ``(T,)`` with the mean of sim over the pairs |p - q| = 0, 1, ..., T - 1. For an even d_model
+        sim[p, q] = sum_i cos(w_i (p - q)) depends only on the distance, and sim[p, p] = d_model / 2.
+    """
+    pe = sinusoidal_positional_encoding(T, d_model).astype(np.float64)  # (T, d_model)
+    sim = pe @ pe.T  # (T, T)
+    by_distance = np.array([np.diagonal(sim, offset=o).mean() for o in range(T)])  # (T,)
+    return sim, by_distance

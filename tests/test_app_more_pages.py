@@ -1,14 +1,13 @@
-"""AppTest: Masks and Positional encoding pages (Multi-head and Cross-attention: tests/test_page_multi_head.py,
-tests/test_page_cross_attention.py)."""
+"""AppTest: the Masks page (Multi-head, Cross-attention and Positional encoding: tests/test_page_multi_head.py,
+tests/test_page_cross_attention.py, tests/test_page_positional.py)."""
 
 import numpy as np
 import pytest
 
-from attention_core import (WhatIf, causal_mask, padding_mask, random_projection_weights, run_whatif,
-                            scaled_dot_product_attention, shuffle_experiment)
+from attention_core import causal_mask, padding_mask, run_whatif, scaled_dot_product_attention
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 
-MASKS, PE = "pages/5_Masks.py", "pages/6_Positional_encoding.py"
+MASKS = "pages/5_Masks.py"
 
 
 def _weights_frames(at):
@@ -51,32 +50,3 @@ def test_masks_page_masked_cells_are_exactly_zero():
                                    {"pad": "512"}, {"temperature": "0.1", "scaled": "0"}])
 def test_masks_extremes(query):
     run_ok(app(MASKS, query, timeout=180))
-
-
-def test_positional_page_shuffle_experiment():
-    at = run_ok(app(PE))
-    cfg = at.session_state["whatif"]
-    run = run_whatif(cfg)
-    perm = np.random.default_rng([cfg.seed, 0]).permutation(cfg.seq_len)
-    ws = random_projection_weights(cfg.d_model, seed=cfg.seed)
-    no_pe = shuffle_experiment(run.x, *ws, n_heads=cfg.n_heads, perm=perm, positional=False)
-    with_pe = shuffle_experiment(run.x, *ws, n_heads=cfg.n_heads, perm=perm, positional=True)
-    assert no_pe["max_diff"] < 1e-12 and with_pe["max_diff"] > 1e-3
-    assert at.metric[0].value == f"{no_pe['max_diff']:.1e}"
-    assert float(at.metric[0].value) < 1e-12
-    assert at.metric[1].value == f"{with_pe['max_diff']:.3g}"
-    assert float(at.metric[1].value) > 1e-3
-    at.button(key="pe_reshuffle").click()
-    run_ok(at)
-    assert "shuffle #1" in texts(at)
-    at.multiselect(key="pe_dims").set_value([2, 3])
-    run_ok(at)
-    at.sidebar.slider(key="ctl_d_model").set_value(7)
-    run_ok(at)  # odd d_model
-    assert at.session_state["whatif"].d_model == 7
-
-
-@pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"},
-                                   {"input": "sentence", "sentence": "a b a b"}])
-def test_positional_extremes(query):
-    run_ok(app(PE, query, timeout=180))

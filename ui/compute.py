@@ -44,7 +44,7 @@ def cached_shuffle(cfg: WhatIf, shuffle: int) -> tuple[np.ndarray, float, float]
     run = cached_run(cfg.replace(positional=False))
     perm = np.random.default_rng([cfg.seed, shuffle]).permutation(run.T)
     diffs = [shuffle_experiment(run.x, *run.w, n_heads=cfg.n_heads, perm=perm, positional=pe, scaled=cfg.scaled,
-                                temperature=cfg.temperature)["max_diff"] for pe in (False, True)]
+                                temperature=cfg.temperature).max_diff for pe in (False, True)]
     return perm, diffs[0], diffs[1]
 
 
@@ -203,3 +203,15 @@ def cached_implementations(cfg: WhatIf):
     run = cached_run(cfg)
     return tuple(compare_implementations(run.x, *run.w, n_heads=cfg.n_heads, mask=run.mask, scaled=cfg.scaled,
                                          temperature=cfg.temperature))
+
+
+# ---- Positional encoding
+
+
+@cached(max_mb=16)
+def cached_positions(T: int, d_model: int):
+    """(PE (T, d_model), PE PE^T (T, T), mean similarity by distance (T,)); at most 4 MB an entry (T 512,
+    d_model 1024), so the last few settings stay."""
+    from attention_core.positional import position_similarity, sinusoidal_positional_encoding
+
+    return (sinusoidal_positional_encoding(T, d_model), *position_similarity(T, d_model))
