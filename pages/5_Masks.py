@@ -1,15 +1,16 @@
 """Masks: causal, padding and both; masked scores left blank; the fully masked row."""
 
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core import attention_scores, causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
+from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
+from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
 from ui.charts import show_heatmap
-from ui.compute import cached_run
+from ui.compute import cached_mask_lab, cached_run
 from ui.controls import fmt, sidebar_controls
 from ui.layout import page_setup, show_code
+from ui.lesson import page_end
 from ui.text import md_escape
 from ui.widgets import index_picker
 
@@ -18,67 +19,112 @@ page_setup("Masks", "🎭",
            "e^−∞ = 0 and they get exactly zero weight while the allowed keys share all of it. "
            "**Causal** masks hide the future (a decoder must not peek at the next word); **padding** masks hide "
            "the filler tokens that make sequences of a batch equally long.")
+st.latex(r"A = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
+         r"M_{ij} = \begin{cases} 0 & \text{key } j \text{ allowed for query } i \\ -\infty & \text{blocked}\end{cases}")
 cfg = sidebar_controls(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "pad_count",
                              "seed", "positional"))
-run = cached_run(cfg.replace(mask="none"))
-T, d_k = run.T, cfg.d_k
-pad = min(cfg.pad_count, T)
+head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head")
+lab = cached_mask_lab(cfg, head)
+T, pad = lab.T, lab.pad
+tokens = [str(t) for t in cached_run(cfg.replace(mask="none")).tokens]
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def names(idx, limit: int = 6) -> str:
+    shown = ", ".join(md_escape(tokens[i]) for i in idx[:limit])
+    return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
+
+
 if cfg.pad_count > T:
-    st.info(f"pad count {cfg.pad_count} is more than the {T} tokens; using {T}.")
+    st.info(f"The pad count {cfg.pad_count} is more than the {plural(T, 'token')}; using {T}: every key is padding.")
 if pad == 0:
     st.info("The pad count in the sidebar is 0, so the padding mask blocks nothing yet: raise it to pad the last keys.")
-tokens = run.tokens
-head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head")
-q, k, v = run.q[head], run.k[head], run.v[head]
-scores = attention_scores(q, k, scaled=cfg.scaled) / cfg.temperature  # (T, T) logits
-lim = float(np.abs(scores).max()) or 1.0
+lim = float(np.abs(lab.logits).max()) or 1.0
+st.caption(f"Colours: the mask is yellow where a query may attend and purple where it is blocked; scores run from "
+           f"blue (−{fmt(lim)}) through white (0) to red (+{fmt(lim)}); weights from purple (0) to yellow (1). "
+           "Blank cells are blocked.")
 
-masks = {
-    "causal": causal_mask(T),
-    f"padding ({pad} padded)": padding_mask(T - pad, T),
-    "causal + padding": combine_masks(causal_mask(T), padding_mask(T - pad, T)),
-}
-results = {}
-for name, mask in masks.items():
-    st.subheader(name)
-    out, w = scaled_dot_product_attention(q, k, v, mask=mask, scaled=cfg.scaled, temperature=cfg.temperature)
-    results[name] = (mask, out, w)
+
+def mask_sentence(r) -> str:
+    """What the mask ``r`` did, true for every pad count and T."""
+    if r.n_blocked == 0:
+        why = "with a pad count of 0" if "padding" in r.name and pad == 0 else "the only query sees its own key"
+        return f"No cell is blocked ({why}), so these are the weights of plain attention; every row sums to 1."
+    empty = r.empty_rows
+    out = (f"{r.n_blocked} of {T * T} cells are blocked, and each of them gets weight exactly "
+           f"{fmt(r.max_blocked_weight)}. ")
+    sums = r.weights.sum(axis=-1)
+    ok_rows = np.setdiff1d(np.arange(T), empty)
+    if len(empty) == T:
+        return out + ("No query has an allowed key, so every row's weights and outputs are 0 "
+                      f"(largest |output| {fmt(float(np.abs(r.output).max()))}), not NaN.")
+    if len(empty):
+        out += (f"{plural(len(empty), 'row')} ({names(empty)}) {'has' if len(empty) == 1 else 'have'} no allowed key: "
+                f"{'its' if len(empty) == 1 else 'their'} weights and outputs are 0. ")
+    dev = float(np.abs(sums[ok_rows] - 1).max())
+    return out + ("Every row with an allowed key sums to 1" + ("." if dev < 1e-5 else f" (up to {dev:.1e})."))
+
+
+for r in lab.runs:
+    st.subheader(r.name)
     c1, c2, c3 = st.columns(3)
-    show_heatmap(mask.astype(float), tokens, tokens, title="mask (1 = may attend)", value_name="allowed",
+    show_heatmap(r.mask.astype(float), tokens, tokens, title="mask (1 = may attend)", value_name="allowed",
                  domain=(0, 1), container=c1, size=220, legend=False)
-    show_heatmap(scores, tokens, tokens, title="masked scores (blank = blocked)", value_name="score",
-                 scheme="diverging", domain=(-lim, lim), blank=~mask, container=c2, size=220, legend=False)
-    show_heatmap(w, tokens, tokens, title="weights", domain=(0, 1), blank=~mask, container=c3, size=220, legend=False)
-    blocked = w[~mask]
-    empty = int((~mask.any(axis=1)).sum())
-    st.caption(f"{int((~mask).sum())} of {T * T} cells are blocked; their weights are exactly "
-               f"{fmt(float(blocked.max())) if blocked.size else 0} (largest blocked weight). Allowed rows still sum to 1"
-               + (f"; {empty} row(s) have no allowed key at all: their weights and outputs are 0." if empty else "."))
+    show_heatmap(lab.logits, tokens, tokens, title="masked scores (blank = blocked)", value_name="score",
+                 scheme="diverging", domain=(-lim, lim), blank=~r.mask, container=c2, size=220, legend=False)
+    show_heatmap(r.weights, tokens, tokens, title="weights", domain=(0, 1), blank=~r.mask, container=c3, size=220,
+                 legend=False)
+    st.caption(mask_sentence(r))
 
 st.subheader("Why padded keys get zero weight")
-mask = masks[f"padding ({pad} padded)"]
-w = results[f"padding ({pad} padded)"][2]
+padding = lab.run("padding")
 row = index_picker("query", tokens, key="mk_query")
-df = pd.DataFrame({"key": tokens, "score": np.round(scores[row], 4),
-                   "masked score": ["−∞" if not a else f"{s:.4f}" for a, s in zip(mask[row], scores[row])],
-                   "e^(masked score − max)": np.round(np.where(mask[row], np.exp(scores[row] - scores[row][mask[row]].max()) if mask[row].any() else 0.0, 0.0), 6),
-                   "weight": np.round(w[row], 6)})
-st.dataframe(df, hide_index=True)
-st.caption(f"The padded keys (the last {pad}) have e^−∞ = 0 in the numerator, so their weight is 0 whatever their score; "
-           f"the {T - pad} real keys share the whole weight: they sum to {fmt(float(w[row, :T - pad].sum()))}.")
+num = masked_numerators(lab.logits[row], padding.mask[row])  # (T,)
+st.dataframe(pd.DataFrame({
+    "key": tokens, "score": np.round(lab.logits[row], 4),
+    "masked score": [f"{s:.4f}" if a else "−∞" for a, s in zip(padding.mask[row], lab.logits[row])],
+    "e^(masked score − max)": np.round(num, 6), "weight": np.round(padding.weights[row], 6)}), hide_index=True)
+real = float(padding.weights[row, :T - pad].sum())
+if pad == 0:
+    st.caption("No key is padded (pad count 0), so every key keeps its share of the weight; raise the pad count in "
+               "the sidebar to see padded keys drop to exactly 0.")
+elif pad == T:
+    st.caption("Every key is padded: every numerator is e^−∞ = 0, so this query has nothing to attend to and "
+               "attention_core gives it weights of 0 and a zero output (not NaN).")
+else:
+    padded_idx = np.arange(T - pad, T)
+    st.caption(f"The padded {'key' if pad == 1 else 'keys'} ({'the last one' if pad == 1 else f'the last {pad}'}: "
+               f"{names(padded_idx)}) {'has' if pad == 1 else 'have'} e^−∞ = 0 in the numerator, so "
+               f"{'its' if pad == 1 else 'their'} weight is 0 whatever the score; the {plural(T - pad, 'real key')} "
+               f"share the whole weight: {fmt(real)}.")
 
 st.subheader("A fully masked row")
-full = causal_mask(T).copy()
-full[0, :] = False  # query 1 may attend to nothing
-z, wf = scaled_dot_product_attention(q, k, v, mask=full, scaled=cfg.scaled, temperature=cfg.temperature)
-with np.errstate(invalid="ignore", divide="ignore"):
-    naive = np.where(full, scores, -np.inf)
-    naive = np.exp(naive - naive.max(axis=1, keepdims=True))
-    naive = naive / naive.sum(axis=1, keepdims=True)
+nan_count = int(np.isnan(lab.textbook[0]).sum())
+bad = int(np.isnan(lab.full_weights).sum() + np.isnan(lab.full_output).sum())
+same = bool(np.array_equal(lab.full_weights[1:], lab.run("causal").weights[1:]))
 st.markdown(
-    f"Block every key for query **{md_escape(tokens[0])}** (row 1). A textbook softmax "
-    f"computes e^(−∞ − (−∞)) = e^NaN and returns **{int(np.isnan(naive[0]).sum())} NaN** weights in that row, which "
+    f"Block every key for query **{md_escape(tokens[0])}** (row 1). A textbook softmax computes "
+    f"−∞ − (−∞) = NaN in that row and returns **{nan_count} NaN** {'weight' if nan_count == 1 else 'weights'}, which "
     f"would then poison every later layer. attention_core gives that row weights of exactly 0 (sum "
-    f"{fmt(float(wf[0].sum()))}) and a zero output (largest |z| = {fmt(float(np.abs(z[0]).max()))}), with "
-    f"{int(np.isnan(wf).sum() + np.isnan(z).sum())} NaN anywhere; the other rows are unchanged.")
-show_code(scaled_dot_product_attention, causal_mask, padding_mask, combine_masks)
+    f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output (largest |z| = "
+    f"{fmt(float(np.abs(lab.full_output[0]).max()))}), with {bad} NaN anywhere"
+    + ("; the other rows are the causal weights, unchanged." if T > 1 and same else "."))
+show_code(mask_lab, textbook_softmax, masked_numerators, scaled_dot_product_attention, causal_mask, padding_mask,
+          combine_masks)
+
+causal = lab.run("causal")
+page_end("pages/5_Masks.py", [
+    (f"Under the causal mask with T = {T}, how many of the {T * T} cells are blocked, and what weight do they get?",
+     f"{causal.n_blocked} = T(T − 1)/2 cells (query i may see keys 1 .. i only); each gets weight exactly "
+     f"{fmt(causal.max_blocked_weight)}."),
+    (f"With {plural(pad, 'padded key')}, how much of query {md_escape(tokens[row])}'s weight lands on the padded keys, and how much "
+     "on the real ones?",
+     f"{fmt(float(padding.weights[row, T - pad:].sum()))} on padded keys and {fmt(real)} on the "
+     f"{plural(T - pad, 'real key')}" + (": every key is padded, so the whole row is 0." if pad == T else ".")),
+    ("What does a textbook softmax return for a row whose keys are all blocked, and what does attention_core return?",
+     f"The textbook softmax returns {nan_count} NaN; attention_core returns {plural(T, 'weight')} of 0 (sum "
+     f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output."),
+])

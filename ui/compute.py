@@ -215,3 +215,16 @@ def cached_positions(T: int, d_model: int):
     from attention_core.positional import position_similarity, sinusoidal_positional_encoding
 
     return (sinusoidal_positional_encoding(T, d_model), *position_similarity(T, d_model))
+
+
+# ---- Masks
+
+
+@cached(max_mb=64)
+def cached_mask_lab(cfg: WhatIf, head: int):
+    """mask_lab for one head of cfg's unmasked run (Masks page). About 0.02 MB at T = 8 and 22 MB at T = 512."""
+    from attention_core.mask_demo import mask_lab
+
+    run = cached_run(cfg.replace(mask="none"))
+    return mask_lab(run.q[head], run.k[head], run.v[head], cfg.pad_count, scaled=cfg.scaled,
+                    temperature=cfg.temperature)
