@@ -1,12 +1,14 @@
 """Attention Explorer: home page. What self-attention is, the formula, a live example, the pages."""
 
+import numpy as np
 import streamlit as st
 
 from attention_core import class_notes_weights, one_hot_embeddings, position_labels, scaled_dot_product_attention
-from ui.images import heatmap_png
+from ui.images import labelled_heatmap_png
 from ui.controls import current, show_notices, write_url
 from ui.gallery import preset_gallery
 from ui.layout import PAGES, page_setup
+from ui.lesson import page_end
 
 page_setup("Attention Explorer", "🔍",
            "Self-attention lets every token of a sequence look at every other token and take a weighted "
@@ -26,16 +28,19 @@ st.subheader("A live example: every token looks for B")
 E, _ = one_hot_embeddings("A A B A")
 w_q, w_k, w_v = class_notes_weights()
 Z, A = scaled_dot_product_attention(E @ w_q, E @ w_k, E @ w_v)
+_, A_plain = scaled_dot_product_attention(E @ w_q, E @ np.eye(2), E @ w_v)  # the same without the key booster
+s_b = float((E @ w_q)[0] @ (E @ w_k)[2]) / np.sqrt(2)  # A1's scaled score for B3
 labels = position_labels(["A", "A", "B", "A"])
-left, right = st.columns([1, 1])
-png, _ = heatmap_png(A, 0.0, 1.0, min_px=200)  # an image: the home page loads no chart library
-left.image(png, output_format="PNG", caption="attention weights A = softmax(QKᵀ/√2): rows A1 A2 B3 A4 (queries), "
-                                            "columns the same keys; yellow = 1, purple = 0")
+left, right = st.columns([1, 2])
+left.image(labelled_heatmap_png(A, labels, labels, decimals=3), output_format="PNG",
+           caption="Attention weights A = softmax(QKᵀ/√2): a row per query, a column per key; "
+                   "colour purple (0) to yellow (1), each cell's weight written in it.")
 right.markdown(
     f"Tokens **A1 A2 B3 A4** are one-hot (A = [1, 0], B = [0, 1]). $W_q$ maps every token to the query "
     f"[0, 1], *looking for B*; $W_k = 10\\,I$ boosts the keys. Every query therefore puts "
     f"**{A[0, 2]:.4f}** of its weight on B3 and only {A[0, 0]:.4f} on each A, so each output row "
-    f"Z = A V = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] has moved almost all the way to B."
+    f"Z = A V = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] has moved almost all the way to B. Without the booster "
+    f"($W_k = I$) B3 would get only {A_plain[0, 2]:.4f}."
 )
 right.page_link("pages/2_Step_by_step.py", label="Walk through it step by step", icon="🧮")
 
@@ -51,5 +56,16 @@ for path, label, icon, what in PAGES:
 
 show_notices()
 write_url(current())
-st.caption("Every page shares the sidebar settings, and the address bar always holds them: copy it to share "
-           "an experiment.")
+st.caption("Home has no controls. On the pages, the what-if settings sit in the sidebar and the address bar "
+           "always holds them: copy it to share an experiment.")
+page_end("streamlit_app.py", [
+    ("In the live example, how much of A1's attention goes to B3, and why so much?",
+     f"{A[0, 2]:.4f}. Every query is [0, 1] and B3's key is 10 x [0, 1], so q·k = {s_b * np.sqrt(2):g} for B3 and 0 "
+     f"for each A; after dividing by √2 the softmax gives B3 e^{s_b:.2f} / (e^{s_b:.2f} + 3) = {A[0, 2]:.4f}."),
+    ("What does W_k = 10 I change compared with W_k = I?",
+     f"With W_k = I, B3's scaled score is only {s_b / 10:.3f} instead of {s_b:.2f}, so its weight is "
+     f"{A_plain[0, 2]:.4f} instead of {A[0, 2]:.4f}: a bigger gap between scores makes the softmax sharper."),
+    ("Which token's value does every output row Z end up close to?",
+     f"B's value [0, 1]: Z = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] for every row, because every row attends almost "
+     "only to B3."),
+])

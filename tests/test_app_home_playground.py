@@ -1,6 +1,5 @@
-"""AppTest: the home page and the shared controls (the Playground page itself: tests/test_page_playground.py)."""
-
-import math
+"""AppTest: the shared controls (the home page: tests/test_page_home.py; the Playground page itself:
+tests/test_page_playground.py)."""
 
 import pytest
 
@@ -8,15 +7,6 @@ from attention_core import WhatIf
 from tests.apptest_util import app, run_ok, texts
 
 PLAY = "pages/1_Playground.py"
-
-
-def test_home_runs_and_shows_class_notes_numbers():
-    at = run_ok(app("streamlit_app.py"))
-    assert len(at.get("page_link")) >= 3
-    s = 10 / math.sqrt(2)
-    b = math.exp(s) / (3 + math.exp(s))
-    assert f"{b:.4f}" in texts(at)
-    assert at.latex and "softmax" in at.latex[0].value
 
 
 @pytest.mark.parametrize("query, notice", [

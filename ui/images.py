@@ -61,3 +61,36 @@ def heatmap_png(m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis"
     buf = io.BytesIO()
     img.save(buf, format="PNG", compress_level=1)  # fast: heatmaps compress well anyway
     return buf.getvalue(), f
+
+
+def labelled_heatmap_png(m: np.ndarray, row_labels: list[str], col_labels: list[str], vmin: float = 0.0,
+                         vmax: float = 1.0, cell: int = 48, font_size: int = 14, decimals: int = 2) -> bytes:
+    """A small matrix as a PNG sized to its content: row labels on the left, column labels on top and each
+    cell's value written in it (white on dark cells, black on light ones). For matrices of a few rows."""
+    from PIL import ImageDraw, ImageFont
+
+    m = np.asarray(m, dtype=np.float64)
+    n_r, n_c = m.shape
+    font = ImageFont.load_default(size=font_size)
+    measure = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    left = 8 + max(int(measure.textlength(str(t), font=font)) for t in row_labels)
+    top = font_size + 10
+    img = Image.new("RGB", (left + n_c * cell + 2, top + n_r * cell + 2), (255, 255, 255))
+    draw = ImageDraw.Draw(img)
+    span = (vmax - vmin) or 1.0
+    lut = _LUTS["viridis"]
+    for j, label in enumerate(col_labels):
+        draw.text((left + j * cell + cell / 2, top - 4), str(label), fill=(0, 0, 0), font=font, anchor="mb")
+    for i, label in enumerate(row_labels):
+        draw.text((left - 6, top + i * cell + cell / 2), str(label), fill=(0, 0, 0), font=font, anchor="rm")
+        for j in range(n_c):
+            level = float(np.clip((m[i, j] - vmin) / span, 0, 1))
+            rgb = tuple(int(c) for c in lut[int(round(level * 255))])
+            box = (left + j * cell, top + i * cell, left + (j + 1) * cell - 1, top + (i + 1) * cell - 1)
+            draw.rectangle(box, fill=rgb)
+            ink = (0, 0, 0) if level > 0.6 else (255, 255, 255)
+            draw.text((box[0] + cell / 2, box[1] + cell / 2), f"{m[i, j]:.{decimals}f}", fill=ink, font=font,
+                      anchor="mm")
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
