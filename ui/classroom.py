@@ -1,28 +1,49 @@
 """Classroom mode: hide the weights until the student predicts where a query will look.
 
-No accounts and no storage: the toggle and the guesses live in the session only.
+No accounts and no storage: the toggle and the guesses live in the session only. A link can turn the mode
+on (``classroom=1``) or lock it on (``classroom=lock``, no switch), see ui/links.py.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
+from ui.links import link_options, set_link_options, write_link_options
 from ui.text import md_escape
 
-ON_KEY = "classroom_on"  # survives page switches (the widget key does not)
+TOGGLE_KEY = "classroom_on"
 
 
-def _sync() -> None:
-    st.session_state[ON_KEY] = st.session_state["classroom_toggle"]
+def classroom_on() -> bool:
+    """Whether classroom mode is on for this session (the toggle, or a link that locks it on)."""
+    options = link_options()
+    if options.classroom == "lock":
+        return True
+    if TOGGLE_KEY not in st.session_state:
+        st.session_state[TOGGLE_KEY] = options.classroom == "on"
+    return bool(st.session_state[TOGGLE_KEY])
+
+
+def _remember() -> None:
+    options = link_options()
+    if options.classroom != "lock":
+        set_link_options(replace(options, classroom="on" if st.session_state[TOGGLE_KEY] else "off"))
+        write_link_options()
 
 
 def classroom_toggle() -> bool:
-    """The sidebar toggle; returns whether classroom mode is on."""
-    st.session_state["classroom_toggle"] = st.session_state.get(ON_KEY, False)
-    st.sidebar.toggle("🎓 Classroom mode: predict, then reveal", key="classroom_toggle", on_change=_sync,
+    """The sidebar toggle (or, under a locking link, a note); returns whether classroom mode is on."""
+    if link_options().classroom == "lock":
+        st.sidebar.info("🎓 Classroom mode is on for this lesson: predict, then reveal.")
+        return True
+    classroom_on()  # seeds the toggle from the link on the first run
+    st.sidebar.toggle("🎓 Classroom mode: predict, then reveal", key=TOGGLE_KEY, persist_state="session",
+                      on_change=_remember,
                       help="Hides the attention weights until you predict which key a query attends to most.")
-    return st.session_state[ON_KEY] if ON_KEY in st.session_state else False
+    return classroom_on()
 
 
 def prediction_gate(page: str, signature: tuple, row: np.ndarray, query_label: str, key_labels: list[str]) -> bool:
@@ -30,7 +51,7 @@ def prediction_gate(page: str, signature: tuple, row: np.ndarray, query_label: s
 
     ``signature`` identifies the question (settings, head, query); a new question hides the weights again.
     """
-    if not st.session_state.get(ON_KEY, False):
+    if not classroom_on():
         return True
     state_key = f"classroom_{page}"
     state = st.session_state.get(state_key)

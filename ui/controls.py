@@ -24,6 +24,7 @@ import streamlit as st
 from attention_core import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from attention_core.config import SETTINGS, nearest_heads
 from ui.charts import STRETCH_KEY
+from ui.links import link_options
 from ui.url import URL_NAMES, from_query_params, to_query_params
 
 TEMPERATURES = [round(10 ** (e / 10), 3) for e in range(-10, 11)]  # 0.1 .. 10 in log steps
@@ -185,7 +186,11 @@ def sidebar_controls(show: tuple[str, ...] = ALL_CONTROLS, heading: str = "What-
     """The shared controls in the sidebar, the notices, the URL and (unless ``share`` is False, for a
     page that adds its own URL parameters later and draws the box itself) the share link."""
     st.sidebar.header(heading)
-    cfg = whatif_controls(st.sidebar, SHARED, show)
+    hidden = [name for name in link_options().hide if name in show]
+    cfg = whatif_controls(st.sidebar, SHARED, tuple(n for n in show if n not in hidden))
+    if hidden:
+        st.sidebar.caption("This lesson's link fixes " + ", ".join(f"{URL_NAMES[n]} = {getattr(cfg, n)}" for n in hidden)
+                           + "; those controls are hidden.")
     st.sidebar.toggle("stretch the colours of nearly uniform maps", value=True, key=STRETCH_KEY,
                       persist_state="session",
                       help="When no weight reaches 0.5, weight maps use their own range instead of 0 to 1; "

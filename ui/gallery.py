@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from ui.controls import set_current
+from ui.links import link_options, set_link_options
 from ui.presets import Preset, load_presets
+from ui.text import md_escape
 
 PAGE_STATE = ("whatif_a", "whatif_b", "sbs_good", "sbs_base", "sbs_version", "sbs_preset")
 
@@ -13,6 +17,7 @@ PAGE_STATE = ("whatif_a", "whatif_b", "sbs_good", "sbs_base", "sbs_version", "sb
 def apply_preset(preset: Preset) -> None:
     """Load a preset into the session: the shared settings now, the page's own state from its link."""
     set_current(preset.settings)
+    set_link_options(replace(link_options(), preset=preset.slug))  # the page it opens shows the preset's question
     for key in PAGE_STATE:  # the Compare sides and Step-by-step matrices re-seed from the link's parameters
         st.session_state.pop(key, None)
 
@@ -27,6 +32,7 @@ def preset_gallery() -> None:
         with cols[i % 3].container(border=True):
             st.markdown(f"**{preset.name}**")
             st.caption(preset.description)
+            st.markdown(f"*{md_escape(preset.question)}*")
             if st.button("Open this experiment", key=f"preset_{preset.slug}", icon="▶️"):
                 apply_preset(preset)
                 st.switch_page(preset.page, query_params=preset.query_params())

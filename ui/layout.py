@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import streamlit as st
 
+from ui.links import KEY as LINK_KEY
+from ui.links import link_options, write_link_options
+from ui.presets import find_preset
 from ui.runtime import settle_memory
+from ui.text import md_escape
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # (file, label, icon, what it teaches) in reading order; the home page links to each.
 PAGES = [
@@ -35,16 +42,44 @@ PAGES = [
 ]
 
 
-def page_setup(title: str, icon: str, intro: str | None = None) -> None:
-    """set_page_config, the title and a short intro line."""
-    st.set_page_config(page_title=f"{title} · Attention Explorer", page_icon=icon, layout="wide")
+PROJECTOR_CSS = """<style>
+[data-testid="stMainBlockContainer"] { font-size: 1.2rem; max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 2.4rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] { font-size: 1.05rem; }
+</style>"""  # static text, never anything a user typed
+
+
+def page_setup(title: str, icon: str, intro: str | None = None, path: str | None = None) -> None:
+    """set_page_config, the page list, the title, a short intro line, and what the link says about the lesson
+    (the preset's question, the projector view, notices about link options that were ignored).
+
+    ``path`` is the page's file ("pages/1_Playground.py"); the preset banner appears only on the preset's page."""
+    if path is None:  # the calling page's file, relative to the repository
+        caller = Path(inspect.currentframe().f_back.f_code.co_filename).resolve()
+        path = caller.relative_to(ROOT).as_posix() if caller.is_relative_to(ROOT) else None
+    options = link_options()
+    st.set_page_config(page_title=f"{title} · Attention Explorer", page_icon=icon, layout="wide",
+                       initial_sidebar_state="collapsed" if options.projector else "auto")
     settle_memory()  # after the page's imports: later collections skip the libraries' objects
+    if options.projector:
+        st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
     nav = st.sidebar.container()
     nav.page_link("streamlit_app.py", label="Home", icon="🔍")
-    for path, label, page_icon, _ in PAGES:
-        nav.page_link(path, label=label, icon=page_icon)
+    for page, label, page_icon, _ in PAGES:
+        nav.page_link(page, label=label, icon=page_icon)
     st.sidebar.divider()
     st.title(f"{icon} {title}")
+    for notice in st.session_state.pop(f"{LINK_KEY}_notices", None) or []:
+        st.warning(f"Link: {notice}", icon="⚠️")
+    preset = find_preset(options.preset) if options.preset else None
+    if options.preset and preset is None:
+        st.warning(f"Link: there is no preset called {options.preset!r}; the settings in the link still apply.",
+                   icon="⚠️")
+    elif preset is not None and preset.page == path:
+        with st.container(border=True):
+            st.markdown(f"**🧪 {md_escape(preset.name)}** · {md_escape(preset.question)}")
+            st.caption(f"What to look for: {preset.look_for}")
+    write_link_options()
     if intro:
         st.markdown(intro)
 

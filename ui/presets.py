@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from attention_core import WhatIf, parse_matrix
+from ui.cache import cached
 from ui.url import URL_NAMES, from_query_params, to_query_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +34,8 @@ class Preset:
     name: str
     description: str
     page: str  # path relative to the repo root
+    question: str  # what the class is asked to find out (shown on the page the preset opens)
+    look_for: str  # where on that page the answer shows
     settings: WhatIf
     a: WhatIf | None = None  # Compare page sides
     b: WhatIf | None = None
@@ -45,6 +48,7 @@ class Preset:
             if side is not None:
                 params.update({prefix + k: v for k, v in to_query_params(side).items()})
         params.update(self.matrices)
+        params["preset"] = self.slug
         return params
 
     def link(self, base: str = "") -> str:
@@ -74,10 +78,10 @@ def parse_preset(slug: str, text: str, pages: set[str]) -> Preset:
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict):
         raise ValueError("must be a JSON object")
-    for key in ("name", "description", "page"):
+    for key in ("name", "description", "question", "look_for", "page"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise ValueError(f"needs a non-empty text field {key!r}")
-    extra = sorted(set(data) - {"name", "description", "page", "settings", "a", "b", "matrices"})
+    extra = sorted(set(data) - {"name", "description", "question", "look_for", "page", "settings", "a", "b", "matrices"})
     if extra:
         raise ValueError(f"has unknown fields {extra}")
     if data["page"] not in pages:
@@ -98,10 +102,22 @@ def parse_preset(slug: str, text: str, pages: set[str]) -> Preset:
                 raise ValueError(f"matrices has unknown key {k!r}; allowed: {list(MATRIX_PARAMS)}")
             parse_matrix(k, str(v), (2, 2))
             matrices[k] = str(v)
-    preset = Preset(slug, data["name"].strip(), data["description"].strip(), data["page"], settings, a, b, matrices)
+    preset = Preset(slug, data["name"].strip(), data["description"].strip(), data["page"], data["question"].strip(),
+                    data["look_for"].strip(), settings, a, b, matrices)
     if len(preset.link("https://example.streamlit.app")) > MAX_LINK:
         raise ValueError(f"its link is longer than {MAX_LINK} characters")
     return preset
+
+
+def find_preset(slug: str) -> Preset | None:
+    """The valid preset whose file is ``slug``.json, or None (files are re-read only when they change)."""
+    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(PRESETS_DIR.glob("*.json")))
+    return _presets_by_slug(str(PRESETS_DIR), stamp).get(slug)
+
+
+@cached(max_mb=1)
+def _presets_by_slug(folder: str, stamp: tuple) -> dict[str, Preset]:
+    return {p.slug: p for p in load_presets(Path(folder))[0]}
 
 
 def load_presets(folder: Path | None = None, pages: set[str] | None = None) -> tuple[list[Preset], list[str]]:

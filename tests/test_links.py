@@ -1,0 +1,81 @@
+"""What a link says about the lesson: the preset's question, classroom mode (on or locked), hidden controls,
+the projector view; bad values give a notice and the page still works."""
+
+import pytest
+
+from tests.apptest_util import app, chart_titles, run_ok, texts
+from ui.links import LinkOptions, parse_link_options
+from ui.presets import load_presets
+
+PRESETS = load_presets()[0]
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.slug)
+def test_preset_link_shows_its_question_on_its_page(preset):
+    at = run_ok(app(preset.page, preset.query_params()))
+    shown = texts(at)
+    assert preset.question.replace('"', "") in shown.replace("\\", "").replace('"', "")
+    assert "What to look for: " + preset.look_for in shown
+    assert at.query_params["preset"] == preset.slug  # the share link names the preset
+
+
+def test_preset_banner_only_on_the_presets_own_page():
+    preset = next(p for p in PRESETS if p.page == "pages/8_Compare.py")
+    at = run_ok(app("pages/5_Masks.py", {"preset": preset.slug}))
+    assert preset.question not in texts(at)
+
+
+def test_unknown_preset_is_named_and_settings_still_apply():
+    at = run_ok(app("pages/1_Playground.py", {"preset": "no_such_lesson", "seq_len": "5"}))
+    assert "there is no preset called 'no_such_lesson'" in texts(at)
+    assert at.session_state["whatif"].seq_len == 5
+
+
+def test_classroom_lock_hides_the_weights_and_offers_no_switch():
+    at = run_ok(app("pages/1_Playground.py", {"classroom": "lock"}))
+    assert "Classroom mode is on for this lesson" in texts(at)
+    assert not [t for t in at.toggle if t.label.startswith("🎓")]  # no way to switch it off
+    assert "Predict first" in texts(at) and "head 1" not in chart_titles(at)  # weights hidden until a prediction
+    at.button(key="classroom_reveal_playground").click().run()
+    assert "head 1" in chart_titles(at) and at.query_params["classroom"] == "lock"
+
+
+def test_classroom_on_from_link_can_be_switched_off_and_the_link_follows():
+    at = run_ok(app("pages/1_Playground.py", {"classroom": "1"}))
+    toggle = next(t for t in at.toggle if t.label.startswith("🎓"))
+    assert toggle.value is True and "Predict first" in texts(at)
+    toggle.set_value(False).run()
+    assert "Predict first" not in texts(at) and "classroom" not in at.query_params
+
+
+def test_hidden_controls_keep_their_values_and_are_named():
+    at = run_ok(app("pages/1_Playground.py", {"hide": "seq_len,heads", "seq_len": "6", "heads": "2"}))
+    labels = [w.label for w in at.sidebar.slider] + [w.label for w in at.sidebar.select_slider]
+    assert not any(lab.startswith("seq_len") or lab.startswith("heads") for lab in labels)
+    assert any(lab.startswith("d_model") for lab in labels)
+    assert "This lesson's link fixes seq_len = 6, heads = 2" in texts(at)
+    assert at.session_state["whatif"].seq_len == 6 and at.session_state["whatif"].n_heads == 2
+
+
+@pytest.mark.parametrize("params, notice", [
+    ({"classroom": "maybe"}, "classroom='maybe' is not 1, 0 or lock"),
+    ({"hide": "colour"}, "hide='colour' is not a control"),
+    ({"view": "giant"}, "view='giant' is not 'projector'"),
+    ({"preset": "../../etc/passwd"}, "preset must be the file name of a preset"),
+])
+def test_bad_link_options_give_a_notice_and_the_page_works(params, notice):
+    at = run_ok(app("pages/1_Playground.py", params))
+    assert notice in texts(at)
+    assert at.get("vega_lite_chart")
+
+
+def test_link_options_round_trip():
+    opts = LinkOptions(preset="2_why_scale", classroom="lock", hide=("seq_len", "n_heads"), projector=True)
+    assert parse_link_options(opts.query_params()) == (opts, [])
+    assert parse_link_options({}) == (LinkOptions(), [])
+
+
+def test_projector_view_collapses_the_sidebar_and_enlarges_type():
+    at = run_ok(app("pages/1_Playground.py", {"view": "projector"}))
+    assert any("font-size: 1.2rem" in m.value for m in at.markdown)
+    assert at.query_params["view"] == "projector"
