@@ -36,6 +36,16 @@ def chart(at, title_start: str):
     raise AssertionError(f"no chart titled {title_start!r}")
 
 
+def move_sidebar_to_extremes(at) -> None:
+    """Move the shared sidebar controls through their extremes, one rerun each, ending at 512 tokens, d_model 1024,
+    16 heads and temperature 10 (no exception on the way)."""
+    for key, value in (("ctl_seq_len", 1), ("ctl_d_model", 2), ("ctl_temperature", 0.1), ("ctl_temperature", 10.0),
+                       ("ctl_d_model", 1024), ("ctl_n_heads", 16), ("ctl_seq_len", 512)):
+        widget = at.sidebar.slider(key=key) if key in ("ctl_seq_len", "ctl_d_model") else at.sidebar.select_slider(key=key)
+        widget.set_value(value)
+        run_ok(at)
+
+
 def expected_spread(cfg, method, P, head=0, base=10000.0, train_len=16, causal=False):
     run = run_whatif(cfg.replace(positional=False))
     x, (w_q, w_k, _, _) = run.x.astype(np.float64), run.w
@@ -145,11 +155,7 @@ def test_bad_url_values_give_a_notice(query, notice):
 @pytest.mark.slow
 def test_sidebar_controls_to_extremes_then_page_controls():
     at = run_ok(app(POS, {"method": "alibi"}))
-    for key, value in (("ctl_seq_len", 1), ("ctl_d_model", 2), ("ctl_temperature", 0.1), ("ctl_temperature", 10.0),
-                       ("ctl_d_model", 1024), ("ctl_n_heads", 16), ("ctl_seq_len", 512)):
-        widget = at.sidebar.slider(key=key) if key in ("ctl_seq_len", "ctl_d_model") else at.sidebar.select_slider(key=key)
-        widget.set_value(value)
-        run_ok(at)
+    move_sidebar_to_extremes(at)
     cfg = at.session_state["whatif"]
     assert (cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.temperature) == (512, 1024, 16, 10.0)
     assert spread_shown(at) == 0.0  # ALiBi: exactly offset-only
