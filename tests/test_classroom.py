@@ -10,7 +10,8 @@ import pytest
 
 from attention_core import WhatIf, run_whatif
 from tests.apptest_util import ROOT, app, chart_titles, run_ok, texts
-from ui.export import output_csv, parse_printed_weights, qkv_csv, snippet_core, snippet_torch, weights_csv
+from tests.script_output import parse_printed_weights
+from ui.export import output_csv, qkv_csv, snippet_core, snippet_torch, weights_csv
 from ui.presets import MAX_LINK, load_presets, parse_preset
 from ui.url import to_query_params
 

@@ -1,17 +1,20 @@
 """Downloads: CSV tables of a run, and "Reproduce in Python" scripts for a setting.
 
 Two scripts print the same weights: one calls attention_core, the other rebuilds the input with the
-same seeded NumPy draws and does the attention in plain torch. Tests run both in a subprocess and
+same seeded NumPy draws and does the attention in plain torch (with a copy of attention_core's masked
+softmax, ``softmax_torch``, taken from its source). Tests run both in a subprocess and
 compare the numbers with the page's. This module does not import streamlit.
 """
 
 from __future__ import annotations
 
-import io
+import ast
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+import attention_core
 from attention_core import WhatIf, WhatIfRun
 
 PRINT_MAX = 16  # the scripts print up to this many rows and columns of each head
@@ -79,6 +82,15 @@ print_weights(run.weights, run.tokens)
 '''
 
 
+def _softmax_torch_source() -> str:
+    """The source of attention_core.torch_attention.softmax_torch (the app's one masked softmax in torch), read
+    from its file: importing the module would load torch on every page that offers the script."""
+    path = Path(attention_core.__file__).with_name("torch_attention.py")
+    text = path.read_text(encoding="utf-8")
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "softmax_torch")
+    return ast.get_source_segment(text, node)
+
+
 def snippet_torch(cfg: WhatIf) -> str:
     """A standalone script: the same seeded inputs (NumPy draws, as in attention_core.inputs) and
     the attention written in plain torch."""
@@ -127,6 +139,10 @@ import math
 import numpy as np
 import torch
 {_PRINT}
+
+{_softmax_torch_source()}
+
+
 # ---- input X (T, d_model), exactly as the app builds it
 {build}{pe}
 X = torch.from_numpy(x)
@@ -144,24 +160,8 @@ k = (X @ W_k).reshape(T, H, d_k).transpose(0, 1)  # (H, T, d_k)
 v = (X @ W_v).reshape(T, H, d_k).transpose(0, 1)  # (H, T, d_k)
 scores = (q @ k.transpose(-2, -1)) * ({scale}) / {cfg.temperature!r}  # (H, T, T)
 {chr(10).join(mask_lines)}
-scores = scores.masked_fill(~mask, float("-inf"))
-row_max = scores.amax(-1, keepdim=True).nan_to_num(neginf=0.0)
-e = torch.exp(scores - row_max)  # blocked keys: exp(-inf) = 0
-weights = e / e.sum(-1, keepdim=True).clamp_min(1e-30)  # a fully masked row stays 0, not NaN
+weights = softmax_torch(scores, mask)  # (H, T, T); blocked keys get 0, a fully masked row stays 0 (not NaN)
 output = (weights @ v).transpose(0, 1).reshape(T, d_model) @ W_o  # (T, d_model)
 print("tokens:", tokens)
 print_weights(weights, tokens)
 '''
-
-
-def parse_printed_weights(text: str) -> list[np.ndarray]:
-    """Read the heads printed by the scripts back into arrays (for tests)."""
-    heads, cur = [], None
-    for line in io.StringIO(text):
-        line = line.strip()
-        if line.startswith("head "):
-            cur = []
-            heads.append(cur)
-        elif cur is not None and line and (line[0].isdigit() or line[0] == "-"):
-            cur.append([float(x) for x in line.split()])
-    return [np.array(h) for h in heads]
