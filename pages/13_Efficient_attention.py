@@ -55,17 +55,17 @@ eff.clamp_choice("dtype", URL["dtype"], list(DTYPE_BYTES))
 eff.show_notes()
 
 # ---- 1. the KV cache
-st.header("1. The KV cache: decoding one token at a time")
+st.subheader("1. The KV cache: decoding one token at a time")
 st.markdown("A decoder writes token t after tokens 1..t−1. Under the causal mask the keys and values of earlier "
             "tokens never change, so they are kept in a cache: each step computes only the new token's q, k and v, "
             "appends k and v, and lets q attend over the cache.")
 st.latex(r"z_t = \mathrm{softmax}\!\Big(\frac{q_t\,[K_{<t};\,k_t]^\top}{\sqrt{d_k}\,\tau}\Big)\,[V_{<t};\,v_t],"
          r"\qquad \text{cache} = (K_{<t}, V_{<t})")
 c1, c2, c3 = st.columns(3)
-G = eff.control(c1, st.select_slider, "KV heads (G)", "kv", options=kv_options,
+G = eff.control(c1, "select_slider", "KV heads (G)", "kv", options=kv_options,
                 help=f"Key/value heads shared by the {H} query heads; they must divide {H}. G = {H} is multi-head "
                      "attention, G = 1 is multi-query attention.")
-step = eff.control(c2, st.slider, "decoding step t", "step", min_value=1, max_value=max(T, 2), disabled=T == 1,
+step = eff.control(c2, "slider", "decoding step t", "step", min_value=1, max_value=max(T, 2), disabled=T == 1,
                    help="Which token is being generated.")
 step = min(step, T)
 head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
@@ -88,7 +88,7 @@ show_heatmap(view.full_weights[head], tokens, tokens, title=f"head {head + 1}: r
              blank=blank, container=c1, size=300)
 vectors = np.stack([now.q[head], now.k[kv_head], now.v[kv_head]])  # (3, d_k)
 show_heatmap(vectors, ["q (new)", "k (new)", "v (new)"], [str(j) for j in range(d_k)], container=c2,
-             title=f"computed at step {step}: head {head + 1}, KV head {kv_head + 1}", row_title="row",
+             title=f"new at step {step} (head {head + 1})", row_title="row",
              col_title="dim", value_name="value", scheme="diverging", size=260, legend=False)
 row_df = pd.DataFrame({"i": np.arange(step), "token": list(tokens[:step]), "weight": now.weights[head].round(4)})
 c2.vega_lite_chart(row_df, eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys"),
@@ -105,13 +105,13 @@ st.markdown(
     f"{view.run.cache_bytes * H // G:,} bytes.")
 
 # ---- 2. memory of real models
-st.header("2. KV-cache memory of real models: MHA vs GQA vs MQA")
+st.subheader("2. KV-cache memory of real models: MHA vs GQA vs MQA")
 c1, c2, c3, c4 = st.columns(4)
-model_name = eff.control(c1, st.selectbox, "model", "model", options=list(MODELS_BY_NAME))
+model_name = eff.control(c1, "selectbox", "model", "model", options=list(MODELS_BY_NAME))
 model = MODELS_BY_NAME[model_name]
-context = eff.control(c2, st.number_input, "context (tokens)", "ctx", min_value=1, max_value=MAX_CONTEXT, step=1024)
-batch = eff.control(c3, st.number_input, "batch (sequences)", "batch", min_value=1, max_value=MAX_BATCH, step=1)
-dtype = eff.control(c4, st.selectbox, "dtype", "dtype", options=list(DTYPE_BYTES))
+context = eff.control(c2, "number_input", "context (tokens)", "ctx", min_value=1, max_value=MAX_CONTEXT, step=1024)
+batch = eff.control(c3, "number_input", "batch (sequences)", "batch", min_value=1, max_value=MAX_BATCH, step=1)
+dtype = eff.control(c4, "selectbox", "dtype", "dtype", options=list(DTYPE_BYTES))
 n_bytes = DTYPE_BYTES[dtype]
 cached_ctx = min(context, model.sliding_window) if model.sliding_window else context
 st.latex(rf"\text{{bytes}} = 2 \times {model.layers}\,\text{{layers}} \times G \times {model.head_dim}\,(d_k) \times "
@@ -120,7 +120,7 @@ variants = model.variants()
 gb = {name: model.cache_bytes(context, batch, dtype, kv_heads=g) / 1e9 for name, g in variants.items()}
 own = [name for name, g in variants.items() if g == model.kv_heads][0]
 df = pd.DataFrame({"attention": list(gb), "GB": list(gb.values()), "KV heads": list(variants.values()),
-                   "own": ["yes" if n == own else "no" for n in gb]})
+                   "own": [f"{model.name}'s own shape" if n == own else "what-if" for n in gb]})
 st.vega_lite_chart(df, eff.memory_bar_spec(f"{model.name}'s own shape"), width="stretch")
 mha, mqa = gb["MHA"], gb["MQA"]
 sentence = (f"{model.name} ({model.layers} layers, {model.heads} query heads, {model.kv_heads} KV heads of "
@@ -141,15 +141,15 @@ with st.expander("The model shapes and where they come from"):
                  hide_index=True)
 
 # ---- 3. sliding windows
-st.header("3. Sliding windows and the receptive field")
+st.subheader("3. Sliding windows and the receptive field")
 st.markdown("A sliding-window mask lets each token see only its last w tokens (itself included). Information still "
             "travels further: every layer passes it one window on, so stacked layers see far back.")
 st.latex(r"\text{mask}_{ij} = [\,0 \le i - j < w\,],\qquad \text{receptive field after } L \text{ layers} = L(w-1)+1")
 c1, c2 = st.columns(2)
-window = eff.control(c1, st.slider, "window w (keys per query)", "window", min_value=1, max_value=max(T, 2),
+window = eff.control(c1, "slider", "window w (keys per query)", "window", min_value=1, max_value=max(T, 2),
                      disabled=T == 1)
 window = min(window, T)
-layers = eff.control(c2, st.slider, "layers L", "layers", min_value=1, max_value=MAX_LAYERS)
+layers = eff.control(c2, "slider", "layers L", "layers", min_value=1, max_value=MAX_LAYERS)
 wv = eff.window_view(T, window, layers)
 influence = wv.influence
 c1, c2, c3 = st.columns(3)
@@ -175,38 +175,42 @@ st.markdown(
     f"w = 4096 over 32 layers: 32 × 4095 + 1 = {32 * 4095 + 1:,} tokens can reach the last one.")
 
 # ---- 4. FlashAttention
-st.header("4. FlashAttention: the softmax one tile at a time")
+st.subheader("4. FlashAttention: the softmax one tile at a time")
 st.markdown("FlashAttention never builds the T × T score matrix. It walks the keys in tiles, keeping for every query "
             "a running max m, a running sum l and an unnormalised output o; when a tile raises the max, what came "
             "before is rescaled by e^(m_old − m_new). The result is exact.")
 st.latex(r"m' = \max(m, \max_j s_j),\quad l' = e^{m - m'}\, l + \sum_j e^{s_j - m'},\quad "
          r"o' = e^{m - m'}\, o + \sum_j e^{s_j - m'} v_j,\qquad z = o / l")
 c1, c2 = st.columns(2)
-tile = eff.control(c1, st.slider, "tile size B (keys per tile)", "tile", min_value=1, max_value=max(T, 2),
+tile = eff.control(c1, "slider", "tile size B (keys per tile)", "tile", min_value=1, max_value=max(T, 2),
                    disabled=T == 1)
 tile = min(tile, T)
-fq = eff.control(c2, st.slider, "query row to follow", "fq", min_value=1, max_value=max(T, 2), disabled=T == 1)
+fq = eff.control(c2, "slider", "query row to follow", "fq", min_value=1, max_value=max(T, 2), disabled=T == 1)
 fq = min(fq, T) - 1
 fv = eff.flash_view(cfg, head, tile)
 steps = fv.run.steps
+num = lambda x: "−∞" if x == -np.inf else fmt(float(x), 4)  # noqa: E731
 table = pd.DataFrame({
     "tile": [s.index + 1 for s in steps],
     "keys": [f"{s.start + 1}–{s.stop}" if s.stop - s.start > 1 else f"{s.stop}" for s in steps],
-    "tile max": [float(s.tile_max[fq]) for s in steps],
-    "m before": [float(s.m_before[fq]) for s in steps],
-    "m after": [float(s.m[fq]) for s in steps],
-    "rescale e^(m_old − m_new)": [float(s.rescale[fq]) for s in steps],
-    "l after": [float(s.l[fq]) for s in steps]})
+    "tile max": [num(s.tile_max[fq]) for s in steps],
+    "m before": [num(s.m_before[fq]) for s in steps],
+    "m after": [num(s.m[fq]) for s in steps],
+    "rescale": [num(s.rescale[fq]) for s in steps],
+    "l after": [num(s.l[fq]) for s in steps]})
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("tiles", f"{len(steps)} of ≤ {tile} keys")
 m2.metric("max |tiled − full softmax|", f"{fv.max_diff:.1e}")
 m3.metric("full T × T scores", f"{fv.run.full_bytes:,} bytes")
 m4.metric("largest tile", f"{fv.run.tile_bytes:,} bytes")
 c1, c2 = st.columns([3, 2])
-c1.dataframe(table.replace([np.inf, -np.inf], np.nan), hide_index=True, height=260,
-             column_config={k: st.column_config.NumberColumn(format="%.4g") for k in table.columns[2:]})
-long = table.melt(id_vars="tile", value_vars=["m after", "l after"], var_name="statistic").replace(
-    [np.inf, -np.inf], np.nan).dropna()
+c1.dataframe(table, hide_index=True, height=min(300, 35 * len(table) + 38), column_config={
+    "rescale": st.column_config.TextColumn(help="e^(m_old − m_new): what the old sum and output were multiplied by"),
+    "tile max": st.column_config.TextColumn(help="the largest allowed score of this tile (−∞: all masked)")})
+chart = pd.DataFrame({"tile": np.tile([s.index + 1 for s in steps], 2),
+                      "value": np.concatenate([[s.m[fq] for s in steps], [s.l[fq] for s in steps]]),
+                      "statistic": ["running max m"] * len(steps) + ["running sum l"] * len(steps)})
+long = chart[np.isfinite(chart["value"])]
 c2.vega_lite_chart(long, eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic",
                                        "tile", None), width="stretch")
 rises = [s.index + 1 for s in steps[1:] if s.rescale[fq] < 1 and np.isfinite(s.m_before[fq])]

@@ -177,10 +177,11 @@ def clamp_choice(name: str, url: str, options: list, why: str = ""):
     return value
 
 
-def control(box, widget, label: str, name: str, **kw):
-    """Draw one of the page's controls with its stored value; a change is copied back to the store."""
+def control(box, kind: str, label: str, name: str, **kw):
+    """Draw one of the page's controls (``kind``: "slider", "selectbox", ...) into ``box`` with its stored value;
+    a change is copied back to the store."""
     st.session_state[_widget(name)] = st.session_state[_store(name)]
-    return widget(label, key=_widget(name), on_change=_copy_back, args=(name,), **kw)
+    return getattr(box, kind)(label, key=_widget(name), on_change=_copy_back, args=(name,), **kw)
 
 
 def write_url(names: dict[str, str]) -> None:
@@ -199,6 +200,8 @@ def show_notes() -> None:
 
 # ---- chart specs: plain Vega-Lite dicts (Altair validates every chart it builds: tens of ms a chart)
 
+FIT_X = {"type": "fit-x", "contains": "padding"}  # fill the column's width; the height stays the plot's own
+
 
 def _labels_axis(labels, title: str | None) -> dict:
     """An ordinal axis over positions 0..n-1 labelled by ``labels`` (a JSON array in a Vega expression, never HTML)."""
@@ -210,7 +213,7 @@ def _labels_axis(labels, title: str | None) -> dict:
 
 def weights_bar_spec(labels, title: str) -> dict:
     """Bars of one weights row (fields i, token, weight) in token order, y fixed to 0..1."""
-    return {"title": title, "height": 200, "width": "container", "mark": {"type": "bar", "color": "#4c78a8"},
+    return {"title": title, "height": 180, "autosize": FIT_X, "mark": {"type": "bar", "color": "#4c78a8"},
             "encoding": {"x": {"field": "i", "type": "ordinal", "axis": _labels_axis(labels, "key")},
                          "y": {"field": "weight", "type": "quantitative", "scale": {"domain": [0, 1]}},
                          "tooltip": [{"field": "token", "type": "nominal"},
@@ -219,11 +222,11 @@ def weights_bar_spec(labels, title: str) -> dict:
 
 def memory_bar_spec(own_label: str) -> dict:
     """Bars of KV-cache GB per attention kind (fields attention, GB, KV heads, own) with the value on top."""
-    color = {"field": "own", "type": "nominal", "title": own_label,
-             "scale": {"domain": ["yes", "no"], "range": ["#e45756", "#8aa1c1"]}, "legend": {"orient": "top"}}
+    color = {"field": "own", "type": "nominal", "title": None,
+             "scale": {"domain": [own_label, "what-if"], "range": ["#e45756", "#8aa1c1"]}, "legend": {"orient": "top"}}
     x = {"field": "attention", "type": "nominal", "sort": None, "title": None, "axis": {"labelAngle": 0, "labelLimit": 220}}
     y = {"field": "GB", "type": "quantitative", "title": "KV cache (GB)"}
-    return {"height": 260, "width": "container", "layer": [
+    return {"height": 240, "autosize": FIT_X, "layer": [
         {"mark": "bar", "encoding": {"x": x, "y": y, "color": color, "tooltip": [
             {"field": "attention", "type": "nominal"}, {"field": "KV heads", "type": "quantitative"},
             {"field": "GB", "type": "quantitative", "format": ".4g"}]}},
@@ -235,9 +238,11 @@ def lines_spec(title: str, x: str, y: str, series: str, x_title: str, y_title: s
     """One line with points per ``series`` over an integer x axis, legend below the chart."""
     enc = {"x": {"field": x, "type": "quantitative", "title": x_title, "axis": {"tickMinStep": 1}},
            "y": {"field": y, "type": "quantitative", "title": y_title},
-           "color": {"field": series, "type": "nominal", "legend": {"orient": "bottom", "title": None, "labelLimit": 240}},
+           "color": {"field": series, "type": "nominal",
+                     "legend": {"orient": "bottom", "direction": "vertical", "title": None, "labelLimit": 260}},
            "tooltip": [{"field": series, "type": "nominal"}, {"field": x, "type": "quantitative"},
                        {"field": y, "type": "quantitative", "format": ".4g"}]}
     if dashed:
         enc["strokeDash"] = {"field": series, "type": "nominal", "legend": None}
-    return {"title": title, "height": 240, "width": "container", "mark": {"type": "line", "point": True}, "encoding": enc}
+        enc["strokeWidth"] = {"field": series, "type": "nominal", "legend": None, "scale": {"range": [5, 1.5]}}
+    return {"title": title, "height": 190, "autosize": FIT_X, "mark": {"type": "line", "point": True}, "encoding": enc}
