@@ -14,6 +14,7 @@ from ui.compute import cached_run
 from ui.controls import fmt, share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
+from ui.text import md_escape
 from ui.widgets import index_picker
 
 PAGE = "pages/13_Efficient_attention.py"
@@ -96,7 +97,7 @@ c2.vega_lite_chart(row_df, eff.weights_bar_spec(tokens[:step], f"the new query's
 saved = T * (T + 1) // 2 - T
 st.markdown(
     f"At step **{step}** the page computed one new q row ({H} heads), one k and one v row ({G} KV head"
-    f"{'s' if G > 1 else ''}) for **{tokens[step - 1]}**, and read the **{now.reused}** cached K and V rows of the tokens "
+    f"{'s' if G > 1 else ''}) for **{md_escape(tokens[step - 1])}**, and read the **{now.reused}** cached K and V rows of the tokens "
     f"before it. Query head {head + 1} reads KV head {kv_head + 1} ({rep} query head{'s' if rep > 1 else ''} share it). "
     f"Stacking the {T} decoded rows gives the one-pass causal output up to a largest difference of "
     f"**{view.max_diff:.1e}** (float rounding). Without the cache, decoding {T} tokens would recompute "
@@ -166,7 +167,7 @@ c3.vega_lite_chart(rf, eff.lines_spec("receptive field of the last token", "laye
 raw = layers * (window - 1) + 1
 agree = int(wv.measured[-1]) == wv.formula[-1]
 st.markdown(
-    f"One layer lets **{tokens[-1]}** see {min(window, T)} token{'s' if min(window, T) > 1 else ''}. After **{layers}** "
+    f"One layer lets **{md_escape(tokens[-1])}** see {min(window, T)} token{'s' if min(window, T) > 1 else ''}. After **{layers}** "
     f"layer{'s' if layers > 1 else ''} the measured receptive field (one-hot influence pushed through the mask "
     f"{layers} time{'s' if layers > 1 else ''}) is **{int(wv.measured[-1])}** tokens; the formula gives L(w−1)+1 = "
     f"{layers}({window}−1)+1 = {raw}" + (f", capped at the {T} tokens there are: {wv.formula[-1]}" if raw > T else "")
@@ -215,7 +216,7 @@ c2.vega_lite_chart(long, eff.lines_spec(f"query {tokens[fq]}: running max m and 
                                        "tile", None), width="stretch")
 rises = [s.index + 1 for s in steps[1:] if s.rescale[fq] < 1 and np.isfinite(s.m_before[fq])]
 last = steps[-1]
-flash_text = (f"With B = {tile}, query **{tokens[fq]}** (head {head + 1}, mask: {fv.mask_note}) met the keys in "
+flash_text = (f"With B = {tile}, query **{md_escape(tokens[fq])}** (head {head + 1}, mask: {fv.mask_note}) met the keys in "
               f"{len(steps)} tile{'s' if len(steps) > 1 else ''}. ")
 if not np.isfinite(last.m[fq]):
     flash_text += "Every key of this row is masked: m stays −∞, l stays 0, and the output is 0 (not NaN). "

@@ -162,6 +162,13 @@ def test_bad_url_values_give_a_notice_and_a_working_page(query, expected):
     assert_exact(at)
 
 
+def test_typed_sentence_stays_text():
+    at = run_ok(app(PAGE, {"input": "sentence", "sentence": "a *b* <i>c</i> [d](x)", "step": "2", "fq": "4"}))
+    text = texts(at)
+    assert r"for **\*b\***" in text and r"query **\[d\]\(x\)**" in text and r"lets **\[d\]\(x\)** see" in text
+    assert_exact(at)
+
+
 def test_models_table_lists_every_source():
     at = run_ok(app(PAGE))
     table = [d.value for d in at.dataframe if "source (config.json)" in d.value.columns][0]
