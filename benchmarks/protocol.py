@@ -171,7 +171,7 @@ class RunResult:
 
     seconds: float  # from sending the BackMsg to the script_finished ForwardMsg
     bytes: int  # protobuf bytes of the ForwardMsgs of this run (what the page decodes)
-    wire_bytes: int  # bytes on the socket for them (after permessage-deflate, like a browser)
+    wire_bytes: int  # bytes on the socket for them (compressed only if server.enableWebsocketCompression is on)
     messages: int  # ForwardMsgs received
     status: str  # "finished", "fragment finished", "compile error", "closed", "timeout"
     errors: tuple[str, ...]  # exception elements, compile errors, page not found, a closed socket, a timeout
@@ -216,8 +216,7 @@ def widget_state(w: Widget, value: Any) -> WidgetState:
         s.trigger_value = bool(value)
     else:
         raise ValueError(f"widget kind {w.kind!r} is not supported; supported: slider, select_slider, checkbox, "
-                         "toggle, "
-                         "number_input, selectbox, radio, text_input, text_area, button")
+                         "toggle, number_input, selectbox, radio, text_input, text_area, button")
     return s
 
 
@@ -256,11 +255,14 @@ class StreamlitClient:
     async def __aexit__(self, *exc) -> None:
         await self.close()
 
-    async def open(self) -> RunResult:
-        """Connect and run the page once, like opening the link in a new tab."""
+    async def open(self, timeout: float | None = None) -> RunResult:
+        """Connect and run the page once, like opening the link in a new tab (``timeout`` overrides the client's)."""
+        wait = timeout or self.timeout
+        # no client pings (a browser sends none): a server too busy to answer a ping in time is slow, not gone
         self.ws = await connect(self.ws_url, subprotocols=["streamlit"], origin=self.origin, proxy=None, max_size=None,
-                                max_queue=None, open_timeout=self.timeout, create_connection=_CountingConnection)
-        return await self._run(ClientState(query_string=self.query_string, page_name=self.page_name))
+                                max_queue=None, open_timeout=wait, ping_interval=None,
+                                create_connection=_CountingConnection)
+        return await self._run(ClientState(query_string=self.query_string, page_name=self.page_name), wait)
 
     async def close(self) -> None:
         if self.ws is not None:
@@ -307,7 +309,7 @@ class StreamlitClient:
             same = same and got is not None and _same(got, value)
         return same
 
-    async def _run(self, cs: ClientState) -> RunResult:
+    async def _run(self, cs: ClientState, timeout: float | None = None) -> RunResult:
         assert self.ws is not None, "open() first"
         cs.cached_message_hashes[:] = list(self._cache)
         ws, t0 = self.ws, time.perf_counter()
@@ -315,7 +317,7 @@ class StreamlitClient:
         await ws.send(BackMsg(rerun_script=cs).SerializeToString())
         status = "timeout"
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(timeout or self.timeout):
                 while True:
                     raw = await ws.recv(decode=False)
                     nbytes, count = nbytes + len(raw), count + 1
@@ -326,7 +328,7 @@ class StreamlitClient:
                         status = done
                         break
         except TimeoutError:
-            errors.append(f"no script_finished within {self.timeout:g} s")
+            errors.append(f"no script_finished within {timeout or self.timeout:g} s")
         except Exception as exc:  # noqa: BLE001 - a closed socket is a result, not a crash of the benchmark
             status = "closed"
             errors.append(f"socket closed: {type(exc).__name__}: {exc}"[:300])

@@ -144,9 +144,9 @@ def cost_mode(args, flags_for) -> None:
     for title in order:
         got = columns[title]
         costs = [got.get(g) for g in args.gc_modes]
-        if not all(isinstance(c, Cost) for c in costs):
-            texts = [c if isinstance(c, str) else "" for c in costs]
-            rows.append([title] + texts + [""] * (len(header) - 1 - len(costs)))
+        if not all(isinstance(c, Cost) for c in costs):  # the reason once, e.g. the home page has no slider
+            reason = next(c for c in costs if isinstance(c, str)).split(": ", 1)[-1]
+            rows.append([title, reason] + [""] * (len(header) - 2))
             continue
         row = [title] + [f"{c.cpu_ms:.0f}" for c in costs]
         row += [f"{costs[0].cpu_ms / max(costs[1].cpu_ms, 1e-9):.2f}"] if len(costs) == 2 else []
