@@ -21,7 +21,7 @@ PAGE = "pages/13_Efficient_attention.py"
 MAX_LAYERS = 32
 MAX_CONTEXT, MAX_BATCH = 1_048_576, 1024
 URL = {"kv": "kv", "step": "step", "window": "window", "layers": "layers", "tile": "tile", "fq": "fq",
-       "model": "model", "ctx": "ctx", "batch": "batch", "dtype": "dtype"}
+       "model": "llm", "ctx": "ctx", "batch": "batch", "dtype": "dtype"}
 
 page_setup("Efficient attention", "⚡",
            "How models like Llama and Mistral make attention affordable without changing its answer: a cache of "

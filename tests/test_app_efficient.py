@@ -95,7 +95,7 @@ def test_every_control_moves():
         run_ok(at)
         assert f"query **t{fq}**" in texts(at)
     params = at.query_params
-    assert params["tile"] == "3" and params["window"] == "2" and params["model"] == "Mistral-7B (v0.1)"
+    assert params["tile"] == "3" and params["window"] == "2" and params["llm"] == "Mistral-7B (v0.1)"
 
 
 @pytest.mark.slow
@@ -150,7 +150,7 @@ def test_padding_mask_and_a_fully_masked_row():
     ({"layers": "0"}, "layers=0 is outside 1 to 32; using 1."),
     ({"tile": "2.5"}, "tile='2.5' is not a whole number; using 4."),
     ({"fq": "nan"}, "fq='nan' is not a whole number"),
-    ({"model": "GPT-5"}, "model='GPT-5' is not allowed"),
+    ({"llm": "GPT-5"}, "llm='GPT-5' is not allowed"),
     ({"dtype": "fp4"}, "dtype='fp4' is not allowed"),
     ({"ctx": "-5"}, "ctx=-5 is outside 1 to 1048576; using 1."),
     ({"batch": "1e9"}, "batch=1000000000 is outside 1 to 1024; using 1024."),

@@ -7,7 +7,7 @@ from tests.test_browser import assert_no_errors, browser_and_base, opened  # noq
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.parametrize("query", ["", "?seq_len=64&kv=1&tile=7&window=5&layers=4&model=Mistral-7B+(v0.1)&ctx=32768"])
+@pytest.mark.parametrize("query", ["", "?seq_len=64&kv=1&tile=7&window=5&layers=4&llm=Mistral-7B+(v0.1)&ctx=32768"])
 def test_efficient_page_loads_without_error(browser_and_base, query, tmp_path):  # noqa: F811
     browser, base = browser_and_base
     with opened(browser, base + "/Efficient_attention" + query) as (page, dialogs):
