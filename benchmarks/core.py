@@ -1,31 +1,38 @@
 """Core speed: attention with weights (NumPy and torch-from-scratch) beside PyTorch's fused
-F.scaled_dot_product_attention, measured in the same run, float32, on q, k, v of shape (H, T, d_k).
+F.scaled_dot_product_attention, measured in the same run, float32, on q, k, v of shape (H, T, d_k);
+then the tiled online softmax (FlashAttention's idea) against full attention (time and tracemalloc peak
+memory), and grouped-query attention against multi-head attention (time and KV bytes).
 
-    python benchmarks/core.py            # the full grid
-    python benchmarks/core.py --quick    # a few rows
+    python benchmarks/core.py                 # every table, the full grid
+    python benchmarks/core.py --quick         # a few rows of each
+    python benchmarks/core.py --only flash    # one table: sdpa, flash or gqa
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tracemalloc
 from pathlib import Path
 
-import numpy as np
-import torch
-import torch.nn.functional as F
+# One BLAS thread unless told otherwise: on 2 shared cores OpenBLAS's spinning threads made a (1, 1024) x
+# (1024, 1024) product 60x slower under load (measured). Set OPENBLAS_NUM_THREADS to override.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from attention_core import scaled_dot_product_attention  # noqa: E402
+from attention_core import causal_mask, scaled_dot_product_attention  # noqa: E402
+from attention_core.flash import flash_attention  # noqa: E402
+from attention_core.gqa import grouped_query_attention  # noqa: E402
 from attention_core.torch_attention import scaled_dot_product_attention_torch  # noqa: E402
 from benchmarks._timing import median_ms, table  # noqa: E402
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeat", type=int, default=7)
-    args = ap.parse_args()
+def sdpa_table(args) -> None:
     Ts = [8, 64, 512] if args.quick else [8, 64, 256, 512]
     ds = [16, 1024] if args.quick else [16, 128, 512, 1024]
     Hs = [1, 16] if args.quick else [1, 4, 16]
@@ -52,6 +59,103 @@ def main() -> None:
           "NumPy and torch-from-scratch also return the (H, T, T) weights, F.sdpa does not.\n")
     print(table(["T", "d_model", "heads", "NumPy (app path)", "torch scratch", "F.sdpa", "NumPy / F.sdpa",
                  "torch / F.sdpa"], rows))
+
+
+def peak_bytes(fn) -> int:
+    """Peak traced allocation of one call (NumPy's buffers are traced by tracemalloc)."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def available_bytes() -> int:
+    """MemAvailable from /proc/meminfo (0 where it cannot be read)."""
+    try:
+        with open("/proc/meminfo") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def flash_table(args) -> None:
+    """Tiled online softmax vs full attention: one head, d_k 64, causal, float32."""
+    Ts = [1024, 4096] if args.quick else [1024, 4096, 16384]
+    tile, d_k, rows, notes = 64, 64, [], []
+    rng = np.random.default_rng(0)
+    for T in Ts:
+        q, k, v = (rng.standard_normal((T, d_k), dtype=np.float32) for _ in range(3))
+        repeat = max(1, args.repeat if T <= 4096 else 3)
+        tiled = lambda: flash_attention(q, k, v, causal=True, tile_size=tile)  # noqa: E731
+        full = lambda: scaled_dot_product_attention(q, k, v, mask=causal_mask(T))  # noqa: E731
+        t_tiled, p_tiled = median_ms(tiled, repeat, warmup=1), peak_bytes(tiled)
+        need = 3 * T * T * 4  # the T x T logits/weights, the bool mask and headroom
+        if available_bytes() > need + 2**30:
+            t_full, p_full = median_ms(full, repeat, warmup=1), peak_bytes(full)
+            diff = float(np.abs(tiled() - full()[0]).max())
+            rows.append([T, tile, f"{t_tiled:.1f}", f"{t_full:.1f}", f"{t_tiled / t_full:.2f}", f"{p_tiled / 2**20:.1f}",
+                         f"{p_full / 2**20:.1f}", f"{p_tiled / p_full:.3f}", f"{T * T * 4 / 2**20:.0f}", f"{diff:.1e}"])
+        else:
+            rows.append([T, tile, f"{t_tiled:.1f}", "skipped", "", f"{p_tiled / 2**20:.1f}", "skipped", "",
+                         f"{T * T * 4 / 2**20:.0f}", ""])
+            notes.append(f"T = {T}: the full version was skipped: it needs about {need / 2**30:.1f} GiB and "
+                         f"{available_bytes() / 2**30:.1f} GiB were available.")
+        print(".", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    print(f"\nTiled online softmax (attention_core.flash, tiles of {tile} keys) vs full attention "
+          f"(scaled_dot_product_attention with a causal mask, which also returns the T x T weights), one head, "
+          f"d_k {d_k}, float32, causal. Time: median of {args.repeat} runs (3 at T > 4096), ms; peak: tracemalloc, MiB; "
+          "ratios tiled / full in the same run.\n")
+    print(table(["T", "tile", "tiled ms", "full ms", "time ratio", "tiled peak MiB", "full peak MiB", "peak ratio",
+                 "T x T float32 MiB", "max abs diff"], rows))
+    for n in notes:
+        print(f"\n{n}")
+
+
+def gqa_table(args) -> None:
+    """Grouped-query vs multi-head attention: H = 32 query heads, d_k 128, prefill and one decoding step."""
+    H, d_k = 32, 128
+    cases = [("prefill", 1024, 1024), ("decode step", 1, 4096)]
+    if args.quick:
+        cases = [("prefill", 256, 256), ("decode step", 1, 1024)]
+    rows = []
+    rng = np.random.default_rng(0)
+    for name, T_q, T_k in cases:
+        q = rng.standard_normal((H, T_q, d_k), dtype=np.float32)
+        base = None
+        for G in (32, 8, 1):
+            k, v = (rng.standard_normal((G, T_k, d_k), dtype=np.float32) for _ in range(2))
+            t_np = median_ms(lambda: grouped_query_attention(q, k, v), args.repeat)
+            tq, tk, tv = (torch.from_numpy(a)[None] for a in (q, k, v))
+            with torch.inference_mode():
+                t_torch = median_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True), args.repeat)
+            base = base or (t_np, t_torch, k.nbytes + v.nbytes)
+            label = "MHA" if G == H else ("MQA" if G == 1 else "GQA")
+            rows.append([name, T_q, T_k, f"{label} (G = {G})", f"{(k.nbytes + v.nbytes) / 2**20:.2f}",
+                         f"{(k.nbytes + v.nbytes) / base[2]:.3f}", f"{t_np:.2f}", f"{t_np / base[0]:.2f}",
+                         f"{t_torch:.2f}", f"{t_torch / base[1]:.2f}"])
+            print(".", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    print(f"\nGrouped-query attention, H = {H} query heads, d_k {d_k}, float32, batch 1: attention_core "
+          "(NumPy, returns the weights too) and F.scaled_dot_product_attention(enable_gqa=True); median of "
+          f"{args.repeat} runs, ms; ratios against MHA (G = H) in the same run. KV MiB = bytes of K and V.\n")
+    print(table(["case", "T_q", "T_k", "attention", "KV MiB", "KV vs MHA", "NumPy ms", "NumPy vs MHA", "torch ms",
+                 "torch vs MHA"], rows))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--only", choices=["sdpa", "flash", "gqa"], help="print one table")
+    args = ap.parse_args()
+    torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "1")))
+    print(f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}", file=sys.stderr)
+    for name, fn in (("sdpa", sdpa_table), ("flash", flash_table), ("gqa", gqa_table)):
+        if args.only in (None, name):
+            fn(args)
 
 
 if __name__ == "__main__":
