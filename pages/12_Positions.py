@@ -23,9 +23,10 @@ page_setup("Positions: sinusoidal, learned, RoPE, ALiBi", "🧭",
            "tokens depend on *where* they are, or only on *how far apart*?")
 cfg = sidebar_controls(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"),
                        share=False)
-st.latex(r"\text{added: } s_{ij} = \frac{\big((x_i + p_i)W_q\big)\cdot\big((x_j + p_j)W_k\big)}{\sqrt{d_k}}"
-         r"\qquad \text{RoPE: } s_{ij} = \frac{(R_i\,q)\cdot(R_j\,k)}{\sqrt{d_k}} = \frac{q^{\top} R_{j-i}\,k}{\sqrt{d_k}}"
-         r"\qquad \text{ALiBi: } s_{ij} = \frac{q\cdot k}{\sqrt{d_k}} - m_h\,(i - j)")
+st.latex(r"\begin{gathered}\text{added (sinusoidal, learned): } s_{ij} = "
+         r"\frac{\big((x_i + p_i)W_q\big)\cdot\big((x_j + p_j)W_k\big)}{\sqrt{d_k}} \\[4pt]"
+         r"\text{RoPE: } s_{ij} = \frac{(R_i\,q)\cdot(R_j\,k)}{\sqrt{d_k}} = \frac{q^{\top} R_{j-i}\,k}{\sqrt{d_k}}"
+         r"\qquad \text{ALiBi: } s_{ij} = \frac{q\cdot k}{\sqrt{d_k}} - m_h\,(i - j)\end{gathered}")
 st.caption("i = query position, j = key position. R_p rotates each pair of dimensions (2t, 2t+1) by p·θ_t with "
            "θ_t = base^(−2t/d_k) (the paper's interleaved pairing; Llama's code pairs t with t + d_k/2, the same "
            "rotation of a permuted vector). ALiBi's slope of head h is m_h = 2^(−8h/H); without a causal mask the page uses "
@@ -33,7 +34,7 @@ st.caption("i = query position, j = key position. R_p rotates each pair of dimen
 
 METHOD = PageParam("pos_method", "method", "rope", choices=METHODS)
 BASE = PageParam("pos_base", "base", 10000.0, choices=(100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0))
-TRAIN = PageParam("pos_train_len", "train_len", 16, lo=1, hi=512, integer=True)
+TRAIN = PageParam("pos_train_len", "train_len", 6, lo=1, hi=512, integer=True)
 HEAD = PageParam("pos_head", "head", 1, lo=1, hi=16, integer=True)
 PARAMS = [METHOD, BASE, TRAIN, HEAD]
 seed_params(PARAMS)
@@ -66,7 +67,7 @@ else:
     show_heatmap(view.scores, [str(i) for i in range(P)], [str(j) for j in range(P)], title=f"{method}: score s_ij",
                  row_title="query position i", col_title="key position j", value_name="score", container=c1, size=300,
                  max_px=300)
-    vega(offset_chart(prof, train_len, f"{method}: score by offset (band: lowest to highest over positions)"), c2)
+    vega(offset_chart(prof, train_len, f"{method}: score by offset (line: mean; red band: lowest to highest)"), c2)
     offset_only = prof.spread < 1e-6
     pairs = P * (P + 1) // 2 if view.causal else P * P
     st.markdown(

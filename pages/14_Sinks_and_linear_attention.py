@@ -54,7 +54,8 @@ with st.expander(f"Sink logit s_h of each of the {H} heads", expanded=True):
         cols[h % len(cols)].slider(f"s of head {h + 1}", -10.0, 10.0, step=0.5, key=f"sk_sink_{h}",
                                    persist_state="session", disabled=no_sink, on_change=clear_notes)
 sinks = tuple(float(st.session_state[f"sk_sink_{h}"]) for h in range(H))
-head = st.selectbox("head to look at (sinks and linear attention)", list(range(1, H + 1)), **widget_kw(HEAD)) - 1
+head = st.columns([1, 3])[0].selectbox("head to look at (sinks and linear attention)", list(range(1, H + 1)),
+                                       **widget_kw(HEAD)) - 1
 if st.query_params.get("sinks") != (sinks_text := ",".join(f"{s:g}" for s in sinks)):
     st.query_params["sinks"] = sinks_text
 write_params(PARAMS)
@@ -100,7 +101,7 @@ window = c2.slider("recent tokens kept (window w, itself included)", 1, 512, **w
 stream = streaming_view(T, n_sink, window)
 c1, c2 = st.columns([3, 2])
 show_heatmap(stream.mask.astype(np.float32), labels, labels, title="StreamingLLM mask (1 = may attend)",
-             domain=(0, 1), container=c1, size=280)
+             value_name="may attend", domain=(0, 1), container=c1, size=280)
 kept = stream.kept_last
 first = [j for j in kept if j < n_sink]
 recent = [j for j in kept if j >= n_sink]

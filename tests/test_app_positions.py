@@ -68,8 +68,12 @@ def test_defaults_rope_is_offset_only_and_added_positions_are_not():
     assert float(rows["ALiBi (biased)"][0]) == 0.0
     band = chart(at, "rope: score by offset")
     assert len(band) == 15 and (band["high"] - band["low"]).max() < 1e-9  # offsets -7..7, every band of zero width
-    assert at.query_params["method"] == "rope" and at.query_params["train_len"] == "16"
-    assert "Set the trained length below seq_len = 8" in texts(at)
+    assert at.query_params["method"] == "rope" and at.query_params["train_len"] == "6"
+    assert "position 6 has no row" in texts(at) and "offsets up to 7 now occur where training saw at most 5" in texts(at)
+    assert table_rows(at)["learned table (added)"][1:] == ["6", "absolute positions", "only positions 0 to 5 have a row"]
+    at.slider(key="pos_train_len").set_value(16)
+    run_ok(at)
+    assert "Set the trained length below seq_len = 8" in texts(at) and "has no row" not in texts(at)
 
 
 def test_every_method_and_control():

@@ -214,7 +214,7 @@ def offset_chart(profile: OffsetProfile, train_len: int, title: str) -> tuple[di
     that offset, their mean as a line, and dashed rules where the trained length ends (|offset| = L - 1)."""
     data = {"offset": profile.offsets.tolist(), "low": profile.low.tolist(), "high": profile.high.tolist(),
             "mean": profile.mean.tolist()}
-    x = {"field": "offset", "type": "quantitative", "title": "offset n − m (key position − query position)"}
+    x = {"field": "offset", "type": "quantitative", "title": "offset j − i (key position − query position)"}
     limits = [o for o in (-(train_len - 1), train_len - 1) if profile.offsets[0] <= o <= profile.offsets[-1] and o]
     layers = [
         {"mark": {"type": "area", "opacity": 0.35, "color": "#e45756"},
@@ -360,14 +360,16 @@ def memory_chart(T: int, state_numbers: int, d_k: int) -> tuple[dict, dict]:
     ts = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, T})
     rows = [{"T": t, "numbers": t * t, "kind": "softmax: T × T weights"} for t in ts]
     rows += [{"T": t, "numbers": state_numbers, "kind": f"linear: state d_k × d_v + d_k (d_k = {d_k})"} for t in ts]
+    colors = ["#4c78a8", "#e45756"]  # linear, softmax (the legend sorts the names)
     data = {key: [r[key] for r in rows] for key in ("T", "numbers", "kind")}
     x = {"field": "T", "type": "quantitative", "scale": {"type": "log", "base": 2}, "title": "sequence length T"}
-    y = {"field": "numbers", "type": "quantitative", "scale": {"type": "log"}, "title": "numbers kept per head"}
+    y = {"field": "numbers", "type": "quantitative", "scale": {"type": "log"}, "title": "numbers kept per head",
+         "axis": {"tickCount": 6}}
     return {"title": "Memory per head: weights matrix vs recurrent state", "height": 260, "width": "container",
             "layer": [
                 {"mark": {"type": "line", "point": True},
-                 "encoding": {"x": x, "y": y, "color": {"field": "kind", "type": "nominal",
-                                                        "legend": {"orient": "bottom", "title": None, "labelLimit": 320}},
+                 "encoding": {"x": x, "y": y, "color": {"field": "kind", "type": "nominal", "scale": {"range": colors},
+                                                        "legend": {"orient": "right", "title": None, "labelLimit": 260}},
                               "tooltip": [{"field": "kind", "type": "nominal"}, {"field": "T", "type": "quantitative"},
                                           {"field": "numbers", "type": "quantitative", "format": ","}]}},
                 {"data": {"values": [{"T": T}]}, "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"},
