@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,10 @@ from tests.server_util import free_port, streamlit_server  # noqa: E402
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 LISTEN_LINE = "        listen 80;\n"
 HTTP_LINE = "http {\n"
-SERVER_PARAMS = "max_fails=1 fail_timeout=10s"
+# the server parameters of the shipped upstream files (weight, max_fails, fail_timeout), so that the loopback
+# run tests them too
+SERVER_PARAMS = re.search(r"^server 127\.0\.0\.1:\d+ (.+);$", (ROOT / "deploy" / "upstream.systemd.conf").read_text(),
+                          re.M).group(1)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ import pytest
 import yaml
 from websockets.exceptions import ConnectionClosed
 
-from deploy.local_cluster import (ROOT, check_nginx_conf, local_cluster, nginx_binary, render_nginx_conf)
+from deploy.local_cluster import (ROOT, SERVER_PARAMS, check_nginx_conf, local_cluster, nginx_binary,
+                                  render_nginx_conf)
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -215,6 +216,10 @@ def test_systemd_unit_starts_one_replica_per_port():
     assert "--server.port %i" in unit and "--server.address 127.0.0.1" in unit
     ports = re.findall(r"server 127\.0\.0\.1:(\d+)", (DEPLOY / "upstream.systemd.conf").read_text())
     assert len(ports) >= 2 and len(set(ports)) == len(ports)
+    # compose, systemd and the loopback test give the replicas the same parameters (weight, failure rule)
+    params = {re.search(r"^server \S+ (.+);$", (DEPLOY / f).read_text(), re.M).group(1)
+              for f in ("upstream.compose.conf", "upstream.systemd.conf")}
+    assert params == {SERVER_PARAMS}, params
     if shutil.which("systemd-analyze"):
         r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(DEPLOY / "attention-explorer@.service")],
                            capture_output=True, text=True)
