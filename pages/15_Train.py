@@ -1,0 +1,307 @@
+"""Train it yourself: a tiny transformer learns to attend, live or from shipped runs."""
+
+import uuid
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention_core.training import TASK_LABELS, TASKS, TrainConfig, Trainer, positional_kinds
+from attention_core.training.config import RANGES
+from attention_core.training.export import standalone_script, weights_npz
+from attention_core.training.inspect import attention_parity, query_key_picture
+from attention_core.training.ready import READY, READY_BY_NAME
+from attention_core.training.scores import prefix_matching_score
+from attention_core.training.trajectory import Trajectory, find_phase_change, from_trainer
+from ui.layout import page_setup, show_code
+from ui.lesson import page_end
+from ui.training import (
+    QUEUE,
+    STEP_BUDGET,
+    best_prefix_matching,
+    phase_change_step,
+    ready_snapshot_view,
+    ready_trajectory,
+    snapshot_view,
+    train_chunk,
+)
+from ui.training_views import curve_frame, curves_chart, qk_chart, score_frame, scores_chart, show_head_maps
+
+PAGE = "pages/15_Train.py"
+page_setup("Train it yourself", "🏋️",
+           "Every other map in this app comes from weights someone chose. Here a tiny transformer **learns** where to "
+           "look: train it on a toy task and watch its heads change. The ready experiment replays the landmark of "
+           "Olsson et al. (2022): with two layers an *induction head* forms in a sudden phase change; one layer "
+           "never gets there.")
+st.latex(r"\mathcal{L} = -\frac{1}{N}\sum_t \log p_\theta(y_t \mid x_{\le t}),\qquad "
+         r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}")
+st.caption("The loss is the cross-entropy of the next token; on a run of p random tokens repeated, an induction head "
+           "at a repeated token looks at the token that followed its earlier copy (score 1), then copies it.")
+
+qp = st.query_params
+ss = st.session_state
+notices: list[str] = []
+LIVE_FIELDS = ("task", "n_layers", "n_heads", "d_model", "pos", "mlp", "layernorm", "vocab", "context", "lr", "batch",
+               "seed", "steps")
+URL_NAMES = {"n_layers": "layers", "n_heads": "heads", "layernorm": "ln"}  # field -> URL key (others: same)
+
+
+def url_int(key: str, default: int, low: int, high: int) -> int:
+    raw = qp.get(key)
+    if raw is None:
+        return default
+    try:
+        value = int(float(raw))
+    except (TypeError, ValueError):
+        notices.append(f"{key}={raw!r} is not a number; using {default}")
+        return default
+    clipped = min(max(value, low), high)
+    if clipped != value:
+        notices.append(f"{key}={raw} is out of range {low}-{high}; using {clipped}")
+    return clipped
+
+
+if "tr_seeded" not in ss:  # seed the widgets from the link once per session
+    ss.tr_seeded, ss.tr_sid = True, uuid.uuid4().hex
+    mode = qp.get("mode", "ready")
+    if mode not in ("ready", "live"):
+        notices.append(f"mode={mode!r} is not offered; using 'ready' (allowed: ready, live)")
+        mode = "ready"
+    ss.tr_mode = mode
+    run = qp.get("run", READY[0].name)
+    if run not in READY_BY_NAME:
+        notices.append(f"run={run!r} is not a ready experiment; using {READY[0].name!r}")
+        run = READY[0].name
+    ss.tr_run = run
+    cfg, cfg_notes = TrainConfig.clamped(**{f: qp.get(URL_NAMES.get(f, f)) for f in LIVE_FIELDS})
+    notices += cfg_notes
+    for f in LIVE_FIELDS:
+        ss[f"tr_{f}"] = getattr(cfg, f)
+    ss.tr_view = url_int("show", -1, -1, RANGES["steps"][1])
+    ss.tr_link_step = url_int("step", 0, 0, RANGES["steps"][1])
+    ss.tr_layer = url_int("layer", 1, 1, 2) - 1
+    ss.tr_head = url_int("head", 1, 1, 4) - 1
+    ss.tr_used = 0
+    ss.tr_playing = False
+for note in notices:
+    st.warning(f"Link: {note}", icon="⚠️")
+
+mode = st.radio("What to show", ["ready", "live"], key="tr_mode", horizontal=True,
+                format_func={"ready": "Ready experiment: induction heads (instant, shipped runs)",
+                             "live": "Train live (your settings)"}.get)
+
+
+def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
+    """Maps, head scores, the query/key picture, parity and exports of snapshot ``index`` of ``traj``."""
+    cfg = traj.cfg
+    snap = traj.snapshot(index)
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox("layer (query/key picture)", range(cfg.n_layers), format_func=lambda i: f"layer {i + 1}",
+                         index=min(ss.tr_layer, cfg.n_layers - 1), key=f"{key}_layer")
+    head = c2.selectbox("head (query/key picture)", range(cfg.n_heads), format_func=lambda i: f"head {i + 1}",
+                        index=min(ss.tr_head, cfg.n_heads - 1), key=f"{key}_head")
+    ss.tr_layer, ss.tr_head = layer, head
+    view = view_fn(layer, head)
+    st.subheader(f"Every head on the probe at step {snap.step}")
+    st.caption(f"The probe: {' '.join(view.tokens)}. Rows are queries, columns keys (colour 0 to 1).")
+    show_head_maps(view.maps, view.tokens, key=f"{key}_maps")
+    table = {name: [f"{snap.scores[layer_i, h, k]:.2f}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
+             for k, name in enumerate(("previous-token", "prefix-matching", "attention on B"))
+             if not np.isnan(snap.scores[..., k]).all()}
+    heads = [f"L{layer_i + 1}H{h + 1}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
+    st.dataframe({"head": heads, **table}, hide_index=True)
+    st.subheader(f"Queries and keys of layer {layer + 1} head {head + 1} in one picture")
+    st.altair_chart(qk_chart(view.qk, view.tokens), width="stretch")
+    st.caption(f"Keys moved to the queries' centroid and q, k rescaled to the same mean length (neither changes a "
+               f"softmax row), then one PCA of both clouds: the two axes keep {view.qk.explained:.0%} of the variance. "
+               "Lines join each query to its two most attended keys (darker = more weight). After AttentionViz "
+               "(Yeh et al., 2023).")
+    st.markdown(f"**Parity at step {snap.step}:** attention_core's NumPy `multi_head_attention`, given the model's own "
+                f"W_q, W_k, W_v, W_o and each layer's own input, recomputes all {cfg.n_layers * cfg.n_heads} heads' "
+                f"weights with a largest difference of **{view.parity:.1e}** (both in float64; "
+                f"{view.parity32:.1e} with the model in float32 as it trains).")
+    d1, d2 = st.columns(2)
+    d1.download_button(f"Weights at step {snap.step} (.npz)", weights_npz(cfg, snap.params),
+                       file_name=f"tiny_transformer_step{snap.step}.npz", key=f"{key}_npz")
+    d2.download_button("Standalone training script (torch only)", standalone_script(cfg),
+                       file_name="train_tiny_transformer.py", key=f"{key}_script")
+    st.caption("The script draws the same weights and batches from the same seed and prints the same loss curve.")
+
+
+def scrubber(traj: Trajectory, key: str) -> int:
+    """A step slider over the kept snapshots; returns the snapshot index (the URL's show=)."""
+    steps = [int(s) for s in traj.steps]
+    want = steps[-1] if ss.tr_view < 0 else steps[traj.index_at(ss.tr_view)]
+    if ss.get(key) not in steps:
+        ss[key] = want
+    shown = st.select_slider("Step shown (scrub through the kept snapshots)", options=steps, key=key)
+    ss.tr_view = shown
+    return steps.index(shown)
+
+
+def ready_section() -> None:
+    two, one = (ready_trajectory(r.name) for r in READY)
+    cliff = phase_change_step(two)
+    cliff_one = phase_change_step(one)
+    pm2, pm1 = best_prefix_matching(two), best_prefix_matching(one)
+    before = two.index_at(cliff - 100) if cliff else 0
+    after = two.index_at(cliff + 200) if cliff else -1
+    sentence = (f"With **2 layers** the held-out loss sat on a plateau ({two.heldout_loss[0]:.2f} → "
+                f"{two.heldout_loss[before]:.2f} by step {two.steps[before]}), then fell off a cliff at about "
+                f"**step {cliff}** to {two.heldout_loss[after]:.2f} by step {two.steps[after]}, as the best head's "
+                f"prefix-matching score jumped ({pm2[before]:.2f} → {pm2[after]:.2f}; {pm2[-1]:.2f} at step "
+                f"{two.steps[-1]}). With **1 layer** the same data and seed "
+                + (f"gave a phase change at step {cliff_one}" if cliff_one else "never gave one")
+                + f": its best prefix-matching score reaches only {np.nanmax(pm1):.2f} and the loss ends at "
+                f"{one.heldout_loss[-1]:.2f}." if cliff else
+                "No phase change was detected in the shipped two-layer run.")
+    st.markdown(sentence)
+    c = two.cfg
+    st.caption(f"Both runs: attention only, {c.n_heads} heads x d_model {c.d_model}, vocab {c.vocab}, context "
+               f"{c.context}, AdamW lr {c.lr:g}, batch {c.batch}, seed {c.seed}, repeat lengths 4-16 per sequence, "
+               f"{c.steps} steps; the red dashed line is the phase change, found where the best head's prefix-matching "
+               "score first crosses halfway from its start to its maximum.")
+    curves = (curve_frame(two, "2 layers"), curve_frame(one, "1 layer"))
+    scores = (score_frame(two, "2 layers"), score_frame(one, "1 layer"))
+    df, sf = pd.concat(curves), pd.concat(scores)
+    name = st.radio("Run to inspect", [r.name for r in READY], key="tr_run", horizontal=True,
+                    format_func=lambda n: READY_BY_NAME[n].label)
+    traj = two if name == READY[0].name else one
+    index = scrubber(traj, key=f"tr_scrub_{name}")
+    marks = [(cliff, "2 layers: phase change")] if cliff else []
+    shown = int(traj.steps[index])
+    a, b = st.columns(2)
+    a.altair_chart(curves_chart(df, "loss", "Loss (held-out solid, train dashed)", marks, shown, by_run=True),
+                   width="stretch")
+    b.altair_chart(scores_chart(sf, "prefix-matching", "Prefix-matching score of every head", marks, shown,
+                                by_run=True), width="stretch")
+    a, b = st.columns(2)
+    a.altair_chart(curves_chart(df, "accuracy", "Accuracy on repeated tokens", marks, shown, by_run=True),
+                   width="stretch")
+    b.altair_chart(scores_chart(sf, "previous-token", "Previous-token score of every head", marks, shown,
+                                by_run=True), width="stretch")
+    qp.update({"mode": "ready", "run": name, "show": str(shown)})
+    show_details(traj, index, lambda layer, head: ready_snapshot_view(name, index, layer, head), key="ready")
+
+
+def live_settings() -> TrainConfig:
+    """The live run's settings (each widget bound to session state seeded from the link)."""
+    with st.expander("Settings (changing one starts a new run)", expanded=True):
+        c = st.columns(4)
+        c[0].selectbox("task", TASKS, key="tr_task", format_func=TASK_LABELS.get)
+        c[1].select_slider("layers", [1, 2], key="tr_n_layers")
+        c[2].select_slider("heads", [1, 2, 3, 4], key="tr_n_heads")
+        c[3].select_slider("d_model", [8, 12, 16, 24, 32, 48, 64], key="tr_d_model")
+        c = st.columns(4)
+        c[0].selectbox("positions", positional_kinds(), key="tr_pos")
+        c[1].toggle("MLP after attention", key="tr_mlp")
+        c[2].toggle("LayerNorm", key="tr_layernorm")
+        c[3].select_slider("learning rate", [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2], key="tr_lr")
+        c = st.columns(5)
+        c[0].select_slider("batch", [8, 16, 32, 64, 128, 256], key="tr_batch")
+        c[1].number_input("seed", 0, RANGES["seed"][1], key="tr_seed")
+        c[2].number_input("steps to train", 1, RANGES["steps"][1], key="tr_steps")
+        c[3].number_input("vocab", *RANGES["vocab"], key="tr_vocab")
+        c[4].number_input("context", *RANGES["context"], key="tr_context")
+    raw = {f: ss[f"tr_{f}"] for f in LIVE_FIELDS}
+    cfg, notes = TrainConfig.clamped(**{k: str(v) for k, v in raw.items()})
+    for note in notes:
+        st.warning(f"Settings: {note}", icon="⚠️")
+    return cfg
+
+
+def live_section() -> None:
+    cfg = live_settings()
+    trainer: Trainer | None = ss.get("tr_trainer")
+    if trainer is None or trainer.cfg != cfg:
+        if trainer is not None:
+            ss.tr_view, ss.tr_link_step = -1, 0
+        QUEUE.release(ss.tr_sid)
+        trainer = ss.tr_trainer = Trainer(cfg)
+        ss.tr_playing = ss.tr_link_step > 0  # a link that had reached a step retrains to it
+    b = st.columns([1, 1, 1, 1, 3])
+    if b[0].button("▶ Play", disabled=ss.tr_playing, width="stretch"):
+        ss.tr_playing = True
+    if b[1].button("⏸ Pause", disabled=not ss.tr_playing, width="stretch"):
+        ss.tr_playing = False
+        QUEUE.release(ss.tr_sid)
+    if b[2].button("+1 step", disabled=ss.tr_playing, width="stretch"):
+        if ss.tr_used < STEP_BUDGET:
+            trainer.train(1)
+            ss.tr_used += 1
+        ss.tr_view = -1
+    if b[3].button("↺ Reset", width="stretch"):
+        QUEUE.release(ss.tr_sid)
+        trainer = ss.tr_trainer = Trainer(cfg)
+        ss.tr_playing, ss.tr_view, ss.tr_link_step = False, -1, 0
+    running, waiting = QUEUE.status()
+    b[4].caption(f"Server: {running} training now, {waiting} waiting. Your budget: {STEP_BUDGET - ss.tr_used} of "
+                 f"{STEP_BUDGET} live steps left.")
+    st.fragment(live_view, run_every=0.3 if ss.tr_playing else None)()
+
+
+def live_view() -> None:
+    trainer: Trainer = ss.tr_trainer
+    cfg = trainer.cfg
+    stop_at = max(cfg.steps, ss.tr_link_step) if ss.tr_link_step else cfg.steps
+    if ss.tr_playing:
+        place = QUEUE.request(ss.tr_sid)
+        left = STEP_BUDGET - ss.tr_used
+        if left <= 0 or trainer.step >= stop_at:
+            ss.tr_playing, ss.tr_link_step = False, 0
+            QUEUE.release(ss.tr_sid)
+            st.rerun()  # redraw the buttons and stop the timer
+        elif place:
+            st.info(f"⏳ {QUEUE.limit} trainings are running on this server; you are number {place} in the queue. "
+                    "Your run starts by itself when a place is free (the ready experiment is instant meanwhile).")
+        else:
+            ss.tr_used += train_chunk(trainer, stop_at, left)
+            ss.tr_view = -1
+    if ss.tr_used >= STEP_BUDGET:
+        st.warning(f"This session has used its {STEP_BUDGET} live training steps (the server is shared by the class). "
+                   "The ready experiment and the scrubber still work.")
+    traj = from_trainer(trainer, current=True)
+    status = "training" if ss.tr_playing else "paused"
+    st.markdown(f"**Step {trainer.step}** of {cfg.steps} ({status}); held-out loss "
+                f"{traj.heldout_loss[-1]:.3f}, held-out accuracy {traj.heldout_acc[-1]:.1%}.")
+    if ss.tr_playing:
+        index = len(traj.steps) - 1
+        st.caption("Following the newest snapshot; pause to scrub.")
+    else:
+        index = scrubber(traj, key="tr_scrub_live")
+    shown = int(traj.steps[index])
+    best = best_prefix_matching(traj)
+    cliff = None if np.isnan(best).all() else find_phase_change(traj.steps, best)
+    marks = [(cliff, "phase change")] if cliff else []
+    df, sf = curve_frame(traj, "live"), score_frame(traj, "live")
+    a, b = st.columns(2)
+    a.altair_chart(curves_chart(df, "loss", "Loss", marks, shown), width="stretch")
+    b.altair_chart(curves_chart(df, "accuracy", "Accuracy", marks, shown), width="stretch")
+    names = list(dict.fromkeys(sf["score"]))
+    cols = st.columns(len(names))
+    for col, name in zip(cols, names):
+        col.altair_chart(scores_chart(sf, name, f"{name} score of every head", marks, shown), width="stretch")
+    if cliff:
+        st.markdown(f"Phase change at about **step {cliff}**: the best head's prefix-matching score went from "
+                    f"{best[0]:.2f} to {np.nanmax(best):.2f}.")
+    qp.update({"mode": "live", "step": str(trainer.step), "show": str(shown),
+               **{URL_NAMES.get(f, f): str(int(v) if isinstance(v, bool) else v)
+                  for f, v in ((f, getattr(cfg, f)) for f in LIVE_FIELDS)}})
+    show_details(traj, index, lambda layer, head: snapshot_view(cfg, traj.params[index], layer, head), key="live")
+
+
+if mode == "ready":
+    ready_section()
+else:
+    live_section()
+
+show_code(Trainer.train, prefix_matching_score, attention_parity, query_key_picture, train_chunk)
+page_end(PAGE, [
+    ("Why can one layer not form an induction head?",
+     "An induction head needs two steps: a previous-token head writes \"the token before me was X\" into each "
+     "position, and a head in the next layer matches the current token against that. With one layer the keys only "
+     "know their own token and position, so no head can look for \"the token after my earlier copy\"."),
+    ("Why do the repeat lengths vary from sequence to sequence?",
+     "With a fixed period p the target is always p − 1 positions back, and one layer fakes induction with a "
+     "fixed-offset positional head; varying p forces the content-based two-layer circuit."),
+])
