@@ -62,7 +62,8 @@ def _check(q, k, v, mask, causal, tile_size, temperature):
     try:
         lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
-        raise ValueError(f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast") from None
+        raise ValueError(f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} "
+                         "do not broadcast") from None
     mask = check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))  # a broadcast view: no T x T copy
     return q, k, v, mask, tile_size, t, lead
 

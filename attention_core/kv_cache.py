@@ -36,7 +36,8 @@ class KVCache:
         if self.length == self.capacity:
             raise ValueError(f"the cache is full ({self.capacity} tokens); make it with a larger capacity")
         if k_new.shape != self._k.shape[::2] or v_new.shape != self._v.shape[::2]:
-            raise ValueError(f"expected k {self._k.shape[::2]} and v {self._v.shape[::2]}; got {k_new.shape}, {v_new.shape}")
+            raise ValueError(f"expected k {self._k.shape[::2]} and v {self._v.shape[::2]}; "
+                             f"got {k_new.shape}, {v_new.shape}")
         self._k[:, self.length], self._v[:, self.length] = k_new, v_new
         self.length += 1
 

@@ -95,8 +95,9 @@ def flash_table(args) -> None:
         if available_bytes() > need + 2**30:
             t_full, p_full = median_ms(full, repeat, warmup=1), peak_bytes(full)
             diff = float(np.abs(tiled() - full()[0]).max())
-            rows.append([T, tile, f"{t_tiled:.1f}", f"{t_full:.1f}", f"{t_tiled / t_full:.2f}", f"{p_tiled / 2**20:.1f}",
-                         f"{p_full / 2**20:.1f}", f"{p_tiled / p_full:.3f}", f"{T * T * 4 / 2**20:.0f}", f"{diff:.1e}"])
+            rows.append([T, tile, f"{t_tiled:.1f}", f"{t_full:.1f}", f"{t_tiled / t_full:.2f}",
+                         f"{p_tiled / 2**20:.1f}", f"{p_full / 2**20:.1f}", f"{p_tiled / p_full:.3f}",
+                         f"{T * T * 4 / 2**20:.0f}", f"{diff:.1e}"])
         else:
             rows.append([T, tile, f"{t_tiled:.1f}", "skipped", "", f"{p_tiled / 2**20:.1f}", "skipped", "",
                          f"{T * T * 4 / 2**20:.0f}", ""])
@@ -106,7 +107,8 @@ def flash_table(args) -> None:
     print(file=sys.stderr)
     print(f"\nTiled online softmax (attention_core.flash, tiles of {tile} keys) vs full attention "
           f"(scaled_dot_product_attention with a causal mask, which also returns the T x T weights), one head, "
-          f"d_k {d_k}, float32, causal. Time: median of {args.repeat} runs (3 at T > 4096), ms; peak: tracemalloc, MiB; "
+          f"d_k {d_k}, float32, causal. Time: median of {args.repeat} runs (3 at T > 4096), ms; "
+          "peak: tracemalloc, MiB; "
           "ratios tiled / full in the same run.\n")
     print(table(["T", "tile", "tiled ms", "full ms", "time ratio", "tiled peak MiB", "full peak MiB", "peak ratio",
                  "T x T float32 MiB", "max abs diff"], rows))

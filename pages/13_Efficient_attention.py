@@ -97,8 +97,9 @@ c2.vega_lite_chart(row_df, eff.weights_bar_spec(tokens[:step], f"the new query's
 saved = T * (T + 1) // 2 - T
 st.markdown(
     f"At step **{step}** the page computed one new q row ({H} heads), one k and one v row ({G} KV head"
-    f"{'s' if G > 1 else ''}) for **{md_escape(tokens[step - 1])}**, and read the **{now.reused}** cached K and V rows of the tokens "
-    f"before it. Query head {head + 1} reads KV head {kv_head + 1} ({rep} query head{'s' if rep > 1 else ''} share it). "
+    f"{'s' if G > 1 else ''}) for **{md_escape(tokens[step - 1])}**, and read the **{now.reused}** cached K and V "
+    f"rows of the tokens before it. Query head {head + 1} reads KV head {kv_head + 1} ({rep} query "
+    f"head{'s' if rep > 1 else ''} share it). "
     f"Stacking the {T} decoded rows gives the one-pass causal output up to a largest difference of "
     f"**{view.max_diff:.1e}** (float rounding). Without the cache, decoding {T} tokens would recompute "
     f"{T * (T + 1) // 2} K/V rows instead of {T} ({saved} wasted). The cache holds 2 × G × T × d_k = 2 × {G} × {T} × "
@@ -138,7 +139,8 @@ st.markdown(sentence)
 with st.expander("The model shapes and where they come from"):
     st.dataframe(pd.DataFrame([{"model": m.name, "layers": m.layers, "heads": m.heads, "KV heads": m.kv_heads,
                                 "head dim": m.head_dim, "context": m.max_context,
-                                "window": f"{m.sliding_window:,}" if m.sliding_window else "none", "source (config.json)": m.source} for m in MODELS]),
+                                "window": f"{m.sliding_window:,}" if m.sliding_window else "none",
+                                "source (config.json)": m.source} for m in MODELS]),
                  hide_index=True)
 
 # ---- 3. sliding windows
@@ -167,13 +169,14 @@ c3.vega_lite_chart(rf, eff.lines_spec("receptive field of the last token", "laye
 raw = layers * (window - 1) + 1
 agree = int(wv.measured[-1]) == wv.formula[-1]
 st.markdown(
-    f"One layer lets **{md_escape(tokens[-1])}** see {min(window, T)} token{'s' if min(window, T) > 1 else ''}. After **{layers}** "
+    f"One layer lets **{md_escape(tokens[-1])}** see {min(window, T)} token{'s' if min(window, T) > 1 else ''}. "
+    f"After **{layers}** "
     f"layer{'s' if layers > 1 else ''} the measured receptive field (one-hot influence pushed through the mask "
     f"{layers} time{'s' if layers > 1 else ''}) is **{int(wv.measured[-1])}** tokens; the formula gives L(w−1)+1 = "
     f"{layers}({window}−1)+1 = {raw}" + (f", capped at the {T} tokens there are: {wv.formula[-1]}" if raw > T else "")
     + (". They agree." if agree else ". They disagree: this would be a bug.")
-    + f" Each layer costs T × w = {T * min(window, T)} scores instead of T(T+1)/2 = {T * (T + 1) // 2}. Mistral 7B uses "
-    f"w = 4096 over 32 layers: 32 × 4095 + 1 = {32 * 4095 + 1:,} tokens can reach the last one.")
+    + f" Each layer costs T × w = {T * min(window, T)} scores instead of T(T+1)/2 = {T * (T + 1) // 2}. "
+    f"Mistral 7B uses w = 4096 over 32 layers: 32 × 4095 + 1 = {32 * 4095 + 1:,} tokens can reach the last one.")
 
 # ---- 4. FlashAttention
 st.subheader("4. FlashAttention: the softmax one tile at a time")
@@ -216,8 +219,8 @@ c2.vega_lite_chart(long, eff.lines_spec(f"query {tokens[fq]}: running max m and 
                                        "tile", None), width="stretch")
 rises = [s.index + 1 for s in steps[1:] if s.rescale[fq] < 1 and np.isfinite(s.m_before[fq])]
 last = steps[-1]
-flash_text = (f"With B = {tile}, query **{md_escape(tokens[fq])}** (head {head + 1}, mask: {fv.mask_note}) met the keys in "
-              f"{len(steps)} tile{'s' if len(steps) > 1 else ''}. ")
+flash_text = (f"With B = {tile}, query **{md_escape(tokens[fq])}** (head {head + 1}, mask: {fv.mask_note}) met "
+              f"the keys in {len(steps)} tile{'s' if len(steps) > 1 else ''}. ")
 if not np.isfinite(last.m[fq]):
     flash_text += "Every key of this row is masked: m stays −∞, l stays 0, and the output is 0 (not NaN). "
 elif rises:
@@ -225,7 +228,8 @@ elif rises:
                    f"{' …' if len(rises) > 8 else ''}; the smallest rescale factor was "
                    f"{fmt(min(float(s.rescale[fq]) for s in steps[1:]))}. ")
 else:
-    flash_text += "Its running max was set by the first tile with an allowed key and never rose again: no rescaling was needed. "
+    flash_text += ("Its running max was set by the first tile with an allowed key and never rose again: no "
+                   "rescaling was needed. ")
 if np.isfinite(last.m[fq]):
     flash_text += f"It ends at m = {fmt(float(last.m[fq]))} and l = {fmt(float(last.l[fq]))}; z = o / l. "
 flash_text += (f"Over all {T} queries the tiled output differs from the full softmax by at most **{fv.max_diff:.1e}**. "

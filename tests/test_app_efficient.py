@@ -88,7 +88,8 @@ def test_every_control_moves():
         at.slider(key="eff_w_tile").set_value(tile)
         run_ok(at)
         assert metric(at, "tiles") == f"{-(-8 // tile)} of ≤ {tile} keys"
-        assert metric(at, "largest tile") == f"{8 * tile * 4:,} bytes" and metric(at, "full T × T scores") == "256 bytes"
+        assert metric(at, "largest tile") == f"{8 * tile * 4:,} bytes"
+        assert metric(at, "full T × T scores") == "256 bytes"
         assert_exact(at)
     for fq in (1, 8):
         at.slider(key="eff_w_fq").set_value(fq)

@@ -1,4 +1,4 @@
-"""Real browser: the Efficient attention page loads in headless Chromium with no error, and a link's page settings open."""
+"""Real browser: the Efficient attention page loads in headless Chromium with no error; a link's page settings open."""
 
 import pytest
 

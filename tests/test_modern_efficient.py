@@ -86,10 +86,13 @@ def test_mqa_shares_one_key_per_query_head():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: grouped_query_attention(rand(0, 6, 2, 2), rand(1, 4, 2, 2), rand(2, 4, 2, 2)), r"allowed n_kv_heads: \[1, 2, 3, 6\]"),
-    (lambda: grouped_query_attention(rand(0, 4, 2, 2), rand(1, 2, 2, 2), rand(2, 1, 2, 2)), "same number of key/value heads"),
+    (lambda: grouped_query_attention(rand(0, 6, 2, 2), rand(1, 4, 2, 2), rand(2, 4, 2, 2)),
+     r"allowed n_kv_heads: \[1, 2, 3, 6\]"),
+    (lambda: grouped_query_attention(rand(0, 4, 2, 2), rand(1, 2, 2, 2), rand(2, 1, 2, 2)),
+     "same number of key/value heads"),
     (lambda: grouped_query_attention(rand(0, 2, 2), rand(1, 2, 2), rand(2, 2, 2)), "at least 3"),
-    (lambda: grouped_query_attention(rand(0, 2, 2, 2), rand(1, 1, 2, 2), rand(2, 1, 2, 2), mask=np.ones((3, 3), bool)), "broadcast"),
+    (lambda: grouped_query_attention(rand(0, 2, 2, 2), rand(1, 1, 2, 2), rand(2, 1, 2, 2), mask=np.ones((3, 3), bool)),
+     "broadcast"),
     (lambda: gqa_self_attention(rand(0, 3, 8), *random_projection_weights(8, 0), n_heads=4, n_kv_heads=2), r"G \* d_k"),
     (lambda: kv_cache_bytes(0, 8, 128, 4096), "layers=0"),
     (lambda: MODELS[0].cache_bytes(10, dtype="float8"), "dtype='float8'"),
@@ -132,8 +135,9 @@ def test_decoding_with_cache_equals_one_causal_pass(shape, T, seed, scaled, temp
                                     temperature=temperature)
     np.testing.assert_allclose(run.output, ref, atol=1e-5)
     if G == H:
-        np.testing.assert_allclose(run.output, multi_head_attention(x, w_q, w_k, w_v, w_o, H, mask=causal_mask(T),
-                                                                    scaled=scaled, temperature=temperature)[0], atol=1e-5)
+        mha, _ = multi_head_attention(x, w_q, w_k, w_v, w_o, H, mask=causal_mask(T), scaled=scaled,
+                                      temperature=temperature)
+        np.testing.assert_allclose(run.output, mha, atol=1e-5)
     for step in run.steps:  # each step: one new q, k, v row; t rows reused; its weights are row t of the full map
         assert step.q.shape == (H, d_model // H) and step.k.shape == (G, d_model // H) and step.reused == step.t
         np.testing.assert_allclose(step.weights, ref_w[:, step.t, :step.t + 1], atol=1e-6)
@@ -204,7 +208,7 @@ def test_flash_equals_full_attention_for_any_tile(T_q, T_k, d, tile, seed, mask_
         below = np.arange(T_q)[:, None] >= np.arange(T_k)[None, :]
         full_mask = below if mask is None else mask & below
     ref, _ = scaled_dot_product_attention(q, k, v, mask=full_mask, scaled=scaled, temperature=temperature)
-    with np.errstate(over="raise", invalid="raise", divide="raise"):  # no overflow, no 0/0, no NaN (underflow to 0 is fine)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # no overflow, 0/0 or NaN (underflow is fine)
         out = flash_attention(q, k, v, mask=mask, causal=causal, tile_size=tile, scaled=scaled, temperature=temperature)
     assert np.isfinite(out).all()
     np.testing.assert_allclose(out, ref, atol=1e-9, rtol=1e-7)

@@ -224,7 +224,8 @@ def memory_bar_spec(own_label: str) -> dict:
     """Bars of KV-cache GB per attention kind (fields attention, GB, KV heads, own) with the value on top."""
     color = {"field": "own", "type": "nominal", "title": None,
              "scale": {"domain": [own_label, "what-if"], "range": ["#e45756", "#8aa1c1"]}, "legend": {"orient": "top"}}
-    x = {"field": "attention", "type": "nominal", "sort": None, "title": None, "axis": {"labelAngle": 0, "labelLimit": 220}}
+    x = {"field": "attention", "type": "nominal", "sort": None, "title": None,
+         "axis": {"labelAngle": 0, "labelLimit": 220}}
     y = {"field": "GB", "type": "quantitative", "title": "KV cache (GB)"}
     return {"height": 240, "autosize": FIT_X, "layer": [
         {"mark": "bar", "encoding": {"x": x, "y": y, "color": color, "tooltip": [
@@ -234,7 +235,8 @@ def memory_bar_spec(own_label: str) -> dict:
          "encoding": {"x": x, "y": y, "text": {"field": "GB", "type": "quantitative", "format": ".3g"}}}]}
 
 
-def lines_spec(title: str, x: str, y: str, series: str, x_title: str, y_title: str | None, dashed: bool = False) -> dict:
+def lines_spec(title: str, x: str, y: str, series: str, x_title: str, y_title: str | None,
+               dashed: bool = False) -> dict:
     """One line with points per ``series`` over an integer x axis, legend below the chart."""
     enc = {"x": {"field": x, "type": "quantitative", "title": x_title, "axis": {"tickMinStep": 1}},
            "y": {"field": y, "type": "quantitative", "title": y_title},
