@@ -155,8 +155,9 @@ async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyn
     waits: list[float] = []
     note = ""
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
+        browser = None
         try:
+            browser = await p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
             page = await browser.new_page(viewport={"width": 1300, "height": 900})
             await page.goto(f"{url.rstrip('/')}/{sc.path}", timeout=REDRAW_TIMEOUT_MS)
             await page.wait_for_function(IDLE_JS, timeout=REDRAW_TIMEOUT_MS, polling=50)
@@ -170,7 +171,7 @@ async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyn
                 box = await slider.locator('input[type="range"]').first.evaluate(
                     "e => { const r = e.closest('[data-orientation]').getBoundingClientRect(); "
                     "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
-                frac = 0.3 + 0.4 * rng.random()
+                frac = (0.35, 0.65)[i % 2]  # two far-apart points of the track: always another value
                 before, url_before = await page.evaluate("window.__runs.length"), page.url
                 t0 = await page.evaluate("performance.now()")
                 await page.mouse.click(box["x"] + box["w"] * frac, box["y"] + box["h"] / 2)
@@ -186,7 +187,8 @@ async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyn
             note = f"tab failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
             opened.set()
         finally:
-            await browser.close()
+            if browser is not None:
+                await browser.close()
     return waits, note
 
 
