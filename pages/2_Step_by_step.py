@@ -193,8 +193,9 @@ right.markdown(f"Every row sums to 1. Query {labels[0]} puts {fmt(wt.A[0, top0])
 lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
 c1, c2 = st.columns(2)
 c1.altair_chart(matrix_chart(wt.S, labels, labels, title="scores S = Q Kᵀ", domain=(-lim, lim), value_name="score",
-                             diverging=True))
-c2.altair_chart(matrix_chart(wt.A, labels, labels, title="weights A", domain=(0, 1), value_name="weight"))
+                             diverging=True), width="content")
+c2.altair_chart(matrix_chart(wt.A, labels, labels, title="weights A", domain=(0, 1), value_name="weight"),
+                width="content")
 st.caption(f"The scores' colours are fixed at −{lim:g} to {lim:g} ("
            + ("the booster's range" if lim == BOOST else "wider than the booster's ±10 because your scores are")
            + "), so switching W_k between I and 10·I shows as a real change of colour; the weights use 0 to 1.")

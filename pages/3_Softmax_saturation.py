@@ -43,7 +43,7 @@ st.info(setting_sentence(now, other), icon="💡")
 for i in range(0, len(specs), 2):
     cols = st.columns(2)
     for col, spec in zip(cols, specs[i:i + 2]):
-        col.vega_lite_chart(json.loads(spec), width="stretch")
+        col.vega_lite_chart(json.loads(spec), width="stretch", height=330)
 st.caption("**Gradient reaching the scores**: a random gradient is put on the attention weights and pushed back "
            "through the softmax with autograd; the chart shows the length (L2 norm) of what arrives at a row's scores "
            "(‖∂L/∂logits‖), averaged over rows. A one-hot row passes almost none back, so its scores stop learning.")
@@ -60,7 +60,7 @@ if not cfg.scaled:
     sides.reverse()  # your setting on the left
 cols = st.columns(2)
 for col, (name, logits, weights, formula) in zip(cols, sides):
-    tag = " (your setting)" if (name == "scaled") == cfg.scaled else ""
+    tag = " (yours)" if (name == "scaled") == cfg.scaled else ""  # short: bar_chart may append its axis note
     col.altair_chart(bar_chart(logits, labels, title=f"{name} logits {formula}{tag}", value_name="logit"),
                      width="stretch")
     col.altair_chart(bar_chart(weights, labels, title=f"softmax, {name}{tag}", domain=(0, 1)), width="stretch")

@@ -43,9 +43,10 @@ if cfg.pad_count > T:
 if pad == 0:
     st.info("The pad count in the sidebar is 0, so the padding mask blocks nothing yet: raise it to pad the last keys.")
 lim = float(np.abs(lab.logits).max()) or 1.0
-st.caption(f"Colours: the mask is yellow where a query may attend and purple where it is blocked; scores run from "
-           f"blue (−{fmt(lim)}) through white (0) to red (+{fmt(lim)}); weights from purple (0) to yellow (1). "
-           "Blank cells are blocked.")
+st.caption(f"Blank cells are blocked. Each map states its colour range under its key axis: the mask is yellow where a "
+           f"query may attend, the scores run from blue (−{fmt(lim)}) through white (0) to red (+{fmt(lim)}), the weights "
+           "from purple (low) to yellow (high). The input and W_q, W_k, W_v are seeded random, untrained: the pattern "
+           "inside the allowed cells means nothing here; which cells are blank is the lesson.")
 
 
 def mask_sentence(r) -> str:

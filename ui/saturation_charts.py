@@ -65,7 +65,8 @@ def sweep_chart_spec(sweep: SaturationSweep, measure: str, title: str, y_title: 
         yscale, axis = alt.Scale(zero=False, nice=True), alt.Axis(format="~g")
     names = [series_name(s, now.scaled) for s in settings]
     color = alt.Color("setting:N", scale=alt.Scale(domain=names, range=[COLORS[s] for s in settings]),
-                      legend=alt.Legend(orient="bottom", title=None, labelLimit=260, columns=1))
+                      legend=alt.Legend(orient="top", title=None, labelLimit=260, columns=len(settings) % 3 or 1, symbolType="stroke",
+                                         symbolStrokeWidth=3, symbolOpacity=1))
     x = alt.X("d_k:Q", scale=alt.Scale(type="log", base=2, domain=[sweep.d_ks[0], sweep.d_ks[-1]], nice=False),
               axis=alt.Axis(values=list(sweep.d_ks), format="d"), title="d_k (log scale)")
     y = alt.Y(f"{measure}:Q", scale=yscale, axis=axis, title=y_title)

@@ -48,4 +48,6 @@ def matrix_chart(m, row_labels, col_labels, *, title: str, domain: tuple[float, 
     text = base.mark_text(fontSize=max(9, min(14, px // 4))).encode(
         x=x, y=y, text="text:N", tooltip=tooltip,
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
-    return alt.layer(rect, text).properties(title=title, width=alt.Step(px), height=alt.Step(px))
+    # "pad": the size comes from the cells; Vega must not try to fit it (no console warnings)
+    return alt.layer(rect, text).properties(title=title, width=alt.Step(px), height=alt.Step(px),
+                                            autosize=alt.AutoSizeParams(type="pad", contains="padding"))
