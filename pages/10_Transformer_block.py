@@ -19,8 +19,9 @@ page_setup("Transformer block", "🏗️",
            "back), LayerNorm (re-centre and re-scale each token's vector), and a position-wise feed-forward "
            "network. An encoder block has one attention; a decoder block has a causal self-attention, then a "
            "cross-attention over the encoder's output.")
-st.latex(r"\text{post-norm: } h = \mathrm{LN}_1(x + \mathrm{MHA}(x)),\; out = \mathrm{LN}_2(h + \mathrm{FFN}(h))"
-         r"\qquad \text{pre-norm: } h = x + \mathrm{MHA}(\mathrm{LN}_1(x)),\; out = h + \mathrm{FFN}(\mathrm{LN}_2(h))")
+st.latex(r"\begin{aligned}\text{post-norm:}\quad & h = \mathrm{LN}_1(x + \mathrm{MHA}(x)), & "
+         r"out &= \mathrm{LN}_2(h + \mathrm{FFN}(h))\\ \text{pre-norm:}\quad & h = x + \mathrm{MHA}(\mathrm{LN}_1(x)), & "
+         r"out &= h + \mathrm{FFN}(\mathrm{LN}_2(h))\end{aligned}")
 cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
 c1, c2, c3 = st.columns(3)
 source = c1.radio("Input", ["the 'it' sentence", "the shared what-if input"], key="tb_source")
@@ -42,12 +43,13 @@ tensors = ([("input x", enc.x), ("LayerNorm₁", enc.attn.norm), ("attention out
            [("input x", enc.x), ("attention output", enc.attn.sub), ("x + attention", enc.attn.add),
             ("LayerNorm₁", enc.attn.norm), ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
             ("feed-forward output", enc.ffn.sub), ("residual sum₂", enc.ffn.add), ("LayerNorm₂ = output", enc.ffn.norm)])
-cols = st.columns(4)
 for i, (label, arr) in enumerate(tensors):
+    if i % 2 == 0:
+        cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
     shape = f" ({arr.shape[0]} x {arr.shape[1]})" if arr.size <= MAX_CELLS else ""  # images state their shape
     show_heatmap(arr, tokens, [str(j) for j in range(arr.shape[1])], title=label + shape, row_title="token",
-                 col_title="dim", value_name="value", scheme="diverging", container=cols[i % 4], size=200,
-                 legend=True, max_px=160, max_cells=MAX_CELLS)
+                 col_title="dim", value_name="value", scheme="diverging", container=cols[i % 2], size=256,
+                 legend=True, max_px=256, max_cells=MAX_CELLS)
 in_norm = float(np.linalg.norm(enc.x, axis=1).mean())
 out_norm = float(np.linalg.norm(enc.out, axis=1).mean())
 if norm_first:
@@ -81,22 +83,23 @@ else:
 
 st.subheader("Decoder block")
 head_d = index_picker("decoder head", [f"head {h + 1}" for h in range(H)], key="tb_dhead")
-c1, c2, c3 = st.columns([1, 1, 2])
+c1, c2, c3 = st.columns([1, 1.4, 2.4])
 show_heatmap(dec.self_mask.astype(float), run.decoder_tokens, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})",
-             value_name="allowed", domain=(0, 1), container=c1, size=200, legend=False)
+             value_name="allowed", domain=(0, 1), container=c1, size=160, legend=False)
 show_heatmap(dec.self_weights[head_d], run.decoder_tokens, run.decoder_tokens,
              title=f"masked self-attention ({T_dec} x {T_dec})", domain=(0, 1), blank=~dec.self_mask, container=c2,
-             size=200, legend=True)
+             size=160, legend=True)
 show_heatmap(dec.cross_weights[head_d], run.decoder_tokens, tokens, title=f"cross-attention ({T_dec} x {T})",
-             domain=(0, 1), container=c3, size=320, legend=True)
+             domain=(0, 1), container=c3, size=260, legend=True)
 cross = dec.cross_weights[head_d]
 first_top = int(np.argmax(cross[0]))
 st.markdown(f"The decoder's {T_dec} token{'s' if T_dec > 1 else ''} first attend{'' if T_dec > 1 else 's'} to "
-            + ("themselves, never ahead (the blank upper triangle; white = 0 in the mask)" if T_dec > 1 else
+            + ("themselves, never ahead (purple = blocked in the mask, blank in the weights)" if T_dec > 1 else
                "itself (one token: nothing lies ahead)")
             + f", then ask the encoder's {T} outputs: the cross-attention map is {T_dec} x {T}, one row per decoder "
             f"token, one column per encoder token. In head {head_d + 1}, y1 looks most at "
-            f"**{md_escape(tokens[first_top])}** ({fmt(float(cross[0, first_top]))}). The feed-forward layer "
+            f"**{md_escape(tokens[first_top])}** (#{first_top + 1}, weight {fmt(float(cross[0, first_top]))}). "
+            f"The feed-forward layer "
             f"follows; output shape {dec.out.shape[0]} x {dec.out.shape[1]}. Weights are random and untrained.")
 st.dataframe(pd.DataFrame({
     "sub-layer": ["masked self-attention", "cross-attention", "feed-forward"],
