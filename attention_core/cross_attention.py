@@ -75,9 +75,11 @@ def run_cross_attention(cfg: WhatIf, kv_cfg: WhatIf) -> CrossRun:
     if kv_cfg.input_kind == "random":
         tokens_kv = [f"k{j}" for j in range(1, len(tokens_kv) + 1)]
     w = tuple(random_projection_weights(cfg.d_model, cfg.seed))
-    output, weights, steps = multi_head_attention(x_q, *w, n_heads=cfg.n_heads, scaled=cfg.scaled,
-                                                  temperature=cfg.temperature, return_steps=True, kv=x_kv)
+    output, weights, steps = multi_head_attention(
+        x_q, *w, n_heads=cfg.n_heads, scaled=cfg.scaled, temperature=cfg.temperature, return_steps=True, kv=x_kv
+    )
     # output (T_q, d_model), weights (H, T_q, T_k)
     notices = tuple([f"Query sequence: {n}" for n in notices_q] + [f"Key/value sequence: {n}" for n in notices_kv])
-    return CrossRun(cfg, kv_cfg, tokens_q, tokens_kv, x_q, x_kv, w, steps["q"], steps["k"], steps["v"], output,
-                    weights, notices)
+    return CrossRun(
+        cfg, kv_cfg, tokens_q, tokens_kv, x_q, x_kv, w, steps["q"], steps["k"], steps["v"], output, weights, notices
+    )

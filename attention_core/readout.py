@@ -102,8 +102,11 @@ def logit_std(q, k, scaled: bool = True, temperature: float = 1.0, mask=None) ->
         raise ValueError(f"q (H, T_q, d_k) and k (H, T_k, d_k) must share H and d_k; got {q.shape} and {k.shape}")
     logits = (q @ np.swapaxes(k, -1, -2)).astype(np.float64)  # (H, T_q, T_k)
     logits *= score_factor(q.shape[-1], scaled, t)
-    keep = np.ones(logits.shape[1:], dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, bool),
-                                                                                       logits.shape[1:])
+    keep = (
+        np.ones(logits.shape[1:], dtype=bool)
+        if mask is None
+        else np.broadcast_to(np.asarray(mask, bool), logits.shape[1:])
+    )
     if keep.sum() < 2:
         return np.zeros(q.shape[0])
     return logits[:, keep].std(axis=-1)  # (H,)

@@ -94,7 +94,8 @@ class MultiHeadAttention(nn.Module):
     ``W_q, W_k, W_v, W_o`` are ``nn.Linear(d_model, d_model)``; head h uses the output features
     h*d_k .. (h+1)*d_k - 1 of W_q, W_k, W_v. Cross-attention (a decoder reading the encoder) passes ``kv``;
     :class:`MultiHeadSelfAttention` is the case ``kv = x``.
-    ``forward(x (B, T_q, d_model), kv (B, T_k, d_model), mask) -> (output (B, T_q, d_model), weights (B, H, T_q, T_k))``.
+    ``forward(x (B, T_q, d_model), kv (B, T_k, d_model), mask)``
+    ``-> (output (B, T_q, d_model), weights (B, H, T_q, T_k))``.
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = False, scaled: bool = True,
@@ -133,7 +134,7 @@ class MultiHeadAttention(nn.Module):
         z = z.transpose(-3, -2).reshape(*lead, T_q, self.d_model)  # (B, T_q, d_model): heads concatenated
         return self.W_o(z), weights  # (B, T_q, d_model), (B, H, T_q, T_k)
 
-    def load_numpy_weights(self, w_q, w_k, w_v, w_o) -> "MultiHeadAttention":
+    def load_numpy_weights(self, w_q, w_k, w_v, w_o) -> MultiHeadAttention:
         """Copy ``x @ W`` matrices (d_model, d_model) from the NumPy side into the nn.Linear layers."""
         with torch.no_grad():
             for lin, w in ((self.W_q, w_q), (self.W_k, w_k), (self.W_v, w_v), (self.W_o, w_o)):

@@ -20,9 +20,12 @@ from ui.query_bars import query_bars
 from ui.text import md_escape
 from ui.widgets import index_picker
 
-page_setup("Playground", "🎛️",
-           "Each token's query is compared with every key; the softmax turns those scores into weights; "
-           "the output of a token is the weighted mix of the values. Move the sliders in the sidebar.")
+page_setup(
+    "Playground",
+    "🎛️",
+    "Each token's query is compared with every key; the softmax turns those scores into weights; "
+    "the output of a token is the weighted mix of the values. Move the sliders in the sidebar.",
+)
 
 cfg = sidebar_controls()
 run = cached_run(cfg)
@@ -34,8 +37,10 @@ T, H, d_k = run.T, cfg.n_heads, cfg.d_k
 tokens = run.tokens
 
 scale_tex = rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {math.sqrt(d_k):.3g}" if cfg.scaled else r"1 \;(\text{scaling off})"
-st.latex(rf"A = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
-         rf"\quad \tau = {cfg.temperature:g},\quad T = {T},\; d_{{model}} = {cfg.d_model},\; H = {H},\; d_k = {d_k}")
+st.latex(
+    rf"A = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
+    rf"\quad \tau = {cfg.temperature:g},\quad T = {T},\; d_{{model}} = {cfg.d_model},\; H = {H},\; d_k = {d_k}"
+)
 
 classroom = classroom_toggle()
 c1, c2 = st.columns(2)
@@ -48,58 +53,93 @@ uniform = uniform_max_weight(run.mask, T, T)
 if revealed:
     st.subheader(f"Attention weights, one map per head ({H})")
     blank = None if run.mask is None else ~run.mask
-    grid_note = show_head_grid(run.weights, tokens, blank=blank, per_row=4, size=150 if H > 1 else 300,
-                               tile_px=128 if H > 4 else 256)
+    grid_note = show_head_grid(
+        run.weights, tokens, blank=blank, per_row=4, size=150 if H > 1 else 300, tile_px=128 if H > 4 else 256
+    )
     sharpest = int(np.argmax([s["max_weight"] for s in sat]))
     st.caption(
         f"{grid_note} Rows are queries, columns keys; each row sums to 1. "
-        + (f"Head {sharpest + 1} is the sharpest: its rows" if H > 1 else "The rows") + " put on average"
+        + (f"Head {sharpest + 1} is the sharpest: its rows" if H > 1 else "The rows")
+        + " put on average"
         f" {fmt(sat[sharpest]['max_weight'])} of their weight on a single key (uniform rows would put "
-        f"{fmt(uniform)}).")
+        f"{fmt(uniform)})."
+    )
     if sharpness(sat[sharpest]["max_weight"], uniform) == "nearly uniform":
-        st.info(f"Attention is nearly uniform here (max weight {fmt(sat[sharpest]['max_weight'])} vs uniform "
-                f"1/T = {fmt(uniform)}): every map looks one colour on the 0 – 1 scale. Lower the temperature or turn "
-                "scaling off to sharpen it.")
+        st.info(
+            f"Attention is nearly uniform here (max weight {fmt(sat[sharpest]['max_weight'])} vs uniform "
+            f"1/T = {fmt(uniform)}): every map looks one colour on the 0 – 1 scale. Lower the temperature or turn "
+            "scaling off to sharpen it."
+        )
 
     st.subheader("One query up close")
     top = int(np.argmax(row))
     note = query_bars(row, tokens, title=f"weights of query #{query + 1} in head {head + 1}")
     if row.sum() == 0:
-        st.caption(f"Query {md_escape(tokens[query])} may attend to no key under this mask: its weights are all 0 and "
-                   "its output is 0.")
+        st.caption(
+            f"Query {md_escape(tokens[query])} may attend to no key under this mask: its weights are all 0 and "
+            "its output is 0."
+        )
     else:
-        st.caption(f"Query **{md_escape(tokens[query])}** attends most to **{md_escape(tokens[top])}** (#{top + 1}) with "
-                   f"weight {fmt(row[top])}; it spreads over about "
-                   f"{fmt(float(saturation_metrics(row[None]).effective_tokens[0]))} effective tokens of {T}. {note}")
+        st.caption(
+            f"Query **{md_escape(tokens[query])}** attends most to **{md_escape(tokens[top])}** (#{top + 1}) with "
+            f"weight {fmt(row[top])}; it spreads over about "
+            f"{fmt(float(saturation_metrics(row[None]).effective_tokens[0]))} effective tokens of {T}. {note}"
+        )
 
 twin_name = "unscaled" if cfg.scaled else "scaled"
 st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)")
 m, t = sat[head], twin_sat[head]
 cols = st.columns(4)
-cols[0].metric("entropy (nats)", fmt(m["entropy"]), delta=f"{m['entropy'] - t['entropy']:+.3g}", delta_color="off",
-               help=f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform")
-cols[1].metric("mean max weight", fmt(m["max_weight"]), delta=f"{m['max_weight'] - t['max_weight']:+.3g}",
-               delta_color="off", help=f"1 = one-hot, {fmt(uniform)} = uniform")
-cols[2].metric("effective tokens", fmt(m["effective_tokens"]),
-               delta=f"{m['effective_tokens'] - t['effective_tokens']:+.3g}", delta_color="off")
-cols[3].metric("near-one-hot rows", f"{m['near_one_hot_share']:.0%}",
-               delta=f"{100 * (m['near_one_hot_share'] - t['near_one_hot_share']):+.0f} pts", delta_color="off")
+cols[0].metric(
+    "entropy (nats)",
+    fmt(m["entropy"]),
+    delta=f"{m['entropy'] - t['entropy']:+.3g}",
+    delta_color="off",
+    help=f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform",
+)
+cols[1].metric(
+    "mean max weight",
+    fmt(m["max_weight"]),
+    delta=f"{m['max_weight'] - t['max_weight']:+.3g}",
+    delta_color="off",
+    help=f"1 = one-hot, {fmt(uniform)} = uniform",
+)
+cols[2].metric(
+    "effective tokens",
+    fmt(m["effective_tokens"]),
+    delta=f"{m['effective_tokens'] - t['effective_tokens']:+.3g}",
+    delta_color="off",
+)
+cols[3].metric(
+    "near-one-hot rows",
+    f"{m['near_one_hot_share']:.0%}",
+    delta=f"{100 * (m['near_one_hot_share'] - t['near_one_hot_share']):+.0f} pts",
+    delta_color="off",
+)
 level, twin_level = sharpness(m["max_weight"], uniform), sharpness(t["max_weight"], uniform)
 spread = float(cached_logit_std(cfg)[head])
-meaning = {"single key": "every row has a single key it may attend to, so its weight is 1 whatever the scores",
-           "nearly uniform": "every row spreads its weight almost evenly over its keys",
-           "soft": "rows spread their weight over several keys",
-           "peaked": "one key takes most of a row's weight",
-           "sharp": "rows are close to one-hot: nearly all the weight on one key"}
-scale_words = (f"scaling divides q·k by √d_k = {fmt(math.sqrt(d_k))}" if cfg.scaled else "scaling is off")
-temp_words = (f"temperature {cfg.temperature:g} divides them by {cfg.temperature:g}" if cfg.temperature != 1 else
-              "temperature 1 leaves them as they are")
+meaning = {
+    "single key": "every row has a single key it may attend to, so its weight is 1 whatever the scores",
+    "nearly uniform": "every row spreads its weight almost evenly over its keys",
+    "soft": "rows spread their weight over several keys",
+    "peaked": "one key takes most of a row's weight",
+    "sharp": "rows are close to one-hot: nearly all the weight on one key",
+}
+scale_words = f"scaling divides q·k by √d_k = {fmt(math.sqrt(d_k))}" if cfg.scaled else "scaling is off"
+temp_words = (
+    f"temperature {cfg.temperature:g} divides them by {cfg.temperature:g}"
+    if cfg.temperature != 1
+    else "temperature 1 leaves them as they are"
+)
 st.caption(
     f"Deltas (grey: neither direction is good or bad) are this setting minus the same setting {twin_name}. "
     f"Head {head + 1} is **{level}** here: mean max weight {fmt(m['max_weight'])} against {fmt(uniform)} for uniform "
     f"rows, so {meaning[level]}. The logits it sees spread with a standard deviation of {fmt(spread)} ({scale_words}; "
-    f"{temp_words}); the {twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])}).")
-table = pd.DataFrame(sat).rename(columns={"normalized_entropy": "entropy / log T", "jacobian_norm": "‖softmax Jacobian‖"})
+    f"{temp_words}); the {twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
+)
+table = pd.DataFrame(sat).rename(
+    columns={"normalized_entropy": "entropy / log T", "jacobian_norm": "‖softmax Jacobian‖"}
+)
 table.insert(0, "head", [f"head {h + 1}" for h in range(H)])
 st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
 
@@ -108,55 +148,124 @@ show_qkv = st.toggle("show Q, K, V of the picked head", key="pg_qkv")
 dims = [str(j + 1) for j in range(cfg.d_model)]
 c1, c2 = st.columns(2)
 lim = float(max(np.abs(run.x).max(), np.abs(run.output).max())) or 1.0  # one colour scale for X and Z
-show_heatmap(run.x, tokens, dims, title=f"X input ({T} x {cfg.d_model})", row_title="token", col_title="dim",
-             value_name="x", scheme="diverging", domain=(-lim, lim), container=c1)
-show_heatmap(run.output, tokens, dims, title=f"Z output ({T} x {cfg.d_model})", row_title="token", col_title="dim",
-             value_name="z", scheme="diverging", domain=(-lim, lim), container=c2)
+show_heatmap(
+    run.x,
+    tokens,
+    dims,
+    title=f"X input ({T} x {cfg.d_model})",
+    row_title="token",
+    col_title="dim",
+    value_name="x",
+    scheme="diverging",
+    domain=(-lim, lim),
+    container=c1,
+)
+show_heatmap(
+    run.output,
+    tokens,
+    dims,
+    title=f"Z output ({T} x {cfg.d_model})",
+    row_title="token",
+    col_title="dim",
+    value_name="z",
+    scheme="diverging",
+    domain=(-lim, lim),
+    container=c2,
+)
 change = relative_difference(run.output, run.x)
-st.caption(f"X and Z share one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red), so their colours compare "
-           f"directly. Each row of Z is a mix of the value rows, projected by W_o; Z differs from X by "
-           f"{fmt(100 * change)}% of X's size (relative Frobenius norm ‖Z − X‖ / ‖X‖).")
+st.caption(
+    f"X and Z share one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red), so their colours compare "
+    f"directly. Each row of Z is a mix of the value rows, projected by W_o; Z differs from X by "
+    f"{fmt(100 * change)}% of X's size (relative Frobenius norm ‖Z − X‖ / ‖X‖)."
+)
 if show_qkv:
     kd = [str(j) for j in range(d_k)]
     cols = st.columns(3)
     for col, name, arr in zip(cols, "QKV", (run.q, run.k, run.v)):
-        show_heatmap(arr[head], tokens, kd, title=f"{name} of head {head + 1} ({T} x {d_k})", row_title="token",
-                     col_title="dim", value_name=name.lower(), scheme="diverging", container=col)
+        show_heatmap(
+            arr[head],
+            tokens,
+            kd,
+            title=f"{name} of head {head + 1} ({T} x {d_k})",
+            row_title="token",
+            col_title="dim",
+            value_name=name.lower(),
+            scheme="diverging",
+            container=col,
+        )
 
 if revealed:
     st.subheader("Export and reproduce")
     c1, c2, c3 = st.columns(3)
     # the CSVs are built only when clicked (callables): at 512 tokens x 16 heads the weights alone are 4M rows
-    c1.download_button("Weights (CSV, every head)", lambda: weights_csv(run), "attention_weights.csv", "text/csv",
-                       key="dl_w", on_click="ignore")
-    c2.download_button("Q, K, V (CSV, every head)", lambda: qkv_csv(run), "attention_qkv.csv", "text/csv",
-                       key="dl_qkv", on_click="ignore")
-    c3.download_button("Output Z (CSV)", lambda: output_csv(run), "attention_output.csv", "text/csv", key="dl_z",
-                       on_click="ignore")
+    c1.download_button(
+        "Weights (CSV, every head)",
+        lambda: weights_csv(run),
+        "attention_weights.csv",
+        "text/csv",
+        key="dl_w",
+        on_click="ignore",
+    )
+    c2.download_button(
+        "Q, K, V (CSV, every head)",
+        lambda: qkv_csv(run),
+        "attention_qkv.csv",
+        "text/csv",
+        key="dl_qkv",
+        on_click="ignore",
+    )
+    c3.download_button(
+        "Output Z (CSV)", lambda: output_csv(run), "attention_output.csv", "text/csv", key="dl_z", on_click="ignore"
+    )
     core_src, torch_src = snippet_core(cfg), snippet_torch(cfg)
     c1, c2 = st.columns(2)
-    c1.download_button("Reproduce with attention_core (.py)", core_src, "reproduce_attention_core.py", "text/x-python",
-                       key="dl_core", on_click="ignore")
-    c2.download_button("Reproduce in plain torch (.py)", torch_src, "reproduce_torch.py", "text/x-python",
-                       key="dl_torch", on_click="ignore")
+    c1.download_button(
+        "Reproduce with attention_core (.py)",
+        core_src,
+        "reproduce_attention_core.py",
+        "text/x-python",
+        key="dl_core",
+        on_click="ignore",
+    )
+    c2.download_button(
+        "Reproduce in plain torch (.py)",
+        torch_src,
+        "reproduce_torch.py",
+        "text/x-python",
+        key="dl_torch",
+        on_click="ignore",
+    )
     with st.expander("Show the reproduce scripts"):
         st.code(core_src, language="python")
         st.code(torch_src, language="python")
-    st.caption("Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
-               "any chart as PNG or SVG.")
+    st.caption(
+        "Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
+        "any chart as PNG or SVG."
+    )
 show_code(run_whatif, multi_head_attention, scaled_dot_product_attention, logit_std)
 
-questions = [] if not revealed else [
-    (f"Which key does query {md_escape(tokens[query])} (#{query + 1}) attend to most in head {head + 1}, and with what "
-     "weight?",
-     (f"{md_escape(tokens[int(np.argmax(row))])} (#{int(np.argmax(row)) + 1}) with weight {fmt(float(row.max()))}."
-      if row.sum() > 0 else "None: the mask allows it no key, so all its weights are 0.")),
-]
+questions = (
+    []
+    if not revealed
+    else [
+        (
+            f"Which key does query {md_escape(tokens[query])} (#{query + 1}) attend to most in head {head + 1}, "
+            "and with what weight?",
+            (
+                f"{md_escape(tokens[int(np.argmax(row))])} (#{int(np.argmax(row)) + 1}) with weight "
+                f"{fmt(float(row.max()))}."
+                if row.sum() > 0
+                else "None: the mask allows it no key, so all its weights are 0."
+            ),
+        ),
+    ]
+)
 questions += [
-    (f"Is head {head + 1} sharp or soft at this setting, and what would the {twin_name} twin do?",
-     f"It is {level} (mean max weight {fmt(m['max_weight'])}, uniform {fmt(uniform)}); the {twin_name} twin is "
-     f"{twin_level} (mean max weight {fmt(t['max_weight'])})."),
-    ("How far is the output Z from the input X?",
-     f"{fmt(100 * change)}% of X's size: ‖Z − X‖ / ‖X‖ = {fmt(change)}."),
+    (
+        f"Is head {head + 1} sharp or soft at this setting, and what would the {twin_name} twin do?",
+        f"It is {level} (mean max weight {fmt(m['max_weight'])}, uniform {fmt(uniform)}); the {twin_name} twin is "
+        f"{twin_level} (mean max weight {fmt(t['max_weight'])}).",
+    ),
+    ("How far is the output Z from the input X?", f"{fmt(100 * change)}% of X's size: ‖Z − X‖ / ‖X‖ = {fmt(change)}."),
 ]
 page_end("pages/1_Playground.py", questions)

@@ -19,12 +19,17 @@ from ui.widgets import index_picker
 
 DEFAULT_Q, DEFAULT_KV = "the cat sat on the mat", "le chat est assis sur le tapis"
 
-page_setup("Cross-attention", "🔀",
-           "In self-attention Q, K and V all come from the same sequence. In cross-attention the **queries** come "
-           "from one sequence (say, the translation being written) and the **keys and values** from another (the "
-           "sentence being translated), so the weight map is T_q x T_k, not square.")
-st.latex(r"\mathrm{CrossAttention}(X_q, X_{kv}) = \mathrm{softmax}\!\left(\frac{(X_q W_q)(X_{kv} W_k)^\top}"
-         r"{\sqrt{d_k}}\right) X_{kv} W_v")
+page_setup(
+    "Cross-attention",
+    "🔀",
+    "In self-attention Q, K and V all come from the same sequence. In cross-attention the **queries** come "
+    "from one sequence (say, the translation being written) and the **keys and values** from another (the "
+    "sentence being translated), so the weight map is T_q x T_k, not square.",
+)
+st.latex(
+    r"\mathrm{CrossAttention}(X_q, X_{kv}) = \mathrm{softmax}\!\left(\frac{(X_q W_q)(X_{kv} W_k)^\top}"
+    r"{\sqrt{d_k}}\right) X_{kv} W_v"
+)
 cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed"))
 source = st.radio("Sequences", ["typed sentences", "seeded random"], horizontal=True, key="ca_source")
 base = cfg.replace(positional=False, mask="none")  # this page adds no positions and no mask
@@ -56,8 +61,16 @@ head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="ca_head", 
 q_row = index_picker("query token", tok_q, key="ca_query", container=c2)
 st.subheader(f"Cross-attention weights: {T_q} queries x {T_k} keys")
 left, right = st.columns([3, 2])
-show_heatmap(run.weights[head], tok_q, tok_kv, title=f"head {head + 1}: {T_q} x {T_k}", domain=(0, 1), size=360,
-             max_px=384, container=left)
+show_heatmap(
+    run.weights[head],
+    tok_q,
+    tok_kv,
+    title=f"head {head + 1}: {T_q} x {T_k}",
+    domain=(0, 1),
+    size=360,
+    max_px=384,
+    container=left,
+)
 w = run.weights[head]  # (T_q, T_k)
 top_per_q = w.argmax(axis=-1)  # (T_q,)
 best = int(np.argmax(w.max(axis=-1)))
@@ -68,41 +81,70 @@ right.markdown(
     f"(seed {cfg.seed}) that no one trained, and each word's vector is random too. So when "
     f"**{md_escape(tok_q[best])}** puts {fmt(float(w[best, top_per_q[best]]))} on "
     f"**{md_escape(tok_kv[top_per_q[best]])}**, that is chance, not a translation. A trained decoder learns W_q and "
-    "W_k so that a word looks at its counterpart; the Real model page shows trained attention.")
-right.caption(f"Rows are queries, columns keys, colour 0 (dark) to 1 (yellow); each row sums to 1. Mean max weight "
-              f"{fmt(m)} against {fmt(1 / T_k)} for uniform rows over {T_k} keys: {level} here.")
+    "W_k so that a word looks at its counterpart; the Real model page shows trained attention."
+)
+right.caption(
+    f"Rows are queries, columns keys; each row sums to 1 (the legend gives the colour range). Mean max weight "
+    f"{fmt(m)} against {fmt(1 / T_k)} for uniform rows over {T_k} keys: {level} here."
+)
 
 row = w[q_row]
 top = int(np.argmax(row))
 note = query_bars(row, tok_kv, title=f"weights of query #{q_row + 1} over the {T_k} keys of the other sequence")
-st.caption(f"Query **{md_escape(tok_q[q_row])}** (#{q_row + 1}) puts {fmt(float(row[top]))} of its weight on "
-           f"**{md_escape(tok_kv[top])}** (#{top + 1}); its weights sum to 1 over the {T_k} keys of the *other* "
-           f"sequence, so its output row mixes that sequence's values. {note}")
-st.markdown(f"Shapes: Q is {T_q} x {cfg.d_k} per head (from the query sequence), K and V are {T_k} x {cfg.d_k} "
-            f"(from the key/value sequence), the weights {T_q} x {T_k}, and the output **{T_q} x {D}**: one row per "
-            f"query, whatever T_k is.")
+st.caption(
+    f"Query **{md_escape(tok_q[q_row])}** (#{q_row + 1}) puts {fmt(float(row[top]))} of its weight on "
+    f"**{md_escape(tok_kv[top])}** (#{top + 1}); its weights sum to 1 over the {T_k} keys of the *other* "
+    f"sequence, so its output row mixes that sequence's values. {note}"
+)
+st.markdown(
+    f"Shapes: Q is {T_q} x {cfg.d_k} per head (from the query sequence), K and V are {T_k} x {cfg.d_k} "
+    f"(from the key/value sequence), the weights {T_q} x {T_k}, and the output **{T_q} x {D}**: one row per "
+    f"query, whatever T_k is."
+)
 
 st.subheader("Self-attention vs cross-attention")
-st.dataframe(pd.DataFrame({
-    "": ["Q comes from", "K and V come from", "weight map", "where in a transformer", "what it answers"],
-    "self-attention": ["the sequence itself", "the same sequence", "T x T (square)",
-                       "every encoder layer; decoder layers (with a causal mask)",
-                       "which other tokens of my own sequence matter to me?"],
-    "cross-attention": ["the decoder's sequence", "the encoder's output", "T_q x T_k (rectangular)",
-                        "each decoder layer, after its masked self-attention",
-                        "which tokens of the source sequence matter to what I am producing?"],
-}).set_index(""), width="stretch")
+st.dataframe(
+    pd.DataFrame(
+        {
+            "": ["Q comes from", "K and V come from", "weight map", "where in a transformer", "what it answers"],
+            "self-attention": [
+                "the sequence itself",
+                "the same sequence",
+                "T x T (square)",
+                "every encoder layer; decoder layers (with a causal mask)",
+                "which other tokens of my own sequence matter to me?",
+            ],
+            "cross-attention": [
+                "the decoder's sequence",
+                "the encoder's output",
+                "T_q x T_k (rectangular)",
+                "each decoder layer, after its masked self-attention",
+                "which tokens of the source sequence matter to what I am producing?",
+            ],
+        }
+    ).set_index(""),
+    width="stretch",
+)
 show_code(run_cross_attention, multi_head_attention)
 
-page_end("pages/7_Cross-attention.py", [
-    (f"What shape do the weights of head {head + 1} have here, and why is it not square?",
-     f"{T_q} x {T_k}: one row per query token of the query sequence ({T_q} tokens), one column per key of the "
-     f"key/value sequence ({T_k} tokens)."),
-    (f"Which key does query {md_escape(tok_q[q_row])} (#{q_row + 1}) attend to most in head {head + 1}, and does "
-     "that mean anything?",
-     f"{md_escape(tok_kv[top])} (#{top + 1}) with weight {fmt(float(row[top]))}. It means nothing yet: the projection "
-     f"weights are random (seed {cfg.seed}) and untrained."),
-    ("What shape does the output have, and what would change if the key/value sequence were longer?",
-     f"{T_q} x {D}. A longer key/value sequence adds columns to the weights but the output keeps one row per "
-     "query."),
-])
+page_end(
+    "pages/7_Cross-attention.py",
+    [
+        (
+            f"What shape do the weights of head {head + 1} have here, and why is it not square?",
+            f"{T_q} x {T_k}: one row per query token of the query sequence ({T_q} tokens), one column per key "
+            f"of the key/value sequence ({T_k} tokens).",
+        ),
+        (
+            f"Which key does query {md_escape(tok_q[q_row])} (#{q_row + 1}) attend to most in head {head + 1}, "
+            "and does that mean anything?",
+            f"{md_escape(tok_kv[top])} (#{top + 1}) with weight {fmt(float(row[top]))}. It means nothing yet: the "
+            f"projection weights are random (seed {cfg.seed}) and untrained.",
+        ),
+        (
+            "What shape does the output have, and what would change if the key/value sequence were longer?",
+            f"{T_q} x {D}. A longer key/value sequence adds columns to the weights but the output keeps one row per "
+            "query.",
+        ),
+    ],
+)

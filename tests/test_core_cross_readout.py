@@ -11,21 +11,29 @@ from hypothesis import strategies as st
 import attention_core as ac
 from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.cross_attention import run_cross_attention
-from attention_core.readout import (compare_runs, differing_settings, logit_std, relative_difference, sharpness,
-                                    uniform_max_weight)
+from attention_core.readout import (
+    compare_runs,
+    differing_settings,
+    logit_std,
+    relative_difference,
+    sharpness,
+    uniform_max_weight,
+)
 from attention_core.torch_attention import MultiHeadAttention, MultiHeadSelfAttention
 
 TOL = dict(atol=2e-5, rtol=1e-4)
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 2**31), st.integers(1, 7), st.integers(1, 9), st.sampled_from([(8, 1), (8, 2), (12, 3), (16, 16)]))
+@given(
+    st.integers(0, 2**31), st.integers(1, 7), st.integers(1, 9), st.sampled_from([(8, 1), (8, 2), (12, 3), (16, 16)])
+)
 def test_multi_head_attention_cross_matches_pytorch_and_numpy(seed, T_q, T_k, dims):
     d_model, H = dims
     torch.manual_seed(seed % 10000)
     ref = torch.nn.MultiheadAttention(d_model, H, bias=False, batch_first=True).eval()
     W = ref.in_proj_weight.detach()
-    w_q, w_k, w_v = (W[i * d_model:(i + 1) * d_model].T.numpy() for i in range(3))
+    w_q, w_k, w_v = (W[i * d_model : (i + 1) * d_model].T.numpy() for i in range(3))
     w_o = ref.out_proj.weight.detach().T.numpy()
     ours = MultiHeadAttention(d_model, H).load_numpy_weights(w_q, w_k, w_v, w_o).eval()
     x, mem = torch.randn(2, T_q, d_model), torch.randn(2, T_k, d_model)
@@ -76,7 +84,9 @@ def test_run_cross_attention_shapes_rows_and_parity():
     np.testing.assert_array_equal(out, run.output)
     # the same word gets the same vector on both sides ("the" twice in the queries)
     np.testing.assert_array_equal(run.x_q[0], run.x_q[4])
-    rnd = run_cross_attention(cfg.replace(input_kind="random", seq_len=3), cfg.replace(input_kind="random", seq_len=11, seed=4))
+    rnd = run_cross_attention(
+        cfg.replace(input_kind="random", seq_len=3), cfg.replace(input_kind="random", seq_len=11, seed=4)
+    )
     assert rnd.weights.shape == (4, 3, 11) and rnd.tokens_q == ["q1", "q2", "q3"] and rnd.tokens_kv[-1] == "k11"
     long = run_cross_attention(cfg, kv.replace(sentence=" ".join(["w"] * 600), d_model=16))
     assert long.T_k == 512 and long.notices and long.notices[0].startswith("Key/value sequence:")
@@ -139,7 +149,10 @@ def test_differing_settings_lists_only_what_matters():
     base = ac.WhatIf()
     assert differing_settings(base, base.replace(scaled=False)) == (("scaled", True, False),)
     assert differing_settings(base.replace(n_heads=1), base.replace(n_heads=8)) == (("n_heads", 1, 8),)
-    assert differing_settings(base, base.replace(temperature=0.2, seed=3)) == (("temperature", 1.0, 0.2), ("seed", 0, 3))
+    assert differing_settings(base, base.replace(temperature=0.2, seed=3)) == (
+        ("temperature", 1.0, 0.2),
+        ("seed", 0, 3),
+    )
     assert differing_settings(base, base.replace(sentence="a b")) == ()  # neither side reads a sentence
     assert differing_settings(base, base.replace(pad_count=3)) == ()  # nobody pads
     s = base.replace(input_kind="sentence")
@@ -169,6 +182,8 @@ def test_purposeful_head_matches_the_class_notes_formula(scaled, temperature):
     assert demo.focus_on_b == pytest.approx(b, rel=1e-5)
     assert demo.labels == ["A1", "A2", "B3", "A4"] and demo.random_weights.shape == (2, 4, 4)
     np.testing.assert_allclose(demo.random_weights.sum(-1), 1.0, atol=1e-6)
-    assert not np.array_equal(purposeful_vs_random_heads(seed=1).random_weights, purposeful_vs_random_heads().random_weights)
+    assert not np.array_equal(
+        purposeful_vs_random_heads(seed=1).random_weights, purposeful_vs_random_heads().random_weights
+    )
     with pytest.raises(ValueError, match="seed"):
         purposeful_vs_random_heads(seed=-1)

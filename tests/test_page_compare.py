@@ -71,11 +71,14 @@ def test_compare_sides_come_from_the_url():
     assert any("b_seq_len=-1 is outside" in w.value for w in at.warning)
 
 
-@pytest.mark.parametrize("slug, expected", [
-    ("2_why_scale", "A and B differ in one setting: **scaling by 1/√d_k** (A on, B off)."),
-    ("4_one_vs_eight_heads", "A and B differ in one setting: **heads** (A 1, B 8)."),
-    ("5_temperature", "A and B differ in one setting: **temperature** (A 1, B 0.2)."),
-])
+@pytest.mark.parametrize(
+    "slug, expected",
+    [
+        ("2_why_scale", "A and B differ in one setting: **scaling by 1/√d_k** (A on, B off)."),
+        ("4_one_vs_eight_heads", "A and B differ in one setting: **heads** (A 1, B 8)."),
+        ("5_temperature", "A and B differ in one setting: **temperature** (A 1, B 0.2)."),
+    ],
+)
 def test_preset_opening_names_what_really_differs_and_tells_its_story(slug, expected):
     preset = PRESETS[slug]
     at = run_ok(app("streamlit_app.py"))
@@ -93,11 +96,14 @@ def test_preset_opening_names_what_really_differs_and_tells_its_story(slug, expe
     assert f"B's mean max weight is {mb:.3g} against A's {ma:.3g}" in texts(at2)
 
 
-@pytest.mark.parametrize("query", [
-    {"a_seq_len": "1", "b_seq_len": "1"},
-    {"a_temperature": "0.1", "b_temperature": "10"},
-    {"a_mask": "padding", "a_pad": "512", "b_mask": "causal"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"a_seq_len": "1", "b_seq_len": "1"},
+        {"a_temperature": "0.1", "b_temperature": "10"},
+        {"a_mask": "padding", "a_pad": "512", "b_mask": "causal"},
+    ],
+)
 def test_extremes_show_true_sentences(query):
     at = run_ok(app(CMP, query, timeout=120))
     cfg_a, cfg_b = at.session_state["whatif_a"], at.session_state["whatif_b"]

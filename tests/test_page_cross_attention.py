@@ -28,16 +28,21 @@ def test_default_map_sentences_and_random_weights_are_named():
     top = int(w[best].argmax())
     page = texts(at)
     assert "These weights are random, not learned." in page
-    assert (f"when **{md_escape(run.tokens_q[best])}** puts {w[best, top]:.3g} on **{md_escape(run.tokens_kv[top])}**, "
-            "that is chance") in page
+    assert (
+        f"when **{md_escape(run.tokens_q[best])}** puts {w[best, top]:.3g} on **{md_escape(run.tokens_kv[top])}**, "
+        "that is chance"
+    ) in page
     row = w[0]
     assert f"puts {row.max():.3g} of its weight on **{md_escape(run.tokens_kv[int(row.argmax())])}**" in page
     assert "where query the looks" not in page  # the garbled old title
-    bars = [el for el in at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
-            if "weights of query #1 over the 7 keys" in el.proto.spec]
+    bars = [
+        el
+        for el in at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+        if "weights of query #1 over the 7 keys" in el.proto.spec
+    ]
     assert bars
     assert "Check yourself" in page and at.expander  # page_end with questions
-    assert any(f"6 x 7: one row per query" in md.value for md in at.markdown)
+    assert any("6 x 7: one row per query" in md.value for md in at.markdown)
 
 
 def test_random_sequences_sizes_heads_and_query():
@@ -93,15 +98,26 @@ def test_empty_sentence_is_refused_and_long_one_cut():
     assert "\\<b\\>hi\\</b\\>" in texts(at)  # typed text is escaped, never HTML
 
 
-@pytest.mark.parametrize("query", [{"d_model": "1", "heads": "1"}, {"d_model": "1024", "heads": "16"},
-                                   {"temperature": "10"}, {"temperature": "0.1", "scaled": "0"}])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"d_model": "1", "heads": "1"},
+        {"d_model": "1024", "heads": "16"},
+        {"temperature": "10"},
+        {"temperature": "0.1", "scaled": "0"},
+    ],
+)
 def test_extremes_show_true_sentences(query):
     at = run_ok(app(CA, query, timeout=120))
     cfg = at.session_state["whatif"] if "whatif" in at.session_state else None
     d_model = int(query.get("d_model", 64))
     heads = int(query.get("heads", 4))
-    run = _run(d_model=d_model, n_heads=heads, temperature=float(query.get("temperature", 1.0)),
-               scaled=query.get("scaled", "1") == "1")
+    run = _run(
+        d_model=d_model,
+        n_heads=heads,
+        temperature=float(query.get("temperature", 1.0)),
+        scaled=query.get("scaled", "1") == "1",
+    )
     m = run.weights[0].max(axis=-1).mean()
     assert f"Mean max weight {m:.3g} against 0.143" in texts(at), cfg
     assert f"output **6 x {d_model}**" in texts(at)

@@ -21,9 +21,10 @@ def test_head_grid_has_one_vector_map_per_head_and_one_caption(heads, seq_len, d
     at = run_ok(app(MH, {"heads": str(heads), "seq_len": str(seq_len), "d_model": str(d_model)}, timeout=120))
     titles = chart_titles(at)
     assert sorted(t for t in titles if t.startswith("head ") and "enlarged" not in t) == sorted(
-        f"head {h + 1}" for h in range(heads))
+        f"head {h + 1}" for h in range(heads)
+    )
     page = texts(at)
-    assert page.count("One map per head, colour 0 (dark purple) to 1 (yellow)") == 1
+    assert page.count("One map per head (dark purple = low, yellow = high") == 1
     assert not any(c.startswith("head ") for c in _image_captions(at))
     assert "W_o" in titles and not any(t.startswith("W_o:") for t in titles)  # no "W_o: 64 x 64 (64 x 64, ..."
     assert f"W_o (**{d_model} x {d_model}**)" in page
@@ -51,8 +52,14 @@ def test_numbers_table_and_controls():
     assert f"differ by {off.mean():.3g} bits on average" in texts(at)
     sat = [saturation_metrics(w).summary() for w in run.weights]
     table = at.dataframe[0].value
-    assert list(table.columns) == ["head", "Q/K/V shape", "mean max weight", "entropy (nats)", "effective tokens",
-                                   "near-one-hot rows"]
+    assert list(table.columns) == [
+        "head",
+        "Q/K/V shape",
+        "mean max weight",
+        "entropy (nats)",
+        "effective tokens",
+        "near-one-hot rows",
+    ]
     np.testing.assert_allclose(table["mean max weight"], [round(s["max_weight"], 3) for s in sat])
     at.selectbox(key="mh_head").set_value(2)
     run_ok(at)
@@ -73,7 +80,9 @@ def test_class_notes_sentence_follows_scaling_and_temperature(scaled, temperatur
     z = demo.purposeful_output[0]
     page = texts(at)
     assert f"With scaling {'on' if scaled else 'off'} and temperature {temperature:g}, the purposeful head" in page
-    assert f"puts {demo.focus_on_b:.3g} of every row's weight on B3, so every output is [{z[0]:.3f}, {z[1]:.3f}]" in page
+    assert (
+        f"puts {demo.focus_on_b:.3g} of every row's weight on B3, so every output is [{z[0]:.3f}, {z[1]:.3f}]" in page
+    )
     s = 10 / (math.sqrt(2) if scaled else 1) / temperature
     assert f"{math.exp(s) / (3 + math.exp(s)):.3g}: B3's score is s" in page
     if temperature == 10.0:

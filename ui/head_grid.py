@@ -14,8 +14,15 @@ import streamlit as st
 from ui.charts import MAX_VECTOR_CELLS, pool, show_heatmap
 
 
-def show_head_grid(weights, labels: list[str], blank=None, per_row: int = 4, size: int = 170,
-                   max_cells: int = MAX_VECTOR_CELLS, tile_px: int = 128) -> str:
+def show_head_grid(
+    weights,
+    labels: list[str],
+    blank=None,
+    per_row: int = 4,
+    size: int = 170,
+    max_cells: int = MAX_VECTOR_CELLS,
+    tile_px: int = 128,
+) -> str:
     """Draw ``weights`` (H, T_q, T_k); return a sentence about how the grid is drawn (for the page's caption)."""
     weights = np.asarray(weights)
     H, T_q, T_k = weights.shape
@@ -24,10 +31,22 @@ def show_head_grid(weights, labels: list[str], blank=None, per_row: int = 4, siz
         for start in range(0, H, per_row):
             cols = st.columns(per_row)
             for h in range(start, min(start + per_row, H)):
-                show_heatmap(weights[h], labels, labels, title=f"head {h + 1}",
-                             domain=(0, 1), blank=blank, container=cols[h - start], size=size, legend=False,
-                             max_cells=max_cells)
-        return "One map per head, colour 0 (dark purple) to 1 (yellow); hover a cell for its tokens and weight."
+                show_heatmap(
+                    weights[h],
+                    labels,
+                    labels,
+                    title=f"head {h + 1}",
+                    domain=(0, 1),
+                    blank=blank,
+                    container=cols[h - start],
+                    size=size,
+                    legend=False,
+                    max_cells=max_cells,
+                )
+        return (
+            "One map per head (dark purple = low, yellow = high; each map states its colour range under its key "
+            "axis); hover a cell for its tokens and weight."
+        )
     tiles, factor = [], (1, 1)
     for h in range(H):
         m = weights[h].astype(np.float64)
@@ -41,11 +60,22 @@ def show_head_grid(weights, labels: list[str], blank=None, per_row: int = 4, siz
     grid = np.full((rows * th + (rows - 1) * gutter, per_row * tw + (per_row - 1) * gutter), np.nan)
     for h, tile in enumerate(tiles):
         r, c = divmod(h, per_row)
-        grid[r * (th + gutter): r * (th + gutter) + th, c * (tw + gutter): c * (tw + gutter) + tw] = tile
+        grid[r * (th + gutter) : r * (th + gutter) + th, c * (tw + gutter) : c * (tw + gutter) + tw] = tile
     title = f"heads 1–{H}, {per_row} per row" if H > 1 else "head 1"
-    show_heatmap(grid, [""] * grid.shape[0], [""] * grid.shape[1], title=title, domain=(0, 1), max_cells=0,
-                 max_px=max(grid.shape))
-    pooled = (f", each mean-pooled {factor[0]} x {factor[1]} to {th} x {tw} pixels" if factor != (1, 1) else "")
+    show_heatmap(
+        grid,
+        [""] * grid.shape[0],
+        [""] * grid.shape[1],
+        title=title,
+        domain=(0, 1),
+        max_cells=0,
+        max_px=max(grid.shape),
+        blank=np.isnan(grid),
+    )
+    pooled = f", each mean-pooled {factor[0]} x {factor[1]} to {th} x {tw} pixels" if factor != (1, 1) else ""
     masked = " and grey cells are masked" if blank is not None and np.asarray(blank).any() else ""
-    return (f"Heads in reading order, left to right and top to bottom; each tile is one head's {T_q} x {T_k} map"
-            f"{pooled}; grey lines separate the heads{masked}. Colour 0 (dark purple) to 1 (yellow).")
+    return (
+        f"Heads in reading order, left to right and top to bottom; each tile is one head's {T_q} x {T_k} map"
+        f"{pooled}; grey lines separate the heads{masked}. Dark purple = low, yellow = high; the colour range is "
+        "under the image."
+    )

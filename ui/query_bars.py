@@ -2,8 +2,8 @@
 
 Up to ``MAX_BARS`` keys every key gets a bar in token order. Above that the bars would be thinner than
 a pixel and their labels dropped, so only the ``TOP_K`` largest weights are drawn, largest first, and the
-caption says so and how much of the row they hold. When every weight is small (nearly uniform rows) the
-value axis is stretched to the largest weight instead of 0..1, and the caption states the range.
+caption says so and how much of the row they hold. Nearly uniform rows get a value axis fitted to their
+weights by ``ui.charts.bar_chart`` itself, which says so in the chart's title.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from ui.controls import fmt
 
 MAX_BARS = 64  # keys shown one bar each, in order
 TOP_K = 20  # bars shown above MAX_BARS keys
-STRETCH_BELOW = 0.2  # a row whose largest weight is below this gets a stretched axis
 
 
 def query_bars(row, labels: list[str], title: str, container=None) -> str:
@@ -27,15 +26,12 @@ def query_bars(row, labels: list[str], title: str, container=None) -> str:
     if n > MAX_BARS:
         order = np.argsort(-row, kind="stable")[:TOP_K]  # the TOP_K largest weights, largest first
         values, names = row[order], [f"{labels[j]} (#{j + 1})" for j in order]
-        shown = (f"Only the {TOP_K} largest of the {n} weights are drawn, largest first (they hold "
-                 f"{fmt(100 * float(values.sum()))}% of the row; the other {n - TOP_K} average "
-                 f"{fmt(float(row.sum() - values.sum()) / (n - TOP_K))}).")
+        shown = (
+            f"Only the {TOP_K} largest of the {n} weights are drawn, largest first (they hold "
+            f"{fmt(100 * float(values.sum()))}% of the row; the other {n - TOP_K} average "
+            f"{fmt(float(row.sum() - values.sum()) / (n - TOP_K))})."
+        )
     else:
         values, names, shown = row, list(labels), ""
-    top = float(values.max()) if values.size else 0.0
-    stretch = 0.0 < top < STRETCH_BELOW
-    domain = (0.0, top) if stretch else (0.0, 1.0)
-    if stretch:
-        shown += f" The weight axis is stretched to 0 – {fmt(top)} (not 0 – 1) so the small bars are visible."
-    box.altair_chart(bar_chart(values, names, title=title, domain=domain), width="stretch")
+    box.altair_chart(bar_chart(values, names, title=title, domain=(0.0, 1.0)), width="stretch")
     return shown.strip()
