@@ -10,7 +10,6 @@ from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import ControlSet, current, fmt, set_current, share_box, show_notices, whatif_controls, write_url
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
-from ui.presets import load_presets
 from ui.text import md_escape
 from ui.widgets import index_picker
 
@@ -59,17 +58,6 @@ write_url(shared)
 write_url(cfg_a, A_SET)
 write_url(cfg_b, B_SET)
 share_box(st.sidebar)
-
-# ---- the preset's story, when the page was opened from one (?preset=<file name>)
-slug = st.query_params.get("preset")
-story = next((p for p in load_presets()[0] if p.slug == slug), None) if slug else None
-if story is not None:
-    with st.container(border=True):
-        st.markdown(f"**Experiment: {md_escape(story.name)}**  \n{md_escape(story.description)}")
-        for field, heading in (("question", "Question"), ("look_for", "What to look for")):
-            if getattr(story, field, None):
-                st.markdown(f"**{heading}:** {md_escape(getattr(story, field))}")
-
 
 def _value(field: str, v) -> str:
     if isinstance(v, bool):

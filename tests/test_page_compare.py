@@ -90,8 +90,8 @@ def test_preset_opening_names_what_really_differs_and_tells_its_story(slug, expe
     assert "A is scaled and B unscaled" not in page
     at2 = run_ok(app(CMP, preset.query_params() | {"preset": slug}))
     assert expected in texts(at2)
-    assert f"**Experiment: {md_escape(preset.name)}**" in texts(at2)
-    assert md_escape(preset.description) in texts(at2)
+    # the preset's story comes from ui.layout.page_setup's banner (one place for every page), once
+    assert texts(at2).count(f"**🧪 {md_escape(preset.name)}** · {md_escape(preset.question)}") == 1
     ma, mb = _mean_max(preset.a), _mean_max(preset.b)
     assert f"B's mean max weight is {mb:.3g} against A's {ma:.3g}" in texts(at2)
 
