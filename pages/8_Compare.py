@@ -59,6 +59,7 @@ write_url(cfg_a, A_SET)
 write_url(cfg_b, B_SET)
 share_box(st.sidebar)
 
+
 def _value(field: str, v) -> str:
     if isinstance(v, bool):
         return "on" if v else "off"
