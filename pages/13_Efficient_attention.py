@@ -39,7 +39,7 @@ eff.seed("kv", URL["kv"], kv_options[len(kv_options) // 2])
 eff.seed("step", URL["step"], T // 2 + 1)
 eff.seed("window", URL["window"], 3)
 eff.seed("layers", URL["layers"], 3)
-eff.seed("tile", URL["tile"], 4)
+eff.seed("tile", URL["tile"], 2)
 eff.seed("fq", URL["fq"], T)
 eff.seed("model", URL["model"], "Llama-2-70B", kind=str)
 eff.seed("ctx", URL["ctx"], 4096)
@@ -77,7 +77,7 @@ kv_head = head // rep
 now = view.run.steps[step - 1]
 cache_now = 2 * G * step * d_k * view.run.k.itemsize
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("computed at this step", "1 q, 1 k, 1 v row", help=f"q for {H} heads, k and v for {G} KV heads")
+m1.metric("computed: new q, k, v", "1 row each", help=f"q for {H} heads, k and v for {G} KV heads")
 m2.metric("reused from the cache", f"{now.reused} K + {now.reused} V rows")
 m3.metric("cache after this step", f"{cache_now:,} bytes")
 m4.metric("max |cached − one causal pass|", f"{view.max_diff:.1e}")
@@ -232,6 +232,12 @@ else:
                    "rescaling was needed. ")
 if np.isfinite(last.m[fq]):
     flash_text += f"It ends at m = {fmt(float(last.m[fq]))} and l = {fmt(float(last.l[fq]))}; z = o / l. "
+rescaled_rows = np.zeros(T, dtype=bool)
+for s in steps[1:]:
+    rescaled_rows |= np.isfinite(s.m_before) & (s.rescale < 1)  # a later tile raised this row's max
+flash_text += (f"{int(rescaled_rows.sum())} of the {T} query rows had their sum and output rescaled at least once"
+               + (f" (for one, follow query row {int(np.argmax(rescaled_rows)) + 1}, "
+                  f"**{md_escape(tokens[int(np.argmax(rescaled_rows))])}**). " if rescaled_rows.any() else ". "))
 flash_text += (f"Over all {T} queries the tiled output differs from the full softmax by at most **{fv.max_diff:.1e}**. "
                f"The full score matrix would take {fv.run.full_bytes:,} bytes; the largest tile that existed took "
                f"{fv.run.tile_bytes:,} bytes ({fmt(100 * fv.run.tile_bytes / fv.run.full_bytes)}%). At T = 16,384 the "

@@ -9,6 +9,8 @@ import re
 import numpy as np
 import pytest
 
+from attention_core import run_whatif
+from attention_core.flash import flash_attention_steps
 from attention_core.gqa import MODELS, MODELS_BY_NAME
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 
@@ -47,6 +49,13 @@ def test_defaults_show_exact_numbers_and_llama_70b_memory():
     # Llama-2-70B, 4096 tokens, batch 1, float16: 2 x 80 x 8 x 128 x 4096 x 2 bytes = 1.34 GB; MHA 64 heads: 10.7 GB
     assert "keeps **1.34 GB**" in text and "would need **10.7 GB** (8× its own)" in text
     assert metric(at, "reused from the cache") == "4 K + 4 V rows"  # step 5 of 8
+    assert metric(at, "computed: new q, k, v") == "1 row each"
+    run = run_whatif(at.session_state["whatif"])  # FlashAttention section: head 1, tiles of 2, no mask
+    steps = flash_attention_steps(run.q[0], run.k[0], run.v[0], tile_size=2).steps
+    rows = np.zeros(8, bool)
+    for s in steps[1:]:
+        rows |= np.isfinite(s.m_before) & (s.rescale < 1)  # a later tile raised the row's max
+    assert rows.any() and f"{int(rows.sum())} of the 8 query rows had their sum and output rescaled" in text
     bars = [f for el in at.get("vega_lite_chart") for f in chart_datasets(el) if "GB" in f.columns][0]
     assert list(bars["KV heads"]) == [64, 8, 1]
     np.testing.assert_allclose(bars["GB"], [10.737418240, 1.34217728, 0.16777216])
@@ -149,7 +158,7 @@ def test_padding_mask_and_a_fully_masked_row():
     ({"step": "abc"}, "step='abc' is not a whole number; using 5."),
     ({"window": "999"}, "window=999 is outside 1 to 8 for seq_len 8; using 8."),
     ({"layers": "0"}, "layers=0 is outside 1 to 32; using 1."),
-    ({"tile": "2.5"}, "tile='2.5' is not a whole number; using 4."),
+    ({"tile": "2.5"}, "tile='2.5' is not a whole number; using 2."),
     ({"fq": "nan"}, "fq='nan' is not a whole number"),
     ({"llm": "GPT-5"}, "llm='GPT-5' is not allowed"),
     ({"dtype": "fp4"}, "dtype='fp4' is not allowed"),
