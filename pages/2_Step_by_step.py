@@ -139,7 +139,8 @@ b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
 st.divider()
 step("1. Embeddings E", r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]", matrix_frame(wt.E, labels, "e"),
      f"{len(symbols)} {'token' if T == 1 else 'tokens'}, one row each. "
-     + (f"The B tokens are {', '.join(b_tokens)}." if b_tokens else "There is no B token."))
+     + (f"The B token is {b_tokens[0]}." if len(b_tokens) == 1 else
+        f"The B tokens are {', '.join(b_tokens)}." if b_tokens else "There is no B token."))
 target = looks_for(wt.Q)
 step("2. Queries Q = E W_q", r"Q = E\,W_q", matrix_frame(np.round(wt.Q, 4), labels, "q"),
      f"Each row is the question its token asks. Query of {labels[0]}: [{fmt(wt.Q[0, 0])}, {fmt(wt.Q[0, 1])}]"

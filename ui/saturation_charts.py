@@ -60,9 +60,9 @@ def sweep_chart_spec(sweep: SaturationSweep, measure: str, title: str, y_title: 
     if log_y and lo > 0:
         domain = [lo / 1.15, hi * 1.15]
         yscale = alt.Scale(type="log", domain=domain, nice=False)
-        axis = alt.Axis(values=log_ticks(*domain), format="~g")
+        axis = alt.Axis(values=log_ticks(*domain), format=".4~g")
     else:
-        yscale, axis = alt.Scale(zero=False, nice=True), alt.Axis(format="~g")
+        yscale, axis = alt.Scale(zero=False, nice=True), alt.Axis(format=".4~g")
     names = [series_name(s, now.scaled) for s in settings]
     color = alt.Color("setting:N", scale=alt.Scale(domain=names, range=[COLORS[s] for s in settings]),
                       legend=alt.Legend(orient="top", title=None, labelLimit=260, columns=len(settings) % 3 or 1, symbolType="stroke",
