@@ -168,6 +168,7 @@ async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyn
             i = 0
             while not done.is_set() and i < changes:
                 await asyncio.sleep(rng.uniform(*think))
+                await slider.scroll_into_view_if_needed()  # sidebar sliders may sit below the fold
                 box = await slider.locator('input[type="range"]').first.evaluate(
                     "e => { const r = e.closest('[data-orientation]').getBoundingClientRect(); "
                     "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
