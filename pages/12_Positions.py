@@ -13,7 +13,7 @@ from ui.compute import cached_run
 from ui.controls import fmt, share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.modern import (METHOD_LABELS, PageParam, clamp, offset_chart, positions_view, seed_params,
-                       show_notes, slopes_chart, vega, where_next, widget_kw, write_params)
+                       per_head_bars, show_notes, vega, where_next, widget_kw, write_params)
 from ui.text import md_escape
 
 page_setup("Positions: sinusoidal, learned, RoPE, ALiBi", "🧭",
@@ -96,7 +96,7 @@ else:
     show_heatmap(view.weights[head], list(view.tokens), list(view.tokens), title=f"{method}: head {head + 1} weights",
                  domain=(0, 1), blank=None if run_mask is None else ~run_mask, container=c1, size=300)
     if method == "alibi":
-        vega(slopes_chart(view.slopes, head), c2)
+        vega(per_head_bars(view.slopes, "ALiBi slope m per head", "slope m", text_format=".3~g"), c2)
         far = max(T - 1, 1)
         c2.caption(f"Head {head + 1} subtracts {fmt(view.slopes[head])} per token of distance. At distance {far} the "
                    f"steepest head loses {fmt(view.slopes[0] * far)} from the score, the flattest "

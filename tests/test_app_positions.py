@@ -89,7 +89,7 @@ def test_every_method_and_control():
     at.selectbox(key="pos_head").set_value(3)
     run_ok(at)
     slopes = chart(at, "ALiBi slope m per head")
-    np.testing.assert_allclose(slopes["slope"], alibi_slopes(4))
+    np.testing.assert_allclose(slopes["v"], alibi_slopes(4))
     assert "Head 3 subtracts 0.0156 per token of distance. At distance 7 the steepest head loses 1.75" in texts(at)
     for base in (100.0, 1000000.0):
         at.select_slider(key="pos_base").set_value(base)

@@ -226,23 +226,9 @@ def offset_chart(profile: OffsetProfile, train_len: int, title: str) -> tuple[di
                                   {"field": "low", "type": "quantitative", "format": ".6g"},
                                   {"field": "high", "type": "quantitative", "format": ".6g"}]}},
     ]
-    if limits:
-        layers.append({"data": {"values": [{"offset": o} for o in limits]},
-                       "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": x}})
+    layers += [{"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": {"datum": o}}}
+               for o in limits]  # a datum, not a second data source: the rules share the offset scale
     return {"title": title, "height": 260, "width": "container", "layer": layers}, data
-
-
-def slopes_chart(slopes: np.ndarray, head: int) -> tuple[dict, dict]:
-    """(spec, data): one bar per head's ALiBi slope, the chosen head in red."""
-    data = {"head": [f"head {h + 1}" for h in range(len(slopes))], "slope": [float(s) for s in slopes],
-            "chosen": ["yes" if h == head else "no" for h in range(len(slopes))]}
-    return {"title": "ALiBi slope m per head", "height": 200, "width": "container", "mark": "bar",
-            "encoding": {"x": {"field": "head", "type": "nominal", "sort": None, "title": None, "axis": {"labelAngle": -45}},
-                         "y": {"field": "slope", "type": "quantitative", "scale": {"type": "log", "base": 2}},
-                         "color": {"field": "chosen", "type": "nominal", "legend": None,
-                                   "scale": {"domain": ["no", "yes"], "range": ["#8aa1c1", "#e45756"]}},
-                         "tooltip": [{"field": "head", "type": "nominal"},
-                                     {"field": "slope", "type": "quantitative", "format": ".6g"}]}}, data
 
 
 # ---- Sinks and linear attention page
@@ -372,28 +358,30 @@ def memory_chart(T: int, state_numbers: int, d_k: int) -> tuple[dict, dict]:
                                                         "legend": {"orient": "right", "title": None, "labelLimit": 260}},
                               "tooltip": [{"field": "kind", "type": "nominal"}, {"field": "T", "type": "quantitative"},
                                           {"field": "numbers", "type": "quantitative", "format": ","}]}},
-                {"data": {"values": [{"T": T}]}, "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"},
-                 "encoding": {"x": x}},
+                {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": {"datum": T}}},
             ]}, data
 
 
-def per_head_bars(values, title: str, y_title: str, domain=None) -> tuple[dict, dict]:
-    """(spec, data): one bar per head with the value written above it."""
+def per_head_bars(values, title: str, y_title: str, domain=None, text_format: str = ".3f") -> tuple[dict, dict]:
+    """(spec, data): one bar per head with the value written above it (``text_format``, a d3 format)."""
     data = {"head": [f"head {h + 1}" for h in range(len(values))], "v": [float(v) for v in values]}
     x = {"field": "head", "type": "nominal", "sort": None, "title": None, "axis": {"labelAngle": -45}}
     y = {"field": "v", "type": "quantitative", "title": y_title, **({"scale": {"domain": list(domain)}} if domain else {})}
     return {"title": title, "height": 220, "width": "container", "layer": [
         {"mark": {"type": "bar", "color": "#4c78a8"},
          "encoding": {"x": x, "y": y, "tooltip": [{"field": "head", "type": "nominal"},
-                                                  {"field": "v", "type": "quantitative", "format": ".4f"}]}},
+                                                  {"field": "v", "type": "quantitative", "format": ".4g"}]}},
         {"mark": {"type": "text", "dy": -7, "color": "#333", "fontSize": 10},
-         "encoding": {"x": x, "y": y, "text": {"field": "v", "type": "quantitative", "format": ".3f"}}}]}, data
+         "encoding": {"x": x, "y": y, "text": {"field": "v", "type": "quantitative", "format": text_format}}}]}, data
 
 
 def vega(spec_and_data: tuple[dict, dict], container=None) -> None:
-    """Draw a (spec, columns) pair as plain Vega-Lite with the rows inline (no Altair validation, no Arrow table:
-    both cost tens of ms a chart for a few hundred rows)."""
+    """Draw a (spec, columns) pair as plain Vega-Lite (Altair validates every chart it builds: tens of ms a chart).
+
+    The rows travel as a *named* dataset in the spec: with a DataFrame or inline values Streamlit 1.67 first
+    draws the chart empty and Vega warns "Infinite extent" for every field."""
     spec, columns = spec_and_data
     names = list(columns)
     rows = [dict(zip(names, values)) for values in zip(*columns.values())]
-    (container or st).vega_lite_chart(spec={**spec, "data": {"values": rows}}, width="stretch")
+    (container or st).vega_lite_chart(spec={**spec, "datasets": {"rows": rows}, "data": {"name": "rows"}},
+                                      width="stretch")
