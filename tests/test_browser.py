@@ -1,8 +1,10 @@
 """Real browser: headless Chromium (Debian's) driven by Playwright against `streamlit run` on 127.0.0.1.
 
-Every page loads with no exception or error element; a link with parameters opens with those values;
-switching pages keeps the settings; a typed sentence with HTML in it stays text. A screenshot of each
-page is saved under the test's temporary folder.
+Every page loads at 1280x720 and 1400x1000 with no exception or error element, no horizontal overflow and
+no console warning from our charts; a link with parameters opens with those values; switching pages and the
+back button keep the settings; a preset link shows its question; classroom=lock hides the weights until a
+prediction; a typed sentence with HTML in it stays text. Screenshots of every page at both sizes are saved
+under the test's temporary folder (pytest prints it with -rA; look at them).
 """
 
 import contextlib
@@ -13,6 +15,12 @@ from playwright.sync_api import sync_playwright
 
 from tests.apptest_util import PAGES
 from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
+
+pytestmark = pytest.mark.browser
+SIZES = [(1280, 720), (1400, 1000)]
+# Vega / Vega-Lite log their warnings through console.warn with these words (e.g. "WARN Infinite extent for
+# field ...", "WARN Dropping fit because spec has discrete size"); any of them is a defect of our specs.
+CHART_WARNINGS = ("WARN", "Infinite extent", "Dropping", "vega", "Vega")
 
 
 def page_url(path: str) -> str:
@@ -30,20 +38,22 @@ def browser_and_base():
             browser.close()
 
 
-def open_page(browser, url: str):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+def open_page(browser, url: str, size=(1400, 1000)):
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
     page = ctx.new_page()
-    dialogs = []
+    dialogs, console = [], []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("console", lambda m: console.append((m.type, m.text)))
     page.goto(url)
     wait_for_app(page)
+    page.console = console
     return ctx, page, dialogs
 
 
 @contextlib.contextmanager
-def opened(browser, url: str):
+def opened(browser, url: str, size=(1400, 1000)):
     """A fresh browser context on ``url``; yields (page, dialogs) and always closes the context."""
-    ctx, page, dialogs = open_page(browser, url)
+    ctx, page, dialogs = open_page(browser, url, size)
     try:
         yield page, dialogs
     finally:
@@ -55,19 +65,106 @@ def assert_no_errors(page):
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
 
 
+def horizontal_overflow(page) -> list[str]:
+    """Streamlit elements of the main area (charts, images, tables, text blocks...) that reach past the
+    window's right edge, and the page or main area if it scrolls sideways. Graphics inside a chart (SVG
+    paths, canvas) are the chart's business: its element box is what must fit."""
+    return page.evaluate("""() => {
+        const out = [];
+        if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push('page scrolls sideways');
+        const main = document.querySelector('[data-testid="stMain"]');
+        if (main && main.scrollWidth > main.clientWidth + 1) out.push('main area scrolls sideways');
+        document.querySelectorAll('[data-testid="stMainBlockContainer"] [data-testid]').forEach(e => {
+            if (e.closest('svg') || e.closest('.katex-mathml')) return;
+            const r = e.getBoundingClientRect();
+            if (r.width > 0 && r.height > 0 && r.right > window.innerWidth + 1)
+                out.push(e.getAttribute('data-testid') + ' ends at ' + Math.round(r.right));
+        });
+        return out.slice(0, 8);
+    }""")
+
+
+def full_screenshot(page, path) -> None:
+    """The whole page: Streamlit scrolls its main area, not the document, so grow the window to fit it."""
+    size = page.viewport_size
+    height = page.evaluate("""() => { const m = document.querySelector('[data-testid="stMain"]');
+        return m ? m.scrollHeight : document.body.scrollHeight; }""")
+    page.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), 12000))})
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(path))
+    page.set_viewport_size(size)
+
+
+def chart_warnings(page) -> list[str]:
+    page.wait_for_timeout(500)  # Vega logs while it renders
+    return [t for kind, t in page.console if kind in ("warning", "error") and any(w in t for w in CHART_WARNINGS)]
+
+
 def slider_value(page, label: str) -> str:
     return page.locator(f'[data-testid="stSlider"] input[type="range"][aria-label^="{label}"]').first.input_value()
 
 
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("path", ["streamlit_app.py", *PAGES])
-def test_every_page_loads_without_error(browser_and_base, path, tmp_path):
+def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, tmp_path_factory):
     browser, base = browser_and_base
     url = base + ("/" if path == "streamlit_app.py" else page_url(path))
-    with opened(browser, url) as (page, dialogs):
+    shots = tmp_path_factory.getbasetemp() / "screenshots"
+    shots.mkdir(exist_ok=True)
+    with opened(browser, url, size) as (page, dialogs):
         assert_no_errors(page)
         assert page.locator('[data-testid="stMainBlockContainer"] h1').count() == 1
-        page.screenshot(path=str(tmp_path / (path.replace("/", "_") + ".png")), full_page=True)
+        assert horizontal_overflow(page) == []
+        assert chart_warnings(page) == []
+        full_screenshot(page, shots / f"{path.replace('/', '_')}_{size[0]}x{size[1]}.png")
         assert not dialogs
+
+
+def test_settings_survive_page_switches_and_the_back_button(browser_and_base):
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground?seq_len=5&d_model=32&heads=2&temperature=2.0") as (page, _):
+        page.locator('[data-testid="stSidebar"] a:has-text("Masks")').click()
+        page.wait_for_url("**/Masks**")
+        wait_for_app(page)
+        assert slider_value(page, "seq_len") == "5" and "d_model=32" in page.url
+        for _ in range(2):  # Streamlit may add a history entry when the page writes its settings into the URL
+            page.go_back()
+            try:
+                page.wait_for_url("**/Playground**", wait_until="commit", timeout=10000)
+                break
+            except Exception:
+                continue
+        assert "/Playground" in page.url
+        wait_for_app(page)
+        assert slider_value(page, "seq_len") == "5" and slider_value(page, "d_model") == "32"
+        assert "heads=2" in page.url and "temperature=2.0" in page.url
+        assert_no_errors(page)
+
+
+def test_preset_link_shows_its_question(browser_and_base):
+    from ui.presets import load_presets
+
+    browser, base = browser_and_base
+    for preset in load_presets()[0]:
+        with opened(browser, preset.link(base)) as (page, _):
+            main = page.inner_text('[data-testid="stMain"]')
+            assert preset.question in main and "What to look for" in main, preset.slug
+            assert "preset=" + preset.slug in page.url
+            assert_no_errors(page)
+
+
+def test_locked_classroom_link_hides_the_weights_until_a_prediction(browser_and_base):
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground?classroom=lock&seq_len=6") as (page, _):
+        main = page.locator('[data-testid="stMain"]')
+        assert "Predict first" in main.inner_text()
+        assert "Attention weights, one map per head" not in main.inner_text()
+        assert page.locator('[data-testid="stSidebar"] [data-testid="stToggle"]:has-text("Classroom mode")').count() == 0
+        page.locator('button:has-text("Reveal the weights")').click()
+        wait_for_app(page)
+        assert "Attention weights, one map per head" in main.inner_text()
+        assert "classroom=lock" in page.url
+        assert_no_errors(page)
 
 
 def test_link_parameters_open_and_survive_page_switch(browser_and_base):

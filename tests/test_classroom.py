@@ -49,13 +49,13 @@ def test_every_preset_loads_and_sets_its_controls(preset):
 
 @pytest.mark.parametrize("text, message", [
     ("{not json", "not valid JSON"),
-    ('{"name": "x", "description": "y", "page": "pages/9_Nope.py"}', "does not exist"),
-    ('{"name": "x", "description": "y", "page": "pages/1_Playground.py", "settings": {"heads": "3", "d_model": "10"}}',
+    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/9_Nope.py"}', "does not exist"),
+    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"heads": "3", "d_model": "10"}}',
      "heads=3 does not divide"),
-    ('{"name": "x", "description": "y", "page": "pages/1_Playground.py", "settings": {"colour": "red"}}', "unknown parameters"),
-    ('{"name": "x", "description": "y", "page": "pages/1_Playground.py", "a": {}}', "only for the Compare page"),
-    ('{"name": "x", "description": "y", "page": "pages/2_Step_by_step.py", "matrices": {"wq": "1,nan;0,1"}}', "invalid entry"),
-    ('{"name": "", "description": "y", "page": "pages/1_Playground.py"}', "non-empty text field 'name'"),
+    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"colour": "red"}}', "unknown parameters"),
+    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "a": {}}', "only for the Compare page"),
+    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/2_Step_by_step.py", "matrices": {"wq": "1,nan;0,1"}}', "invalid entry"),
+    ('{"name": "", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py"}', "non-empty text field 'name'"),
     ('[1, 2]', "must be a JSON object"),
 ])
 def test_bad_preset_is_rejected_with_reason(text, message):
@@ -67,7 +67,7 @@ def test_bad_preset_files_are_skipped_and_reported(tmp_path, monkeypatch):
     (tmp_path / "a_good.json").write_text((ROOT / "presets" / "5_temperature.json").read_text())
     (tmp_path / "b_broken.json").write_text("{oops")
     (tmp_path / "c_bad_heads.json").write_text(json.dumps(
-        {"name": "x", "description": "y", "page": "pages/1_Playground.py", "settings": {"heads": 7}}))
+        {"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"heads": 7}}))
     presets, errors = load_presets(tmp_path, PAGE_SET)
     assert [p.name for p in presets] == ["Temperature"]
     assert [e.split(":")[0] for e in errors] == ["b_broken.json", "c_bad_heads.json"]
@@ -132,7 +132,7 @@ def test_reproduce_snippets_print_the_pages_weights(cfg, tmp_path):
 
 def test_classroom_mode_hides_then_reveals():
     at = run_ok(app("pages/1_Playground.py"))
-    at.sidebar.toggle(key="classroom_toggle").set_value(True)
+    at.sidebar.toggle(key="classroom_on").set_value(True)
     run_ok(at)
     assert not any(t.startswith("head ") for t in chart_titles(at))
     run = run_whatif(WhatIf())
@@ -153,5 +153,5 @@ def test_classroom_mode_hides_then_reveals():
     assert any(s.value.startswith("Right: query t2") for s in at.success), [s.value for s in at.success]
     at.switch_page("pages/2_Step_by_step.py")
     run_ok(at)
-    assert at.sidebar.toggle(key="classroom_toggle").value is True
+    assert at.sidebar.toggle(key="classroom_on").value is True
     assert not any("row sum" in d.value.columns for d in at.dataframe)

@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 
 from ui.links import link_options, set_link_options, write_link_options
+from ui.state import kept_toggle
 from ui.text import md_escape
 
 TOGGLE_KEY = "classroom_on"
@@ -22,15 +23,13 @@ def classroom_on() -> bool:
     options = link_options()
     if options.classroom == "lock":
         return True
-    if TOGGLE_KEY not in st.session_state:
-        st.session_state[TOGGLE_KEY] = options.classroom == "on"
-    return bool(st.session_state[TOGGLE_KEY])
+    return bool(st.session_state.get(f"{TOGGLE_KEY}_kept", options.classroom == "on"))
 
 
 def _remember() -> None:
     options = link_options()
     if options.classroom != "lock":
-        set_link_options(replace(options, classroom="on" if st.session_state[TOGGLE_KEY] else "off"))
+        set_link_options(replace(options, classroom="on" if classroom_on() else "off"))
         write_link_options()
 
 
@@ -39,10 +38,9 @@ def classroom_toggle() -> bool:
     if link_options().classroom == "lock":
         st.sidebar.info("🎓 Classroom mode is on for this lesson: predict, then reveal.")
         return True
-    classroom_on()  # seeds the toggle from the link on the first run
-    st.sidebar.toggle("🎓 Classroom mode: predict, then reveal", key=TOGGLE_KEY, persist_state="session",
-                      on_change=_remember,
-                      help="Hides the attention weights until you predict which key a query attends to most.")
+    kept_toggle(st.sidebar, "🎓 Classroom mode: predict, then reveal", TOGGLE_KEY, link_options().classroom == "on",
+                on_change=_remember,
+                help="Hides the attention weights until you predict which key a query attends to most.")
     return classroom_on()
 
 

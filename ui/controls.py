@@ -3,8 +3,9 @@
 How the values travel (Streamlit 1.67; checked in AppTest and Chromium, see docs/DESIGN.md):
 1. The first run of a session parses ``st.query_params`` (ui/url.py: bad values are clamped and the
    notices shown on the page) and seeds each widget's key ("ctl_seq_len", ...) with the result.
-2. Widgets are drawn with ``persist_state="session"``: Streamlit keeps their values across pages
-   that do not draw them, so no copying in and out. The page's WhatIf is built from those keys.
+2. On the first run of each page visit the widget keys are put back from the last valid WhatIf
+   (Streamlit drops the state of widgets a page does not draw; see ui/state.py). Within a visit the
+   widgets are the truth and the page's WhatIf is built from their keys: no copying in and out.
 3. Streamlit does not know two rules of ours, so two callbacks keep them: a d_model that the head
    count does not divide moves heads to the nearest divisor, and an empty text keeps the last one.
 4. After drawing, the WhatIf is written to ``st.query_params``: the address bar is a share link.
@@ -25,6 +26,7 @@ from attention_core import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from attention_core.config import SETTINGS, nearest_heads
 from ui.charts import STRETCH_KEY
 from ui.links import link_options
+from ui.state import kept_toggle, visit
 from ui.url import URL_NAMES, from_query_params, to_query_params
 
 TEMPERATURES = [round(10 ** (e / 10), 3) for e in range(-10, 11)]  # 0.1 .. 10 in log steps
@@ -50,6 +52,10 @@ class ControlSet:
     def notice_key(self) -> str:
         return f"{self.state_key}_notices"
 
+    @property
+    def visit_key(self) -> str:
+        return f"{self.state_key}_visit"  # the page visit whose widgets were last seeded
+
     def widget_key(self, name: str) -> str:
         return f"{self.widget_prefix}{name}"
 
@@ -73,6 +79,7 @@ def set_current(cfg: WhatIf, notices: list[str] | None = None, cs: ControlSet = 
         st.session_state[cs.widget_key(name)] = getattr(cfg, name)
     st.session_state[cs.good_key] = cfg
     st.session_state[cs.notice_key] = list(notices or [])
+    st.session_state[cs.visit_key] = visit()
 
 
 def current(cs: ControlSet = SHARED, default: WhatIf | None = None) -> WhatIf:
@@ -82,6 +89,9 @@ def current(cs: ControlSet = SHARED, default: WhatIf | None = None) -> WhatIf:
         set_current(cfg, [f"{cs.url_prefix}{n}" if cs.url_prefix else n for n in notices], cs)
         return cfg
     good = st.session_state[cs.good_key]
+    if st.session_state.get(cs.visit_key) != visit():  # a page switch dropped the widgets' state: put it back
+        set_current(good, st.session_state.get(cs.notice_key), cs)
+        return good
     values = {name: st.session_state.get(cs.widget_key(name), getattr(good, name)) for name in SETTINGS}
     try:
         cfg = WhatIf(**values)
@@ -127,7 +137,7 @@ def whatif_controls(box, cs: ControlSet = SHARED, show: tuple[str, ...] = ALL_CO
     cfg = current(cs, default)
 
     def kw(name, on_change=_clear_notices, args=None):
-        return dict(key=cs.widget_key(name), persist_state="session", on_change=on_change, args=args or (cs,))
+        return dict(key=cs.widget_key(name), on_change=on_change, args=args or (cs,))
 
     def bounds(name):
         spec = SETTINGS[name]
@@ -191,8 +201,7 @@ def sidebar_controls(show: tuple[str, ...] = ALL_CONTROLS, heading: str = "What-
     if hidden:
         st.sidebar.caption("This lesson's link fixes " + ", ".join(f"{URL_NAMES[n]} = {getattr(cfg, n)}" for n in hidden)
                            + "; those controls are hidden.")
-    st.sidebar.toggle("stretch the colours of nearly uniform maps", value=True, key=STRETCH_KEY,
-                      persist_state="session",
+    kept_toggle(st.sidebar, "stretch the colours of nearly uniform maps", STRETCH_KEY, True,
                       help="When no weight reaches 0.5, weight maps use their own range instead of 0 to 1; "
                            "the chart's title states the range.")
     show_notices()

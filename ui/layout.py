@@ -11,6 +11,7 @@ from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.presets import find_preset
 from ui.runtime import settle_memory
+from ui.state import enter_page
 from ui.text import md_escape
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,7 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
     if path is None:  # the calling page's file, relative to the repository
         caller = Path(inspect.currentframe().f_back.f_code.co_filename).resolve()
         path = caller.relative_to(ROOT).as_posix() if caller.is_relative_to(ROOT) else None
+    enter_page()
     options = link_options()
     st.set_page_config(page_title=f"{title} · Attention Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if options.projector else "auto")

@@ -1,0 +1,53 @@
+"""Values that must outlive a page switch, kept under keys of our own and put back into their widgets.
+
+Streamlit 1.67 drops the state of a widget its page does not draw, and in Chromium a widget drawn with
+``persist_state="session"`` came back at its default (a slider at its minimum) after a switch between
+legacy pages, although AppTest kept the value. So the app keeps what must survive (the WhatIf, the
+classroom and colour toggles) itself and puts it back into the widgets once, on the first run of each
+page visit. Within a visit the widgets are the truth; nothing is copied back and forth on every run.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+_PAGE, _ENTERED, _VISIT = "_state_page", "_state_entered", "_state_visit"
+
+
+def enter_page() -> None:
+    """Record which page this run draws; call once per run, first (ui.layout.page_setup does)."""
+    ctx = get_script_run_ctx()
+    page = ctx.page_script_hash if ctx is not None else ""
+    entered = st.session_state.get(_PAGE) != page
+    st.session_state[_ENTERED] = entered
+    st.session_state[_PAGE] = page
+    if entered:
+        st.session_state[_VISIT] = st.session_state.get(_VISIT, 0) + 1
+
+
+def entered_page() -> bool:
+    """True on the first run of a page visit (a new session, or a switch from another page)."""
+    return st.session_state.get(_ENTERED, True)
+
+
+def visit() -> int:
+    """The number of the current page visit in this session (1, 2, ...)."""
+    return st.session_state.get(_VISIT, 0)
+
+
+def kept_toggle(box, label: str, key: str, default: bool, **kw) -> bool:
+    """A toggle whose value survives page switches (kept under ``key + '_kept'``)."""
+    kept = f"{key}_kept"
+    if kept not in st.session_state:
+        st.session_state[kept] = default
+    if entered_page() or key not in st.session_state:
+        st.session_state[key] = st.session_state[kept]
+    on_change = kw.pop("on_change", None)
+
+    def remember():
+        st.session_state[kept] = st.session_state[key]
+        if on_change is not None:
+            on_change()
+
+    return box.toggle(label, key=key, on_change=remember, **kw)
