@@ -36,8 +36,9 @@ class ScoreGradient:
         return np.linalg.norm(self.grad, axis=-1)
 
 
-def score_gradient(d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0, n_rows: int = 256,
-                   seed: int = 0) -> ScoreGradient:
+def score_gradient(
+    d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0, n_rows: int = 256, seed: int = 0
+) -> ScoreGradient:
     """Sample scores, push a random upstream gradient back through the softmax with autograd.
 
     Reference::
@@ -111,12 +112,16 @@ class SaturationPoint:
 def _one_seed(d_k: int, seq_len: int, scaled: bool, temperature: float, n_rows: int, seed: int) -> dict[str, float]:
     sg = score_gradient(d_k, seq_len, scaled, temperature, n_rows, seed=int(seed) * 100003 + d_k * 7 + seq_len)
     m = saturation_metrics(sg.weights).summary()
-    return {"score_std": float(sg.scores.std()), "grad_norm": float(sg.grad_norm.mean()),
-            **{name: m[name] for name in MEASURES if name in m}}
+    return {
+        "score_std": float(sg.scores.std()),
+        "grad_norm": float(sg.grad_norm.mean()),
+        **{name: m[name] for name in MEASURES if name in m},
+    }
 
 
-def saturation_point(d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0, n_seeds: int = 4,
-                     n_rows: int = 256) -> SaturationPoint:
+def saturation_point(
+    d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0, n_seeds: int = 4, n_rows: int = 256
+) -> SaturationPoint:
     """Saturation measures at one setting over ``n_seeds`` seeds of ``n_rows`` query rows each."""
     d_k = check_positive_int("d_k", d_k, high=4096)
     seq_len = check_positive_int("seq_len", seq_len, high=4096)
@@ -160,8 +165,9 @@ class SaturationSweep:
         return getattr(self, setting)
 
 
-def saturation_sweep(seq_len: int, temperature: float = 1.0, max_d_k: int = 1024, n_seeds: int = 4,
-                     n_rows: int = 256) -> SaturationSweep:
+def saturation_sweep(
+    seq_len: int, temperature: float = 1.0, max_d_k: int = 1024, n_seeds: int = 4, n_rows: int = 256
+) -> SaturationSweep:
     """Measure :func:`saturation_point` for every d_k of :func:`sweep_d_ks`, three ways.
 
     The third curve runs the unscaled scores at temperature ``temperature * sqrt(d_k)``: dividing
@@ -173,8 +179,9 @@ def saturation_sweep(seq_len: int, temperature: float = 1.0, max_d_k: int = 1024
     def curve(scaled: bool, factor) -> tuple[SaturationPoint, ...]:
         return tuple(saturation_point(d, seq_len, scaled, t * factor(d), n_seeds, n_rows) for d in d_ks)
 
-    return SaturationSweep(int(seq_len), t, tuple(d_ks), curve(True, lambda d: 1.0), curve(False, lambda d: 1.0),
-                           curve(False, math.sqrt))
+    return SaturationSweep(
+        int(seq_len), t, tuple(d_ks), curve(True, lambda d: 1.0), curve(False, lambda d: 1.0), curve(False, math.sqrt)
+    )
 
 
 @dataclass(frozen=True)
@@ -213,25 +220,42 @@ def setting_sentence(now: SaturationPoint, other: SaturationPoint) -> str:
 
     Both points must share d_k, seq_len and temperature and differ in ``scaled``.
     """
-    if (now.d_k, now.seq_len, now.temperature) != (other.d_k, other.seq_len, other.temperature) or now.scaled == other.scaled:
+    if (now.d_k, now.seq_len, now.temperature) != (
+        other.d_k,
+        other.seq_len,
+        other.temperature,
+    ) or now.scaled == other.scaled:
         raise ValueError("now and other must share d_k, seq_len and temperature and differ in scaled")
     if now.seq_len == 1:
-        return ("With a single key every row puts all its weight (1) on it: there is nothing to choose, so scaling "
-                "changes nothing and no gradient reaches the score.")
+        return (
+            "With a single key every row puts all its weight (1) on it: there is nothing to choose, so scaling "
+            "changes nothing and no gradient reaches the score."
+        )
     mode = "scaled by 1/√d_k" if now.scaled else "unscaled"
     share, mw = now.near_one_hot_share.mean, now.max_weight.mean
-    head = (f"Your setting, {mode} at d_k = {now.d_k}: {share:.0%} of rows put over 99% of their weight on one key "
-            f"(mean largest weight {_g(mw)})")
+    head = (
+        f"Your setting, {mode} at d_k = {now.d_k}: {share:.0%} of rows put over 99% of their weight on one key "
+        f"(mean largest weight {_g(mw)})"
+    )
     if now.d_k == 1:
-        return head + ". At d_k = 1, √d_k = 1, so scaling changes nothing; raise d_model or lower the heads to see it matter."
+        return (
+            head
+            + ". At d_k = 1, √d_k = 1, so scaling changes nothing; raise d_model or lower the heads to see it matter."
+        )
     switch = "Turning scaling off" if now.scaled else "Turning scaling on"
     g_now, g_other = now.grad_norm.mean, other.grad_norm.mean
     if g_now > 0:
         ratio = g_other / g_now
-        grad = (f"the gradient reaching the scores {_g(ratio)} times larger" if ratio >= 1 else
-                f"the gradient reaching the scores {_g(1 / ratio)} times smaller" if ratio > 0 else
-                "the gradient reaching the scores exactly 0")
+        grad = (
+            f"the gradient reaching the scores {_g(ratio)} times larger"
+            if ratio >= 1
+            else f"the gradient reaching the scores {_g(1 / ratio)} times smaller"
+            if ratio > 0
+            else "the gradient reaching the scores exactly 0"
+        )
     else:
         grad = f"the gradient reaching the scores {_g(g_other)} instead of 0"
-    return (head + f". {switch} would make that {other.near_one_hot_share.mean:.0%} (mean largest weight "
-            f"{_g(other.max_weight.mean)}) and {grad}.")
+    return (
+        head + f". {switch} would make that {other.near_one_hot_share.mean:.0%} (mean largest weight "
+        f"{_g(other.max_weight.mean)}) and {grad}."
+    )

@@ -51,12 +51,16 @@ class Walkthrough:
         """Mean of Z[i, column] - E[i, column] over the rows i of ``symbol`` (None when there is none)."""
         rows = self.rows_of(symbol)
         if not 0 <= column < min(self.E.shape[1], self.Z.shape[1]):
-            raise ValueError(f"column={column} is not allowed; E and Z share columns 0 to {min(self.E.shape[1], self.Z.shape[1]) - 1}")
+            raise ValueError(
+                f"column={column} is not allowed; E and Z share columns 0 to "
+                f"{min(self.E.shape[1], self.Z.shape[1]) - 1}"
+            )
         return float(np.mean(self.Z[rows, column] - self.E[rows, column])) if rows.size else None
 
 
-def walkthrough(symbols, w_q, w_k, w_v, scaled: bool = True, temperature: float = 1.0,
-                vocabulary: tuple[str, ...] = VOCAB) -> Walkthrough:
+def walkthrough(
+    symbols, w_q, w_k, w_v, scaled: bool = True, temperature: float = 1.0, vocabulary: tuple[str, ...] = VOCAB
+) -> Walkthrough:
     """Single-head self-attention on one-hot tokens, step by step.
 
     Reference::
@@ -77,14 +81,18 @@ def walkthrough(symbols, w_q, w_k, w_v, scaled: bool = True, temperature: float 
     """
     symbols = tuple(str(s) for s in symbols)
     if not symbols or any(s not in vocabulary for s in symbols):
-        raise ValueError(f"symbols={list(symbols)!r} is not allowed; give at least one token, each one of {list(vocabulary)}")
+        raise ValueError(
+            f"symbols={list(symbols)!r} is not allowed; give at least one token, each one of {list(vocabulary)}"
+        )
     n = len(vocabulary)
     w_q, w_k, w_v = (check_matrix(name, w) for name, w in (("W_q", w_q), ("W_k", w_k), ("W_v", w_v)))
     for name, w in (("W_q", w_q), ("W_k", w_k), ("W_v", w_v)):
         if w.shape[0] != n:
             raise ValueError(f"{name} must have {n} rows (one per symbol of {list(vocabulary)}); got {w.shape[0]}")
     if w_k.shape[1] != w_q.shape[1]:
-        raise ValueError(f"W_q and W_k must have the same number of columns (d_k); got {w_q.shape[1]} and {w_k.shape[1]}")
+        raise ValueError(
+            f"W_q and W_k must have the same number of columns (d_k); got {w_q.shape[1]} and {w_k.shape[1]}"
+        )
     t = check_temperature(temperature)
     E, _ = one_hot_embeddings(list(symbols), vocabulary=list(vocabulary))
     E = E.astype(np.float64)  # (T, V)
@@ -93,5 +101,6 @@ def walkthrough(symbols, w_q, w_k, w_v, scaled: bool = True, temperature: float 
     S_scaled = S / math.sqrt(Q.shape[1]) if scaled else S  # (T, T)
     A = softmax(S_scaled, temperature=t)  # (T, T)
     Z = A @ V  # (T, d_v)
-    return Walkthrough(symbols, tuple(position_labels(list(symbols))), E, w_q, w_k, w_v, Q, K, V, S, S_scaled, A, Z,
-                       bool(scaled), t)
+    return Walkthrough(
+        symbols, tuple(position_labels(list(symbols))), E, w_q, w_k, w_v, Q, K, V, S, S_scaled, A, Z, bool(scaled), t
+    )

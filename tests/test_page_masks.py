@@ -15,8 +15,7 @@ from tests.apptest_util import app, chart_datasets, run_ok, texts
 MASKS = "pages/5_Masks.py"
 
 
-@given(logits=arrays(np.float64, (4, 6), elements=st.floats(-50, 50)),
-       mask=arrays(bool, (4, 6)))
+@given(logits=arrays(np.float64, (4, 6), elements=st.floats(-50, 50)), mask=arrays(bool, (4, 6)))
 @settings(max_examples=60, deadline=None)
 def test_textbook_softmax_is_nan_exactly_on_fully_masked_rows(logits, mask):
     naive = textbook_softmax(logits, mask)
@@ -115,13 +114,16 @@ def test_masks_sentences_for_pad_zero_one_and_all():
     assert list(at.dataframe[0].value["weight"]) == [0.0] * 8
 
 
-@pytest.mark.parametrize("query, shown", [
-    ({"seq_len": "1"}, "No cell is blocked (the only query sees its own key)"),
-    ({"seq_len": "512", "d_model": "1024", "heads": "16"}, "130816 of 262144 cells are blocked"),
-    ({"pad": "512"}, "The pad count 512 is more than the 8 tokens; using 8"),
-    ({"temperature": "0.1", "scaled": "0"}, "returns **8 NaN** weights"),
-    ({"input": "sentence", "sentence": "the cat <b>sat</b> on", "pad": "2"}, "the last 2: \\<b\\>sat\\</b\\>, on"),
-])
+@pytest.mark.parametrize(
+    "query, shown",
+    [
+        ({"seq_len": "1"}, "No cell is blocked (the only query sees its own key)"),
+        ({"seq_len": "512", "d_model": "1024", "heads": "16"}, "130816 of 262144 cells are blocked"),
+        ({"pad": "512"}, "The pad count 512 is more than the 8 tokens; using 8"),
+        ({"temperature": "0.1", "scaled": "0"}, "returns **8 NaN** weights"),
+        ({"input": "sentence", "sentence": "the cat <b>sat</b> on", "pad": "2"}, "the last 2: \\<b\\>sat\\</b\\>, on"),
+    ],
+)
 def test_masks_extremes(query, shown):
     at = run_ok(app(MASKS, query, timeout=180))
     assert shown in texts(at)

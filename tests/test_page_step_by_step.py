@@ -18,8 +18,12 @@ PAGE = "pages/2_Step_by_step.py"
 LABELS = ["A1", "A2", "B3", "A4"]
 
 
-@given(symbols=st.lists(st.sampled_from("AB"), min_size=1, max_size=8),
-       ws=arrays(np.float64, (3, 2, 2), elements=st.floats(-5, 5)), scaled=st.booleans(), tau=st.floats(0.1, 10))
+@given(
+    symbols=st.lists(st.sampled_from("AB"), min_size=1, max_size=8),
+    ws=arrays(np.float64, (3, 2, 2), elements=st.floats(-5, 5)),
+    scaled=st.booleans(),
+    tau=st.floats(0.1, 10),
+)
 @settings(max_examples=60, deadline=None)
 def test_walkthrough_equals_scaled_dot_product_attention(symbols, ws, scaled, tau):
     wt = walkthrough(symbols, *ws, scaled=scaled, temperature=tau)

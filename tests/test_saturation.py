@@ -9,14 +9,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_core import softmax_jacobian
-from attention_core.sweep import (row_up_close, saturation_point, saturation_sweep, score_gradient, setting_sentence,
-                                  sweep_d_ks)
+from attention_core.sweep import (
+    row_up_close,
+    saturation_point,
+    saturation_sweep,
+    score_gradient,
+    setting_sentence,
+    sweep_d_ks,
+)
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 from ui.saturation_charts import log_ticks
 
 PAGE = "pages/3_Softmax_saturation.py"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d_k", [4, 64, 1024])
 def test_sweep_score_std_matches_theory(d_k):
     un = saturation_point(d_k, 64, scaled=False, n_seeds=4, n_rows=512)
@@ -38,8 +45,13 @@ def test_gradients_fall_unscaled_and_stay_flat_scaled():
     assert sat[-1] > 0.5 > sat[0]
 
 
-@given(d_k=st.integers(1, 64), T=st.integers(1, 16), tau=st.floats(0.1, 10), scaled=st.booleans(),
-       seed=st.integers(0, 1000))
+@given(
+    d_k=st.integers(1, 64),
+    T=st.integers(1, 16),
+    tau=st.floats(0.1, 10),
+    scaled=st.booleans(),
+    seed=st.integers(0, 1000),
+)
 @settings(max_examples=30, deadline=None)
 def test_autograd_gradient_is_the_jacobian_times_upstream(d_k, T, tau, scaled, seed):
     """Parity: torch autograd through softmax equals J^T g with J = diag(p) - p p^T, and every row of the
@@ -114,8 +126,11 @@ def _charts(at):
 
 
 def _legend_domains(spec):
-    return [tuple(layer["encoding"]["color"]["scale"]["domain"]) for layer in spec.get("layer", [])
-            if "scale" in layer.get("encoding", {}).get("color", {})]
+    return [
+        tuple(layer["encoding"]["color"]["scale"]["domain"])
+        for layer in spec.get("layer", [])
+        if "scale" in layer.get("encoding", {}).get("color", {})
+    ]
 
 
 def _marker_d_ks(at):
@@ -162,6 +177,7 @@ def test_scaling_toggle_changes_what_is_shown():
     assert "Jacobian diag(p) − ppᵀ, unscaled (your setting)" in [s.get("title") for s in _charts(at)]
 
 
+@pytest.mark.slow
 def test_moving_controls_moves_the_marked_point():
     at = run_ok(app(PAGE))
     at.sidebar.select_slider(key="ctl_n_heads").set_value(1)
@@ -181,14 +197,17 @@ def test_moving_controls_moves_the_marked_point():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("query, shown", [
-    ({"seq_len": "1"}, "With a single key every row puts all its weight"),
-    ({"seq_len": "512"}, "drawn for rows of up to 32 keys"),
-    ({"temperature": "0.1"}, "temperature τ = 0.1"),
-    ({"temperature": "10"}, "× 4 = 40: dividing by √d_k"),
-    ({"d_model": "1024", "heads": "1", "seq_len": "32", "scaled": "0"}, "Your setting, unscaled at d_k = 1024"),
-    ({"d_model": "1", "heads": "1"}, "At d_k = 1, √d_k = 1, so scaling changes nothing"),
-])
+@pytest.mark.parametrize(
+    "query, shown",
+    [
+        ({"seq_len": "1"}, "With a single key every row puts all its weight"),
+        ({"seq_len": "512"}, "drawn for rows of up to 32 keys"),
+        ({"temperature": "0.1"}, "temperature τ = 0.1"),
+        ({"temperature": "10"}, "× 4 = 40: dividing by √d_k"),
+        ({"d_model": "1024", "heads": "1", "seq_len": "32", "scaled": "0"}, "Your setting, unscaled at d_k = 1024"),
+        ({"d_model": "1", "heads": "1"}, "At d_k = 1, √d_k = 1, so scaling changes nothing"),
+    ],
+)
 def test_page_extremes(query, shown):
     at = run_ok(app(PAGE, query, timeout=300))
     assert shown in texts(at)

@@ -17,8 +17,18 @@ def cell_px(n: int) -> int:
     return int(max(26, min(56, 420 // max(n, 1))))
 
 
-def matrix_chart(m, row_labels, col_labels, *, title: str, domain: tuple[float, float], value_name: str,
-                 diverging: bool = False, row_title: str = "query", col_title: str = "key") -> alt.LayerChart:
+def matrix_chart(
+    m,
+    row_labels,
+    col_labels,
+    *,
+    title: str,
+    domain: tuple[float, float],
+    value_name: str,
+    diverging: bool = False,
+    row_title: str = "query",
+    col_title: str = "key",
+) -> alt.LayerChart:
     """A heatmap of ``m`` (n_r, n_c) with the value in every cell on the fixed colour ``domain``.
 
     ``diverging`` uses blue-white-red around 0 (scores), otherwise viridis (weights)."""
@@ -26,28 +36,65 @@ def matrix_chart(m, row_labels, col_labels, *, title: str, domain: tuple[float, 
     n_r, n_c = m.shape
     ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
     lo, hi = map(float, domain)
-    df = pd.DataFrame({"r": ii.ravel(), "c": jj.ravel(), "v": m.ravel(),
-                       row_title: np.asarray(row_labels, dtype=object)[ii.ravel()],
-                       col_title: np.asarray(col_labels, dtype=object)[jj.ravel()]})
+    df = pd.DataFrame(
+        {
+            "r": ii.ravel(),
+            "c": jj.ravel(),
+            "v": m.ravel(),
+            row_title: np.asarray(row_labels, dtype=object)[ii.ravel()],
+            col_title: np.asarray(col_labels, dtype=object)[jj.ravel()],
+        }
+    )
     df["text"] = [f"{v:.3g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.0e}" for v in df["v"]]
     # white text on the dark end of the scale, black elsewhere
     frac = (np.clip(df["v"], lo, hi) - lo) / ((hi - lo) or 1.0)
     df["dark"] = (np.abs(frac - 0.5) > 0.3) if diverging else (frac < 0.55)
     px = cell_px(max(n_r, n_c))
-    scale = (alt.Scale(scheme="redblue", reverse=True, domain=[lo, hi], domainMid=0) if diverging
-             else alt.Scale(scheme="viridis", domain=[lo, hi]))
-    x = alt.X("c:O", scale=alt.Scale(domain=list(range(n_c))), title=col_title,
-              axis=alt.Axis(labelExpr=f"{list(map(str, col_labels))}[datum.value]", labelAngle=0, labelFontSize=13))
-    y = alt.Y("r:O", scale=alt.Scale(domain=list(range(n_r))), title=row_title,
-              axis=alt.Axis(labelExpr=f"{list(map(str, row_labels))}[datum.value]", labelFontSize=13))
-    tooltip = [alt.Tooltip(f"{row_title}:N"), alt.Tooltip(f"{col_title}:N"),
-               alt.Tooltip("v:Q", title=value_name, format=".4f")]
+    scale = (
+        alt.Scale(scheme="redblue", reverse=True, domain=[lo, hi], domainMid=0)
+        if diverging
+        else alt.Scale(scheme="viridis", domain=[lo, hi])
+    )
+    x = alt.X(
+        "c:O",
+        scale=alt.Scale(domain=list(range(n_c))),
+        title=col_title,
+        axis=alt.Axis(labelExpr=f"{list(map(str, col_labels))}[datum.value]", labelAngle=0, labelFontSize=13),
+    )
+    y = alt.Y(
+        "r:O",
+        scale=alt.Scale(domain=list(range(n_r))),
+        title=row_title,
+        axis=alt.Axis(labelExpr=f"{list(map(str, row_labels))}[datum.value]", labelFontSize=13),
+    )
+    tooltip = [
+        alt.Tooltip(f"{row_title}:N"),
+        alt.Tooltip(f"{col_title}:N"),
+        alt.Tooltip("v:Q", title=value_name, format=".4f"),
+    ]
     base = alt.Chart(df)
-    rect = base.mark_rect().encode(x=x, y=y, tooltip=tooltip, color=alt.Color(
-        "v:Q", scale=scale, title=f"{value_name} ({lo:g} to {hi:g})", legend=alt.Legend(gradientLength=max(80, px * n_r))))
+    rect = base.mark_rect().encode(
+        x=x,
+        y=y,
+        tooltip=tooltip,
+        color=alt.Color(
+            "v:Q",
+            scale=scale,
+            title=f"{value_name} ({lo:g} to {hi:g})",
+            legend=alt.Legend(gradientLength=max(80, px * n_r)),
+        ),
+    )
     text = base.mark_text(fontSize=max(9, min(14, px // 4))).encode(
-        x=x, y=y, text="text:N", tooltip=tooltip,
-        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
+        x=x,
+        y=y,
+        text="text:N",
+        tooltip=tooltip,
+        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+    )
     # "pad": the size comes from the cells; Vega must not try to fit it (no console warnings)
-    return alt.layer(rect, text).properties(title=title, width=alt.Step(px), height=alt.Step(px),
-                                            autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+    return alt.layer(rect, text).properties(
+        title=title,
+        width=alt.Step(px),
+        height=alt.Step(px),
+        autosize=alt.AutoSizeParams(type="pad", contains="padding"),
+    )
