@@ -40,6 +40,14 @@ PAGES = [
      "Encoder and decoder blocks around attention: residuals, LayerNorm (post- vs pre-norm), feed-forward."),
     ("pages/11_Real_model.py", "Real model", "🤖",
      "A pretrained BERT or GPT-2 on your sentence: head view, model view, neuron view, and parity with attention_core."),
+    ("pages/12_Positions.py", "Positions", "🧭",
+     "Sinusoidal, learned, RoPE and ALiBi on the same input: scores that depend on the offset only, and longer inputs."),
+    ("pages/13_Efficient_attention.py", "Efficient attention", "⚡",
+     "The KV cache token by token, KV memory of real models (MHA, GQA, MQA), sliding windows, FlashAttention's tiles."),
+    ("pages/14_Sinks_and_linear_attention.py", "Sinks and linear attention", "🕳️",
+     "A sink logit that lets a head attend to nothing, StreamingLLM's window, and linear attention as an RNN."),
+    ("pages/15_Train.py", "Train", "🏋️",
+     "Train a tiny transformer live or replay shipped runs: watch heads form, and the induction-head phase change."),
 ]
 
 
