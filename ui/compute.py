@@ -17,7 +17,7 @@ from ui.cache import cached
 # ---- shared what-if runs (Playground, Multi-head, Masks, Positional encoding, Compare, ...)
 
 
-@cached(max_mb=192)
+@cached(max_mb=128)  # the largest run (512 x 1024, 16 heads) holds about 46 MB
 def cached_run(cfg: WhatIf):
     """run_whatif(cfg), cached per configuration."""
     return run_whatif(cfg)
