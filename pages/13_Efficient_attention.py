@@ -78,7 +78,7 @@ now = view.run.steps[step - 1]
 cache_now = 2 * G * step * d_k * view.run.k.itemsize
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("computed: new q, k, v", "1 row each", help=f"q for {H} heads, k and v for {G} KV heads")
-m2.metric("reused from the cache", f"{now.reused} K + {now.reused} V rows")
+m2.metric("reused: cached K, V rows", f"{now.reused} each")
 m3.metric("cache after this step", f"{cache_now:,} bytes")
 m4.metric("max |cached − one causal pass|", f"{view.max_diff:.1e}")
 

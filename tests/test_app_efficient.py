@@ -48,7 +48,7 @@ def test_defaults_show_exact_numbers_and_llama_70b_memory():
     text = texts(at)
     # Llama-2-70B, 4096 tokens, batch 1, float16: 2 x 80 x 8 x 128 x 4096 x 2 bytes = 1.34 GB; MHA 64 heads: 10.7 GB
     assert "keeps **1.34 GB**" in text and "would need **10.7 GB** (8× its own)" in text
-    assert metric(at, "reused from the cache") == "4 K + 4 V rows"  # step 5 of 8
+    assert metric(at, "reused: cached K, V rows") == "4 each"  # step 5 of 8
     assert metric(at, "computed: new q, k, v") == "1 row each"
     run = run_whatif(at.session_state["whatif"])  # FlashAttention section: head 1, tiles of 2, no mask
     steps = flash_attention_steps(run.q[0], run.k[0], run.v[0], tile_size=2).steps
@@ -70,7 +70,7 @@ def test_every_control_moves():
     for step in (1, 8):
         at.slider(key="eff_w_step").set_value(step)
         run_ok(at)
-        assert metric(at, "reused from the cache") == f"{step - 1} K + {step - 1} V rows"
+        assert metric(at, "reused: cached K, V rows") == f"{step - 1} each"
     at.selectbox(key="eff_head").set_value(3)
     run_ok(at)
     assert "Query head 4 reads KV head 1" in texts(at)
