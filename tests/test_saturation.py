@@ -119,6 +119,7 @@ def test_row_up_close_and_log_ticks():
     assert r.weights_scaled.sum() == pytest.approx(1.0)
     assert log_ticks(0.9, 33) == [1, 2, 5, 10, 20]
     assert 1 in log_ticks(0.5, 2)
+    assert log_ticks(0.17, 0.36) == [0.2, 0.3]  # finer steps, as many as fit a narrow range
 
 
 def _charts(at):

@@ -36,10 +36,13 @@ def sweep_frame(sweep: SaturationSweep, settings: tuple[str, ...], scaled_now: b
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
-    """1-2-5 tick values from ``lo`` to ``hi`` (both > 0)."""
-    out = []
-    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
-        out += [m * 10.0**e for m in (1, 2, 5) if lo <= m * 10.0**e <= hi]
+    """1-2-5 tick values from ``lo`` to ``hi`` (both > 0); 1-1.5-2-3-...-9 when that gives fewer than three."""
+    for mantissas in ((1, 2, 5), (1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)):
+        out = []
+        for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+            out += [m * 10.0**e for m in mantissas if lo <= m * 10.0**e <= hi]
+        if len(out) >= 3:
+            break
     return [float(f"{t:.6g}") for t in out]
 
 
