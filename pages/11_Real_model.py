@@ -111,7 +111,8 @@ show_code(model_attention_run, recompute_layer, neuron_view)
 questions = [(f"In layer {layer + 1}, head {head + 1}, which key does query {md_escape(tokens[row])} (#{row + 1}) look at most, "
               "and with what weight?", f"**{md_escape(tokens[top])}** (#{top + 1}), weight {fmt(float(W[row, top]))}.")]
 if nv is not None:
-    questions.append((f"How is the weight of {md_escape(tokens[qi])} → {md_escape(tokens[kj])} made from q and k?",
+    questions.append((f"How is the weight from query “{md_escape(tokens[qi])}” to key “{md_escape(tokens[kj])}” made "
+                      "from q and k?",
                       f"q · k = {fmt(nv.dot)}; times the scale {fmt(arun.scale)}"
                       + (f" and divided by τ = {arun.temperature:g}" if arun.temperature != 1 else "")
                       + f" gives the logit {fmt(nv.logit)}; the softmax over the row's {nv.visible} visible keys "

@@ -25,17 +25,21 @@ cfg = sidebar_controls()
 run = cached_run(cfg)
 with st.spinner("Running every implementation…"):
     rows = cached_implementations(cfg)
-df = pd.DataFrame({"implementation": [r.name for r in rows], "max |Δ weights|": [r.max_diff_weights for r in rows],
-                   "max |Δ output|": [r.max_diff_output for r in rows], "time (ms)": [r.time_ms for r in rows],
-                   "note": [r.note for r in rows]})
+ref = rows[0]  # the NumPy reference: compared with itself its differences are 0 by definition, so none are shown
+df = pd.DataFrame({"implementation": [r.name for r in rows],
+                   "max |Δ weights|": [None if r is ref else r.max_diff_weights for r in rows],
+                   "max |Δ output|": [None if r is ref else r.max_diff_output for r in rows],
+                   "time (ms)": [r.time_ms for r in rows],
+                   "note": ["the reference the others are compared with" if r is ref else r.note for r in rows]})
 st.subheader(f"Same input, same weights: T = {run.T}, d_model = {cfg.d_model}, {cfg.n_heads} head"
              + ("s" if cfg.n_heads > 1 else ""))
 st.dataframe(df, hide_index=True, width="stretch", column_config={
+    "implementation": st.column_config.TextColumn(width="medium"), "note": st.column_config.TextColumn(width="large"),
     "max |Δ weights|": st.column_config.NumberColumn(format="%.2e"),
     "max |Δ output|": st.column_config.NumberColumn(format="%.2e"),
     "time (ms)": st.column_config.NumberColumn(format="%.3f")})
-ran = [r for r in rows if r.max_diff_output is not None]
-diffs = [d for r in ran for d in (r.max_diff_output, r.max_diff_weights) if d is not None]
+ran = [r for r in rows if r.max_diff_output is not None]  # Keras is skipped without TensorFlow
+diffs = [d for r in ran[1:] for d in (r.max_diff_output, r.max_diff_weights) if d is not None]
 worst = max((d for d in diffs if math.isfinite(d)), default=0.0)
 nan_rows = [r.name for r in ran if "NaN" in r.note]
 worst_text = "0 (identical)" if worst == 0 else f"{worst:.1e}"

@@ -42,14 +42,14 @@ def test_keras_matches_numpy():
 
 
 def test_implementations_page():
-    at = run_ok(app(IMPL))
+    at = run_ok(app(IMPL, timeout=240))
     table = at.dataframe[0].value
     assert len(table) == 7
     measured = table.dropna(subset=["max |Δ output|"])
     assert (measured["max |Δ output|"] < 1e-5).all()
     assert (measured["max |Δ weights|"].dropna() < 1e-5).all()
     worst = float(np.nanmax(measured[["max |Δ weights|", "max |Δ output|"]].to_numpy(dtype=float)))
-    fastest = measured.loc[measured["time (ms)"].idxmin()]
+    fastest = table.loc[table["time (ms)"].idxmin()]  # the NumPy reference is timed too
     shown = texts(at)
     assert f"the largest is {worst:.1e}, the size of float32 rounding" in shown
     assert f"The fastest here was {fastest['implementation']} ({fastest['time (ms)']:.3f} ms)" in shown
