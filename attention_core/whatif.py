@@ -13,6 +13,7 @@ import numpy as np
 from .attention import multi_head_attention
 from .config import WhatIf
 from .inputs import one_hot_embeddings, random_embeddings, random_projection_weights, sentence_embeddings
+from .mask_demo import clamp_pad
 from .masks import causal_mask, combine_masks, padding_mask
 from .positional import sinusoidal_positional_encoding
 
@@ -65,12 +66,11 @@ def build_input(cfg: WhatIf) -> tuple[list[str], np.ndarray, list[str]]:
 def build_mask(cfg: WhatIf, T: int) -> tuple[np.ndarray | None, list[str]]:
     """The config's mask for T tokens (True = may attend) and notices."""
     notices: list[str] = []
-    pad = cfg.pad_count
-    if "padding" in cfg.mask and pad > T:
-        notices.append(f"pad count {pad} is more than the {T} tokens; using {T}.")
-        pad = T
-    causal = causal_mask(T) if "causal" in cfg.mask else None
-    padding = padding_mask(T - pad, T) if "padding" in cfg.mask else None
+    pad = clamp_pad(cfg.pad_count, T) if cfg.padded else 0
+    if cfg.padded and pad < cfg.pad_count:
+        notices.append(f"pad count {cfg.pad_count} is more than the {T} tokens; using {T}.")
+    causal = causal_mask(T) if cfg.causal else None
+    padding = padding_mask(T - pad, T) if cfg.padded else None
     return combine_masks(causal, padding), notices
 
 

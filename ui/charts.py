@@ -194,7 +194,7 @@ def bar_chart(values, labels: list[str], *, title: str = "", value_name: str = "
     values = np.asarray(values, dtype=np.float64)
     domain, stretched = colour_domain(values, domain)
     if stretched:  # nearly uniform weights on a 0..1 axis would be invisible: let the axis fit them, and say so
-        domain, title = None, f"{title} (axis fitted to the values: {stretched.split(' to ', 1)[1]})"
+        domain, title = None, f"{title} (axis {stretched.split(' to ', 1)[1]})"
     df = pd.DataFrame({"i": np.arange(len(values)), "token": list(labels), "v": np.round(values, 4)})
     df["top"] = df["i"] == (int(np.argmax(values)) if highlight is None else highlight)
     y = alt.Y("v:Q", title=value_name, scale=alt.Scale(domain=list(domain)) if domain else alt.Undefined)
@@ -211,33 +211,3 @@ def matrix_frame(m: np.ndarray, row_labels: list[str], col_prefix: str = "") -> 
     m = np.asarray(m)
     cols = [f"{col_prefix}{j}" for j in range(m.shape[1])]
     return pd.DataFrame(m, index=pd.Index(list(row_labels), dtype=object), columns=cols)
-
-
-SETTING_COLORS = {"scaled": "#4c78a8", "unscaled": "#e45756", "unscaled, τ·√d_k": "#54a24b"}
-
-
-def sweep_chart(df: pd.DataFrame, measure: str, title: str, marker_d_k: int, marker: pd.DataFrame,
-                log_y: bool = False, theory: pd.DataFrame | None = None, y_title: str | None = None) -> alt.LayerChart:
-    """Curves of ``measure`` over d_k (log2 x axis), a band from ``measure_lo`` to ``measure_hi`` per
-    setting, a rule and points at the current d_k (``marker`` has one row per setting), and optional
-    dashed theory lines (columns d_k, value, setting)."""
-    yscale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
-    color = alt.Color("setting:N", scale=alt.Scale(domain=list(SETTING_COLORS), range=list(SETTING_COLORS.values())),
-                      legend=alt.Legend(orient="bottom", title=None))
-    x = alt.X("d_k:Q", scale=alt.Scale(type="log", base=2), title="d_k (log scale)")
-    base = alt.Chart(df)
-    band = base.mark_area(opacity=0.2).encode(x=x, y=alt.Y(f"{measure}_lo:Q", scale=yscale, title=y_title or measure),
-                                              y2=f"{measure}_hi:Q", color=color)
-    dash = alt.condition("datum.setting == 'unscaled, τ·√d_k'", alt.value([6, 4]), alt.value([1, 0]))
-    line = base.mark_line(point=True).encode(x=x, y=alt.Y(f"{measure}:Q", scale=yscale), color=color, strokeDash=dash,
-                                             tooltip=["setting:N", "d_k:Q", alt.Tooltip(f"{measure}:Q", format=".4g")])
-    layers = [band, line]
-    if theory is not None:
-        layers.append(alt.Chart(theory).mark_line(strokeDash=[2, 2], color="#555").encode(
-            x=x, y=alt.Y("value:Q", scale=yscale), detail="setting:N",
-            tooltip=[alt.Tooltip("setting:N", title="theory"), "d_k:Q", alt.Tooltip("value:Q", format=".4g")]))
-    layers.append(alt.Chart(pd.DataFrame({"d_k": [marker_d_k]})).mark_rule(color="#333", strokeDash=[3, 3]).encode(x=x))
-    layers.append(alt.Chart(marker).mark_point(size=160, filled=True, shape="diamond", stroke="black").encode(
-        x=x, y=alt.Y(f"{measure}:Q", scale=yscale), color=color,
-        tooltip=[alt.Tooltip("setting:N", title="current setting"), "d_k:Q", alt.Tooltip(f"{measure}:Q", format=".4g")]))
-    return alt.layer(*layers).properties(title=title, height=230)
