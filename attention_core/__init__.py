@@ -27,6 +27,18 @@ from .saturation import (NEAR_ONE_HOT, SaturationMetrics, head_divergence_matrix
 from .softmax import softmax
 from .whatif import WhatIfRun, run_whatif
 
+# modern attention (NumPy): positions, grouped queries and the KV cache, windows, tiles, sinks, linear attention
+from .alibi import alibi_attention, alibi_bias, alibi_slopes, attention_with_bias
+from .flash import flash_attention, flash_attention_steps
+from .gqa import allowed_kv_heads, grouped_query_attention, kv_cache_bytes
+from .kv_cache import decode_with_cache
+from .linear_attention import elu_feature_map, linear_attention, linear_attention_recurrent
+from .mask_demo import clamp_pad, mask_lab, textbook_softmax
+from .rope import apply_rope, rope_angles, rope_attention, rope_scores
+from .sinks import sink_attention, streaming_mask
+from .walkthrough import Walkthrough, walkthrough
+from .windows import measured_receptive_field, receptive_field_formula, sliding_window_mask
+
 _TORCH_NAMES = {"SelfAttention", "MultiHeadSelfAttention", "scaled_dot_product_attention_torch",
                 "softmax_torch", "score_gradient_norm"}
 
@@ -45,5 +57,10 @@ __all__ = [
     "saturation_metrics", "SaturationMetrics", "js_divergence", "head_divergence_matrix", "softmax_jacobian", "score_std", "NEAR_ONE_HOT",
     "one_hot_embeddings", "random_embeddings", "sentence_embeddings", "tokenize", "position_labels",
     "class_notes_weights", "random_projection_weights", "WhatIf", "allowed_heads", "MASK_KINDS",
-    "INPUT_KINDS", "check_matrix", "parse_matrix", "format_matrix", "WhatIfRun", "run_whatif", *sorted(_TORCH_NAMES),
+    "INPUT_KINDS", "check_matrix", "parse_matrix", "format_matrix", "WhatIfRun", "run_whatif",
+    "alibi_attention", "alibi_bias", "alibi_slopes", "attention_with_bias", "flash_attention", "flash_attention_steps",
+    "allowed_kv_heads", "grouped_query_attention", "kv_cache_bytes", "decode_with_cache", "elu_feature_map",
+    "linear_attention", "linear_attention_recurrent", "clamp_pad", "mask_lab", "textbook_softmax", "apply_rope",
+    "rope_angles", "rope_attention", "rope_scores", "sink_attention", "streaming_mask", "Walkthrough", "walkthrough",
+    "measured_receptive_field", "receptive_field_formula", "sliding_window_mask", *sorted(_TORCH_NAMES),
 ]
