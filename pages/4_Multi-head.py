@@ -142,7 +142,7 @@ if H == 1:
 else:
     js = cached_head_divergence(cfg)
     labels = [f"h{h + 1}" for h in range(H)]
-    c1, c2 = st.columns([2, 3])
+    c1, c2 = st.columns(2)
     show_heatmap(
         js,
         labels,
@@ -153,6 +153,7 @@ else:
         value_name="JS",
         domain=(0, 1),
         container=c1,
+        size=180,
     )
     off = js[~np.eye(H, dtype=bool)]
     a, b = np.unravel_index(np.argmax(js - np.eye(H)), js.shape)

@@ -71,12 +71,13 @@ def _value(field: str, v) -> str:
 
 
 diffs = differing_settings(cfg_a, cfg_b)
+top_left, top_right = st.columns([3, 1])  # the opening sentence and the head picker share one row
 parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in diffs]
 if not parts:
-    st.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
+    top_left.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
 else:
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    st.markdown(
+    top_left.markdown(
         f"A and B differ in {'one setting' if len(parts) == 1 else f'{len(parts)} settings'}: {listed}. "
         "Everything else is the same."
     )
@@ -84,7 +85,7 @@ else:
 run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
 sat_a, sat_b = cached_saturation(cfg_a), cached_saturation(cfg_b)
 H = max(cfg_a.n_heads, cfg_b.n_heads)
-head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="cmp_head")
+head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right)
 ha, hb = min(head, cfg_a.n_heads - 1), min(head, cfg_b.n_heads - 1)
 if ha != head or hb != head:
     st.caption(f"A has {cfg_a.n_heads} head(s) and B {cfg_b.n_heads}; the side with fewer shows its last head.")
@@ -103,6 +104,7 @@ for col, run, h, name in ((c1, run_a, ha, "A"), (c2, run_b, hb, "B")):
         blank=blank,
         container=col,
         size=150,
+        legend=False,  # the key axis states the colour range; the three maps fit 1280 px with it
     )
 if cmp.weight_diff is not None:
     lim = float(np.abs(cmp.weight_diff).max()) or 1.0
@@ -115,7 +117,7 @@ if cmp.weight_diff is not None:
         scheme="diverging",
         domain=(-lim, lim),
         container=c3,
-        size=150,
+        size=130,  # leaves room for the legend inside the column at 1280 px
     )
     c3.caption(f"Red: B puts more weight there, blue: less. Largest change of a weight: {fmt(lim)}.")
 else:
