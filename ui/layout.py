@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from pathlib import Path
 
@@ -94,8 +95,13 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
         st.markdown(intro)
 
 
+@functools.lru_cache(maxsize=256)  # source files do not change while the server runs (no file watcher in class)
+def _source(obj) -> str:
+    return inspect.getsource(obj)
+
+
 def show_code(*objects, label: str = "Show the code that ran") -> None:
-    """An expander with the real source of the functions used (inspect.getsource)."""
+    """An expander with the real source of the functions used (inspect.getsource, read once per function)."""
     with st.expander(label):
         for obj in objects:
-            st.code(inspect.getsource(obj), language="python")
+            st.code(_source(obj), language="python")
