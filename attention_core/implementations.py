@@ -165,7 +165,8 @@ IMPLEMENTATIONS = [
     Implementation("torch.nn.functional.scaled_dot_product_attention", torch_sdpa, "fused kernel: no weights returned"),
     Implementation("torch.nn.MultiheadAttention (weights copied)", torch_nn_multihead,
                    "scaling and temperature folded into W_q"),
-    Implementation("Keras MultiHeadAttention (weights copied)", keras_multihead, "scaling and temperature folded into W_q"),
+    Implementation("Keras MultiHeadAttention (weights copied)", keras_multihead,
+                   "scaling and temperature folded into W_q"),
 ]
 
 

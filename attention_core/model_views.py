@@ -79,7 +79,8 @@ def toy_attention_run(run: WhatIfRun) -> AttentionRun:
     """The toy what-if's attention as a one-layer model (no special tokens, no parity: it is attention_core)."""
     cfg = run.config
     return AttentionRun("toy attention", tuple(run.tokens), np.zeros(run.T, dtype=bool), run.weights[None],
-                        cfg.mask in ("causal", "causal+padding"), run.q[None], run.k[None], score_factor(cfg.d_k, cfg.scaled), cfg.temperature,
+                        cfg.mask in ("causal", "causal+padding"), run.q[None], run.k[None],
+                        score_factor(cfg.d_k, cfg.scaled), cfg.temperature,
                         run.mask, None, "Parity is shown for pretrained models: the toy attention is attention_core "
                         "itself.", False)
 

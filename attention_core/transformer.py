@@ -45,7 +45,8 @@ def feed_forward(x, w1, b1, w2, b2) -> tuple[np.ndarray, np.ndarray]:
 
 def _attn_params(rng, d_model: int) -> dict[str, np.ndarray]:
     s = 1.0 / math.sqrt(d_model)
-    return {name: (rng.standard_normal((d_model, d_model)) * s).astype(np.float32) for name in ("w_q", "w_k", "w_v", "w_o")}
+    return {name: (rng.standard_normal((d_model, d_model)) * s).astype(np.float32)
+            for name in ("w_q", "w_k", "w_v", "w_o")}
 
 
 def block_params(d_model: int, seed: int = 0, decoder: bool = False, d_ff: int | None = None) -> dict:

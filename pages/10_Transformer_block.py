@@ -20,7 +20,8 @@ page_setup("Transformer block", "🏗️",
            "network. An encoder block has one attention; a decoder block has a causal self-attention, then a "
            "cross-attention over the encoder's output.")
 st.latex(r"\begin{aligned}\text{post-norm:}\quad & h = \mathrm{LN}_1(x + \mathrm{MHA}(x)), & "
-         r"out &= \mathrm{LN}_2(h + \mathrm{FFN}(h))\\ \text{pre-norm:}\quad & h = x + \mathrm{MHA}(\mathrm{LN}_1(x)), & "
+         r"out &= \mathrm{LN}_2(h + \mathrm{FFN}(h))\\ "
+         r"\text{pre-norm:}\quad & h = x + \mathrm{MHA}(\mathrm{LN}_1(x)), & "
          r"out &= h + \mathrm{FFN}(\mathrm{LN}_2(h))\end{aligned}")
 cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
 c1, c2, c3 = st.columns(3)
@@ -38,11 +39,13 @@ st.caption(f"Every weight in this block is seeded random, not trained: the maps 
            f"{T} x {D} except the feed-forward hidden layer ({T} x {4 * D}).")
 MAX_CELLS = 2048
 tensors = ([("input x", enc.x), ("LayerNorm₁", enc.attn.norm), ("attention output", enc.attn.sub),
-            ("x + attention", enc.attn.add), ("LayerNorm₂", enc.ffn.norm), ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
+            ("x + attention", enc.attn.add), ("LayerNorm₂", enc.ffn.norm),
+            ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
             ("feed-forward output", enc.ffn.sub), ("residual sum₂ = output", enc.ffn.add)] if norm_first else
            [("input x", enc.x), ("attention output", enc.attn.sub), ("x + attention", enc.attn.add),
             ("LayerNorm₁", enc.attn.norm), ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
-            ("feed-forward output", enc.ffn.sub), ("residual sum₂", enc.ffn.add), ("LayerNorm₂ = output", enc.ffn.norm)])
+            ("feed-forward output", enc.ffn.sub), ("residual sum₂", enc.ffn.add),
+            ("LayerNorm₂ = output", enc.ffn.norm)])
 for i, (label, arr) in enumerate(tensors):
     if i % 2 == 0:
         cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
@@ -74,7 +77,8 @@ else:
     head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="tb_head")
     row = enc.weights[head, it]
     top_it = int(np.argmax(row))
-    st.altair_chart(bar_chart(row, tokens, title=f'attention from "it" (head {head + 1}, encoder block)', domain=(0, 1)))
+    st.altair_chart(bar_chart(row, tokens, title=f'attention from "it" (head {head + 1}, encoder block)',
+                              domain=(0, 1)))
     animal = find_token(tokens, "animal")
     st.markdown(f'"it" puts most weight on **{md_escape(tokens[top_it])}** ({fmt(float(row[top_it]))})'
                 + (f', and {fmt(float(row[animal]))} on "animal"' if animal is not None and animal != top_it else "")
@@ -84,7 +88,8 @@ else:
 st.subheader("Decoder block")
 head_d = index_picker("decoder head", [f"head {h + 1}" for h in range(H)], key="tb_dhead")
 c1, c2, c3 = st.columns([1, 1.4, 2.4])
-show_heatmap(dec.self_mask.astype(float), run.decoder_tokens, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})",
+show_heatmap(dec.self_mask.astype(float), run.decoder_tokens, run.decoder_tokens,
+             title=f"causal mask ({T_dec} x {T_dec})",
              value_name="allowed", domain=(0, 1), container=c1, size=160, legend=False)
 show_heatmap(dec.self_weights[head_d], run.decoder_tokens, run.decoder_tokens,
              title=f"masked self-attention ({T_dec} x {T_dec})", domain=(0, 1), blank=~dec.self_mask, container=c2,
@@ -103,7 +108,8 @@ st.markdown(f"The decoder's {T_dec} token{'s' if T_dec > 1 else ''} first attend
             f"follows; output shape {dec.out.shape[0]} x {dec.out.shape[1]}. Weights are random and untrained.")
 st.dataframe(pd.DataFrame({
     "sub-layer": ["masked self-attention", "cross-attention", "feed-forward"],
-    "queries from": ["decoder", "decoder", "—"], "keys / values from": ["decoder (earlier tokens)", "encoder output", "—"],
+    "queries from": ["decoder", "decoder", "—"],
+    "keys / values from": ["decoder (earlier tokens)", "encoder output", "—"],
     "shape out": [f"{T_dec} x {D}"] * 3}), hide_index=True, width="stretch")
 show_code(run_block, encoder_block, decoder_block)
 

@@ -83,7 +83,8 @@ with tab_neuron:
         st.caption(arun.no_parity)
     else:
         nv = neuron_view(arun, layer, head, qi, kj)
-        st.altair_chart(bar_chart(nv.products, [str(d) for d in range(len(nv.q))], title="q ⊙ k, dimension by dimension",
+        st.altair_chart(bar_chart(nv.products, [str(d) for d in range(len(nv.q))],
+                                  title="q ⊙ k, dimension by dimension",
                                   value_name="q×k"))
         cols = st.columns(4)
         cols[0].metric("q · k", fmt(nv.dot))
@@ -108,7 +109,8 @@ with tab_parity:
                          "max |attention_core − model|": st.column_config.NumberColumn(format="%.2e")})
 show_code(model_attention_run, recompute_layer, neuron_view)
 
-questions = [(f"In layer {layer + 1}, head {head + 1}, which key does query {md_escape(tokens[row])} (#{row + 1}) look at most, "
+questions = [(f"In layer {layer + 1}, head {head + 1}, which key does query {md_escape(tokens[row])} (#{row + 1}) "
+              "look at most, "
               "and with what weight?", f"**{md_escape(tokens[top])}** (#{top + 1}), weight {fmt(float(W[row, top]))}.")]
 if nv is not None:
     questions.append((f"How is the weight from query “{md_escape(tokens[qi])}” to key “{md_escape(tokens[kj])}” made "

@@ -47,7 +47,8 @@ dims = st.multiselect("Dimensions to draw as curves", list(range(D)), default=so
                       max_selections=8)
 if dims:
     curves = pd.DataFrame({"position": np.tile(np.arange(T), len(dims)), "value": pe[:, dims].T.ravel(),
-                           "dimension": [f"dim {d} ({'sin' if d % 2 == 0 else 'cos'})" for d in dims for _ in range(T)]})
+                           "dimension": [f"dim {d} ({'sin' if d % 2 == 0 else 'cos'})"
+                                         for d in dims for _ in range(T)]})
     st.altair_chart(alt.Chart(curves).mark_line(point=T <= 64).encode(
         x="position:Q", y=alt.Y("value:Q", scale=alt.Scale(domain=[-1, 1])),
         color=alt.Color("dimension:N", legend=alt.Legend(orient="bottom")),
@@ -62,7 +63,8 @@ show_heatmap(sim, positions, positions, title="PE · PEᵀ (position x position)
 c2.altair_chart(alt.Chart(pd.DataFrame({"distance": np.arange(T), "mean dot product": by_offset})).mark_line(
     point=T <= 2).encode(x="distance:Q", y="mean dot product:Q").properties(height=260, title="mean PE·PE by distance"))
 self_sim = (f"{fmt(by_offset[0])} = d_model / 2, every sine² + cosine² pair adding 1" if D % 2 == 0 else
-            f"{fmt(by_offset[0])} on average: (d_model − 1) / 2 = {fmt((D - 1) / 2)} from the sine/cosine pairs plus the "
+            f"{fmt(by_offset[0])} on average: (d_model − 1) / 2 = {fmt((D - 1) / 2)} from the sine/cosine pairs "
+            "plus the "
             "last column's sine²")
 if T == 1:
     distance = "With one position there is no distance to compare; raise seq_len."
@@ -74,7 +76,8 @@ elif by_offset[1] > by_offset[-1]:
     distance = (f"Nearby positions match more than distant ones: distance 1 gives {fmt(by_offset[1])}, "
                 f"distance {T - 1} gives {fmt(by_offset[-1])}.")
 else:
-    distance = (f"At this d_model the match does not fall with distance: distance 1 gives {fmt(by_offset[1])}, distance "
+    distance = (f"At this d_model the match does not fall with distance: distance 1 gives {fmt(by_offset[1])}, "
+                "distance "
                 f"{T - 1} gives {fmt(by_offset[-1])} (too few frequencies; raise d_model).")
 c2.caption(f"A position's dot product with itself is {self_sim}. {distance}")
 

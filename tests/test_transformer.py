@@ -54,7 +54,8 @@ def test_decoder_block_matches_pytorch(norm_first, d_model, heads, T_q, T_k):
     with torch.no_grad():
         yt, mt = torch.from_numpy(y)[None], torch.from_numpy(mem)[None]
         out_t = ours_t(yt, mt)[0].numpy()
-        out_ref = ref(yt, mt, tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(T_q), tgt_is_causal=True)[0].numpy()
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(T_q)
+        out_ref = ref(yt, mt, tgt_mask=causal, tgt_is_causal=True)[0].numpy()
     np.testing.assert_allclose(out_t, out_ref, **TOL)
     np.testing.assert_allclose(steps.out, out_ref, **TOL)
 
