@@ -20,13 +20,15 @@ from attention_core import WhatIf, WhatIfRun
 PRINT_MAX = 16  # the scripts print up to this many rows and columns of each head
 
 
-def weights_csv(run: WhatIfRun) -> str:
-    """Long table: head, query index, query token, key index, key token, weight."""
-    H, T, _ = run.weights.shape
+def weights_csv(run: WhatIfRun, head: int | None = None) -> str:
+    """Long table: head, query index, query token, key index, key token, weight (every head, or one 0-based head)."""
+    weights = run.weights if head is None else run.weights[head : head + 1]
+    H, T, _ = weights.shape
     h, i, j = np.meshgrid(np.arange(H), np.arange(T), np.arange(T), indexing="ij")
     tok = np.asarray(run.tokens, dtype=object)
-    df = pd.DataFrame({"head": h.ravel() + 1, "query": i.ravel() + 1, "query_token": tok[i.ravel()],
-                       "key": j.ravel() + 1, "key_token": tok[j.ravel()], "weight": run.weights.ravel()})
+    first = 1 if head is None else head + 1
+    df = pd.DataFrame({"head": h.ravel() + first, "query": i.ravel() + 1, "query_token": tok[i.ravel()],
+                       "key": j.ravel() + 1, "key_token": tok[j.ravel()], "weight": weights.ravel()})
     return df.to_csv(index=False, float_format="%.8g")
 
 
