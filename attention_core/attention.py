@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ._checks import check_finite_array, check_mask, check_positive_int, check_temperature
+from ._checks import check_finite_array, check_mask, check_positive_int, check_qkv, check_temperature
 from .softmax import _softmax
 
 
@@ -59,13 +59,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scaled: bool = True, temper
         summing to 1 (0 for fully masked rows).
     """
     t = check_temperature(temperature)
-    q = check_finite_array("q", q, min_ndim=2)
-    k = check_finite_array("k", k, min_ndim=2)
-    v = check_finite_array("v", v, min_ndim=2)
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must share d_k (last dim); got q {q.shape} and k {k.shape}")
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(f"k and v must have the same number of tokens T_k; got k {k.shape} and v {v.shape}")
+    q, k, v = check_qkv(q, k, v)
     try:
         lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
