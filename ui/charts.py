@@ -18,6 +18,7 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, cached, register
+from ui.state import STRETCH_KEY, kept_value
 
 from ui.images import _LUTS, heatmap_png, pool  # noqa: F401 - re-exported for the pages
 
@@ -25,7 +26,6 @@ MAX_VECTOR_CELLS = 4096  # 64 x 64
 MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset
 LABEL_CHARS = 10  # longer tokens are shortened on the axis (the tooltip has the whole token)
 NEARLY_UNIFORM = 0.5  # a (0, 1) weight map whose largest weight is below this may be colour-stretched
-STRETCH_KEY = "stretch_colours"  # session toggle (ui.controls draws it); on by default
 
 
 def _short(label: str) -> str:
@@ -87,20 +87,37 @@ def _heatmap_altair(df, shape, row_labels, col_labels, title, row_title, col_tit
 
 
 @cached(max_mb=8)
-def heatmap_spec(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
-                 legend, note: str = "") -> str:
-    """The Vega-Lite spec of a heatmap without its data, as JSON text, built by Altair once per layout.
-
-    Altair validates every chart it serialises (tens of ms for a layered chart); the pages redraw the
-    same layouts with new numbers, so the skeleton is cached and only the data changes. ``autosize: pad``
-    keeps Vega from trying to fit a chart whose size is set by its cells (no console warnings)."""
+def _skeleton(shape, row_labels, col_labels, title, row_title, col_title, value_name, has_domain, scheme, size,
+              legend) -> str:
+    """The Vega-Lite spec of a heatmap without its data and colour domain, as JSON text, built by Altair once
+    per layout. Altair validates every chart it serialises (tens of ms); the pages redraw the same layouts
+    with new numbers and new colour ranges, so the skeleton is cached and the numbers are patched in.
+    ``autosize: pad`` keeps Vega from trying to fit a chart whose size is set by its cells (no warnings)."""
     empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], row_title: [""], col_title: [""]})
-    spec = _heatmap_altair(empty, shape, row_labels, col_labels, title, row_title, col_title, value_name, domain,
-                           scheme, size, legend, note).to_dict()
+    spec = _heatmap_altair(empty, shape, row_labels, col_labels, title, row_title, col_title, value_name,
+                           (0.0, 1.0) if has_domain else None, scheme, size, legend).to_dict()
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}
     spec["autosize"] = {"type": "pad", "contains": "padding"}
     return json.dumps(spec)
+
+
+def _heatmap_dict(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
+                  legend, note: str = "") -> dict:
+    spec = json.loads(_skeleton(shape, row_labels, col_labels, title, row_title, col_title, value_name,
+                                domain is not None, scheme, size, legend))
+    if domain is not None:
+        spec["encoding"]["color"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
+    if note:
+        spec["encoding"]["x"]["axis"]["title"] += f" · {note}"
+    return spec
+
+
+def heatmap_spec(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
+                 legend, note: str = "") -> str:
+    """The Vega-Lite spec of a heatmap without its data, as JSON text (the cells travel as a named dataset)."""
+    return json.dumps(_heatmap_dict(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain,
+                                    scheme, size, legend, note))
 
 
 def _digest(*arrays) -> bytes:
@@ -115,8 +132,7 @@ def _digest(*arrays) -> bytes:
     return h.digest()
 
 
-_CELLS = ByteLRU("ui.charts.cells", 64 * 2**20)  # Arrow bytes of drawn heatmaps, by content digest
-register(_CELLS)
+_CELLS = register(ByteLRU("ui.charts.cells", 64 * 2**20))  # Arrow bytes of drawn heatmaps, by content digest
 
 
 def _cells_arrow(m: np.ndarray, blank, rows: tuple, cols: tuple, row_title: str, col_title: str) -> bytes:
@@ -130,12 +146,25 @@ def _cells_arrow(m: np.ndarray, blank, rows: tuple, cols: tuple, row_title: str,
     return data
 
 
+_PNGS = register(ByteLRU("ui.charts.pngs", 32 * 2**20))  # encoded image heatmaps, by content digest
+
+
+def _png(m: np.ndarray, lo: float, hi: float, lut: str, max_px: int) -> tuple[bytes, tuple[int, int]]:
+    """heatmap_png, cached by a digest of the numbers and the colour range (the encoder runs once per map)."""
+    key = (_digest(m), lo, hi, lut, max_px)
+    hit, value = _PNGS.get(key)
+    if not hit:
+        value = heatmap_png(m, lo, hi, lut, max_px=max_px)
+        _PNGS.put(key, value)
+    return value
+
+
 def colour_domain(m: np.ndarray, domain, blank=None) -> tuple[tuple[float, float] | None, str]:
     """The colour domain to draw ``m`` with, and a note when it was stretched.
 
     A weight map drawn on 0..1 whose largest weight is below NEARLY_UNIFORM is stretched to its own range
     (when the session's toggle allows it), so that nearly uniform attention still shows its structure."""
-    if domain is None or tuple(domain) != (0.0, 1.0) or not st.session_state.get(STRETCH_KEY, True):
+    if domain is None or tuple(domain) != (0.0, 1.0) or not kept_value(STRETCH_KEY, True):
         return domain, ""
     vals = np.asarray(m)[~np.asarray(blank, dtype=bool)] if blank is not None else np.asarray(m).ravel()
     if vals.size == 0 or float(vals.max()) >= NEARLY_UNIFORM:
@@ -160,14 +189,12 @@ def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None 
     if m.size <= max_cells:
         row_title, col_title = kw.get("row_title", "query"), kw.get("col_title", "key")
         rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
-        note = ""  # a chart without a legend states its colour range under its key axis
+        note = ""  # a chart without a legend, or with a stretched one, states its colour range under its key axis
         if stretched or not legend:
             lo, hi = domain if domain is not None else (float(np.nanmin(m)), float(np.nanmax(m)))
             note = stretched or f"colour {lo:.3g}–{hi:.3g}"
-        value_name = kw.get("value_name", "weight") + (" (stretched)" if stretched and legend else "")
-        spec = json.loads(heatmap_spec(m.shape, rows, cols, title, row_title, col_title, value_name,
-                                       None if domain is None else (round(float(domain[0]), 6), round(float(domain[1]), 6)),
-                                       kw.get("scheme", "viridis"), kw.get("size", 260), legend, note))
+        spec = _heatmap_dict(m.shape, rows, cols, title, row_title, col_title, kw.get("value_name", "weight"), domain,
+                             kw.get("scheme", "viridis"), kw.get("size", 260), legend, note)
         spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, row_title, col_title)}
         box.vega_lite_chart(spec, key=key, width="content")
         return "vector"
@@ -179,7 +206,7 @@ def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None 
     if scheme != "viridis":
         lim = max(abs(domain[0]), abs(domain[1])) or 1.0
         domain = (-lim, lim)
-    png, f = heatmap_png(m, domain[0], domain[1], "viridis" if scheme == "viridis" else "diverging", max_px=max_px)
+    png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
     grey = "; grey = masked" if blank is not None else ""
     how = stretched or f"colour {domain[0]:.3g} to {domain[1]:.3g}"

@@ -24,9 +24,8 @@ import streamlit as st
 
 from attention_core import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from attention_core.config import SETTINGS, nearest_heads
-from ui.charts import STRETCH_KEY
 from ui.links import link_options
-from ui.state import kept_toggle, visit
+from ui.state import STRETCH_KEY, kept_toggle, visit
 from ui.url import URL_NAMES, from_query_params, to_query_params
 
 TEMPERATURES = [round(10 ** (e / 10), 3) for e in range(-10, 11)]  # 0.1 .. 10 in log steps

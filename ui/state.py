@@ -13,6 +13,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 _PAGE, _ENTERED, _VISIT = "_state_page", "_state_entered", "_state_visit"
+STRETCH_KEY = "stretch_colours"  # the sidebar's "stretch the colours of nearly uniform maps" toggle (on by default)
 
 
 def enter_page() -> None:
@@ -34,6 +35,11 @@ def entered_page() -> bool:
 def visit() -> int:
     """The number of the current page visit in this session (1, 2, ...)."""
     return st.session_state.get(_VISIT, 0)
+
+
+def kept_value(key: str, default):
+    """The value a kept widget (``kept_toggle``) holds, also on pages that do not draw it."""
+    return st.session_state.get(f"{key}_kept", default)
 
 
 def kept_toggle(box, label: str, key: str, default: bool, **kw) -> bool:
