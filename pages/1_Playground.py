@@ -37,10 +37,11 @@ T, H, d_k = run.T, cfg.n_heads, cfg.d_k
 tokens = run.tokens
 
 scale_tex = rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {math.sqrt(d_k):.3g}" if cfg.scaled else r"1 \;(\text{scaling off})"
-st.latex(
+st.latex(  # two lines, so that the formula fits 1280 px
     rf"A = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
-    rf"\quad \tau = {cfg.temperature:g},\quad T = {T},\; d_{{model}} = {cfg.d_model},\; H = {H},\; d_k = {d_k}"
+    rf"\quad \tau = {cfg.temperature:g}"
 )
+st.latex(rf"T = {T},\quad d_{{model}} = {cfg.d_model},\quad H = {H},\quad d_k = d_{{model}} / H = {d_k}")
 
 classroom = classroom_toggle()
 c1, c2 = st.columns(2)
@@ -138,7 +139,14 @@ st.caption(
     f"{temp_words}); the {twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
 )
 table = pd.DataFrame(sat).rename(
-    columns={"normalized_entropy": "entropy / log T", "jacobian_norm": "‖softmax Jacobian‖"}
+    columns={
+        "entropy": "entropy (nats)",
+        "normalized_entropy": "entropy / log T",
+        "max_weight": "mean max weight",
+        "effective_tokens": "effective tokens",
+        "near_one_hot_share": "near-one-hot rows",
+        "jacobian_norm": "‖softmax Jacobian‖",
+    }
 )
 table.insert(0, "head", [f"head {h + 1}" for h in range(H)])
 st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
@@ -148,11 +156,11 @@ show_qkv = st.toggle("show Q, K, V of the picked head", key="pg_qkv")
 dims = [str(j + 1) for j in range(cfg.d_model)]
 c1, c2 = st.columns(2)
 lim = float(max(np.abs(run.x).max(), np.abs(run.output).max())) or 1.0  # one colour scale for X and Z
-show_heatmap(
+kind = show_heatmap(
     run.x,
     tokens,
     dims,
-    title=f"X input ({T} x {cfg.d_model})",
+    title="X input",
     row_title="token",
     col_title="dim",
     value_name="x",
@@ -164,7 +172,7 @@ show_heatmap(
     run.output,
     tokens,
     dims,
-    title=f"Z output ({T} x {cfg.d_model})",
+    title="Z output",
     row_title="token",
     col_title="dim",
     value_name="z",
@@ -174,11 +182,19 @@ show_heatmap(
 )
 change = relative_difference(run.output, run.x)
 st.caption(
-    f"X and Z share one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red), so their colours compare "
-    f"directly. Each row of Z is a mix of the value rows, projected by W_o; Z differs from X by "
+    f"X and Z ({T} x {cfg.d_model} each) share one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red), so "
+    "their colours compare directly"
+    + (
+        "; drawn as images, each pixel averages a block of values, which pulls random values towards 0 and makes "
+        "large maps look pale"
+        if kind == "image"
+        else ""
+    )
+    + f". Each row of Z is a mix of the value rows, projected by W_o; Z differs from X by "
     f"{fmt(100 * change)}% of X's size (relative Frobenius norm ‖Z − X‖ / ‖X‖)."
 )
 if show_qkv:
+    st.caption(f"Q, K and V of head {head + 1} are {T} x {d_k} each (tokens x d_k).")
     kd = [str(j) for j in range(d_k)]
     cols = st.columns(3)
     for col, name, arr in zip(cols, "QKV", (run.q, run.k, run.v)):
@@ -186,7 +202,7 @@ if show_qkv:
             arr[head],
             tokens,
             kd,
-            title=f"{name} of head {head + 1} ({T} x {d_k})",
+            title=f"{name} of head {head + 1}",
             row_title="token",
             col_title="dim",
             value_name=name.lower(),
