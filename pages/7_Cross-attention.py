@@ -8,7 +8,7 @@ from attention_core import multi_head_attention
 from attention_core.config import MAX_SEED
 from attention_core.cross_attention import run_cross_attention
 from attention_core.readout import sharpness
-from ui.charts import show_heatmap
+from ui.charts import MAX_VECTOR_CELLS, show_heatmap
 from ui.compute import cached_cross
 from ui.controls import fmt, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -65,7 +65,8 @@ show_heatmap(
     run.weights[head],
     tok_q,
     tok_kv,
-    title=f"head {head + 1}: {T_q} x {T_k}",
+    # an image states its shape in its caption; a vector map states it in its title (never both)
+    title=f"head {head + 1}: {T_q} x {T_k}" if T_q * T_k <= MAX_VECTOR_CELLS else f"head {head + 1}",
     domain=(0, 1),
     size=360,
     max_px=384,

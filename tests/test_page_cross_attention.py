@@ -68,6 +68,19 @@ def test_random_sequences_sizes_heads_and_query():
     assert "output **3 x 64**" in texts(at)
 
 
+def test_large_map_states_its_shape_once():
+    at = run_ok(app(CA))
+    at.radio(key="ca_source").set_value("seeded random")
+    run_ok(at)
+    at.slider(key="ca_tq").set_value(100)
+    at.slider(key="ca_tk").set_value(256)
+    run_ok(at)
+    caps = [img.caption for el in at.get("image") for img in el.proto.imgs]
+    assert any(c.startswith("head 1 (100 x 256 as an image") for c in caps), caps
+    assert "Cross-attention weights: 100 queries x 256 keys" in texts(at)
+    assert "Only the 20 largest of the 256 weights are drawn" in texts(at)
+
+
 def test_sidebar_controls_change_the_numbers():
     at = run_ok(app(CA))
     before = texts(at)
