@@ -281,10 +281,11 @@ def main() -> None:
     chosen = [sc_all[n] for n in (args.scenario or ["why_scale"])]
     flags = tuple(f for fl in args.flag for f in fl.split("=", 1))
     pinned = f", taskset -c {args.cores}" if args.cores and not args.url else ""
+    think_text = "1.5-2.5 (a change about every 2 s)" if args.capacity else args.think
     extra = ", " + " ".join(flags) if flags else ""
     print(f"Server: {'--url ' + args.url if args.url else 'streamlit run'}{pinned}{extra}; "
           f"{os.cpu_count()} cores on this machine, shared with the clients, the Chromium tab and other jobs. "
-          f"{'Burst: all students change at once.' if args.burst else f'Think time {args.think} s.'}\n", flush=True)
+          f"{'Burst: all students change at once.' if args.burst else f'Think time {think_text} s.'}\n", flush=True)
 
     def run(sc: Scenario, students: int, think_: tuple[float, float], browser: bool) -> Load:
         if args.url:
