@@ -4,9 +4,9 @@ import numpy as np
 import streamlit as st
 
 from attention_core import class_notes_weights, one_hot_embeddings, position_labels, scaled_dot_product_attention
-from ui.images import labelled_heatmap_png
 from ui.controls import current, show_notices, write_url
 from ui.gallery import preset_gallery
+from ui.images import labelled_heatmap_png
 from ui.layout import PAGES, page_setup
 from ui.lesson import page_end
 

@@ -14,29 +14,49 @@ The torch parts (``SelfAttention``, ``MultiHeadSelfAttention``, ``scaled_dot_pro
 ``score_gradient_norm``) are imported lazily, so ``import attention_core`` does not load torch.
 """
 
-from .attention import attention_scores, score_factor, merge_heads, multi_head_attention, scaled_dot_product_attention, split_heads
-from .config import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
-from .inputs import (class_notes_weights, one_hot_embeddings, position_labels, random_embeddings,
-                     random_projection_weights, sentence_embeddings, tokenize)
-from .matrices import check_matrix, format_matrix, parse_matrix
-from .masks import causal_mask, combine_masks, padding_mask
-from .permutation import shuffle_experiment
-from .positional import sinusoidal_positional_encoding
-from .saturation import (NEAR_ONE_HOT, SaturationMetrics, head_divergence_matrix, js_divergence, saturation_metrics,
-                         score_std, softmax_jacobian)
-from .softmax import softmax
-from .whatif import WhatIfRun, run_whatif
-
 # modern attention (NumPy): positions, grouped queries and the KV cache, windows, tiles, sinks, linear attention
 from .alibi import alibi_attention, alibi_bias, alibi_slopes, attention_with_bias
+from .attention import (
+    attention_scores,
+    merge_heads,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    score_factor,
+    split_heads,
+)
+from .config import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from .flash import flash_attention, flash_attention_steps
 from .gqa import allowed_kv_heads, grouped_query_attention, kv_cache_bytes
+from .inputs import (
+    class_notes_weights,
+    one_hot_embeddings,
+    position_labels,
+    random_embeddings,
+    random_projection_weights,
+    sentence_embeddings,
+    tokenize,
+)
 from .kv_cache import decode_with_cache
 from .linear_attention import elu_feature_map, linear_attention, linear_attention_recurrent
 from .mask_demo import clamp_pad, mask_lab, textbook_softmax
+from .masks import causal_mask, combine_masks, padding_mask
+from .matrices import check_matrix, format_matrix, parse_matrix
+from .permutation import shuffle_experiment
+from .positional import sinusoidal_positional_encoding
 from .rope import apply_rope, rope_angles, rope_attention, rope_scores
+from .saturation import (
+    NEAR_ONE_HOT,
+    SaturationMetrics,
+    head_divergence_matrix,
+    js_divergence,
+    saturation_metrics,
+    score_std,
+    softmax_jacobian,
+)
 from .sinks import sink_attention, streaming_mask
+from .softmax import softmax
 from .walkthrough import Walkthrough, walkthrough
+from .whatif import WhatIfRun, run_whatif
 from .windows import measured_receptive_field, receptive_field_formula, sliding_window_mask
 
 _TORCH_NAMES = {"SelfAttention", "MultiHeadSelfAttention", "scaled_dot_product_attention_torch",

@@ -105,7 +105,7 @@ class WhatIf:
         """Width of one head's queries and keys."""
         return self.d_model // self.n_heads
 
-    def replace(self, **changes) -> "WhatIf":
+    def replace(self, **changes) -> WhatIf:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 

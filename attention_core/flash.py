@@ -132,7 +132,7 @@ def flash_attention(q, k, v, mask=None, causal: bool = False, tile_size: int = 6
     """
     q, k, v, mask, tile_size, t, lead = _check(q, k, v, mask, causal, tile_size, temperature)
     state = None
-    for state in _walk_tiles(q, k, v, mask, bool(causal), tile_size, score_factor(q.shape[-1], scaled, t), lead):
+    for state in _walk_tiles(q, k, v, mask, bool(causal), tile_size, score_factor(q.shape[-1], scaled, t), lead):  # noqa: B007
         pass  # keep only the latest running state
     *_, l, o = state
     return _finish(o, l)

@@ -63,7 +63,7 @@ def random_embeddings(T: int, d_model: int, seed: int = 0) -> np.ndarray:
 
 def token_vector(token: str, d_model: int, seed: int = 0) -> np.ndarray:
     """A standard-normal vector fixed by (token, seed): the same word always gets the same row."""
-    digest = hashlib.blake2b(f"{seed}\x00{token}".encode("utf-8"), digest_size=8).digest()
+    digest = hashlib.blake2b(f"{seed}\x00{token}".encode(), digest_size=8).digest()
     return np.random.default_rng(int.from_bytes(digest, "little")).standard_normal(d_model, dtype=np.float32)
 
 

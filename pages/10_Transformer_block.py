@@ -113,7 +113,7 @@ st.dataframe(pd.DataFrame({
     "shape out": [f"{T_dec} x {D}"] * 3}), hide_index=True, width="stretch")
 show_code(run_block, encoder_block, decoder_block)
 
-questions = [(f"What shape is the decoder's cross-attention map here, and why?",
+questions = [("What shape is the decoder's cross-attention map here, and why?",
               f"{T_dec} x {T}: one row per decoder token (the queries) and one column per encoder output token "
               f"(the keys and values).")]
 if it is not None:

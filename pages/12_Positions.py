@@ -5,15 +5,33 @@ import math
 import streamlit as st
 
 from attention_core.alibi import alibi_bias
-from attention_core.positions import (METHODS, learned_position_table, lookup_positions, offset_profile, pair_scores,
-                                      position_attention)
+from attention_core.positions import (
+    METHODS,
+    learned_position_table,
+    lookup_positions,
+    offset_profile,
+    pair_scores,
+    position_attention,
+)
 from attention_core.rope import apply_rope
 from ui.charts import show_heatmap
 from ui.compute import cached_run
 from ui.controls import fmt, share_box, sidebar_controls
 from ui.layout import page_setup, show_code
-from ui.modern import (METHOD_LABELS, PageParam, clamp, offset_chart, positions_view, seed_params,
-                       per_head_bars, show_notes, vega, where_next, widget_kw, write_params)
+from ui.modern import (
+    METHOD_LABELS,
+    PageParam,
+    clamp,
+    offset_chart,
+    per_head_bars,
+    positions_view,
+    seed_params,
+    show_notes,
+    vega,
+    where_next,
+    widget_kw,
+    write_params,
+)
 from ui.text import md_escape
 
 page_setup("Positions: sinusoidal, learned, RoPE, ALiBi", "🧭",

@@ -5,15 +5,35 @@ import math
 import numpy as np
 import streamlit as st
 
-from attention_core.linear_attention import (elu_feature_map, linear_attention, linear_attention_factorised,
-                                             linear_attention_recurrent)
+from attention_core.linear_attention import (
+    elu_feature_map,
+    linear_attention,
+    linear_attention_factorised,
+    linear_attention_recurrent,
+)
 from attention_core.sinks import sink_attention, streaming_mask
 from ui.charts import show_heatmap
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
-from ui.modern import (PageParam, clamp, clear_notes, default_sinks, linear_view, memory_chart, note,
-                       parse_sinks, per_head_bars, seed_params, show_notes, sinks_view, streaming_view, vega, where_next,
-                       widget_kw, write_params)
+from ui.modern import (
+    PageParam,
+    clamp,
+    clear_notes,
+    default_sinks,
+    linear_view,
+    memory_chart,
+    note,
+    parse_sinks,
+    per_head_bars,
+    seed_params,
+    show_notes,
+    sinks_view,
+    streaming_view,
+    vega,
+    where_next,
+    widget_kw,
+    write_params,
+)
 
 page_setup("Sinks and linear attention", "🕳️",
            "A softmax must hand out a total weight of exactly 1, even when a head has nothing to read. **Attention "
@@ -84,7 +104,7 @@ else:
     parts = [f"head {h + 1} (s = {sinks[h]:g}): {share(mean_sum[h])}" for h in range(H)]
     st.markdown("Weight left on the real tokens, mean over the rows: " + "; ".join(parts) + ". "
                 + (f"Every row of every head sums to less than 1 (at most {share(hi)}). " if hi < 1 else
-                   f"The largest row sum is 1 in float64: the sink's share is below rounding there. ")
+                   "The largest row sum is 1 in float64: the sink's share is below rounding there. ")
                 + "A higher sink logit takes more: the head can say *nothing here is worth reading*.")
 c1, c2 = st.columns(2)
 c1.metric("max |weights − softmax([scores, s_h]) without the sink column|", f"{view.diff_reference:.1e}")

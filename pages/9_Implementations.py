@@ -8,8 +8,12 @@ import streamlit as st
 
 from attention_core import implementations as impls
 from attention_core import scaled_dot_product_attention as sdpa_numpy
-from attention_core.torch_attention import (MultiHeadSelfAttention, SelfAttention, scaled_dot_product_attention_torch,
-                                            softmax_torch)
+from attention_core.torch_attention import (
+    MultiHeadSelfAttention,
+    SelfAttention,
+    scaled_dot_product_attention_torch,
+    softmax_torch,
+)
 from ui.compute import cached_implementations, cached_run
 from ui.controls import fmt, sidebar_controls
 from ui.layout import page_setup

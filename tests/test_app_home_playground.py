@@ -4,7 +4,7 @@ tests/test_page_playground.py)."""
 import pytest
 
 from attention_core import WhatIf
-from tests.apptest_util import app, run_ok, texts
+from tests.apptest_util import app, run_ok
 
 PLAY = "pages/1_Playground.py"
 

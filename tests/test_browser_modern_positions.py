@@ -5,8 +5,8 @@ import contextlib
 
 import pytest
 
-from tests.test_browser import assert_no_errors, browser_and_base  # noqa: F401 - browser_and_base is a fixture
 from tests.server_util import wait_for_app
+from tests.test_browser import assert_no_errors, browser_and_base  # noqa: F401 - browser_and_base is a fixture
 
 pytestmark = pytest.mark.browser
 SIZES = [(1280, 720), (1400, 1000)]

@@ -10,8 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import attention_core as ac
-from attention_core.torch_attention import (MultiHeadSelfAttention, SelfAttention, score_gradient_norm,
-                                            scaled_dot_product_attention_torch)
+from attention_core.torch_attention import (
+    MultiHeadSelfAttention,
+    SelfAttention,
+    scaled_dot_product_attention_torch,
+    score_gradient_norm,
+)
 
 TOL = dict(atol=2e-5, rtol=1e-4)  # float32
 

@@ -17,16 +17,14 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import yaml
-from websockets.exceptions import ConnectionClosed
-
-from deploy.local_cluster import (ROOT, SERVER_PARAMS, check_nginx_conf, local_cluster, nginx_binary,
-                                  render_nginx_conf)
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.exceptions import ConnectionClosed
+
+from deploy.local_cluster import ROOT, SERVER_PARAMS, check_nginx_conf, local_cluster, nginx_binary, render_nginx_conf
 
 DEPLOY = ROOT / "deploy"
 COOKIE = "aexp_route"

@@ -15,11 +15,25 @@ from hypothesis import strategies as st
 
 from attention_core import causal_mask, multi_head_attention, random_projection_weights, scaled_dot_product_attention
 from attention_core.flash import flash_attention, flash_attention_steps
-from attention_core.gqa import (DTYPE_BYTES, MODELS, MODELS_BY_NAME, ModelShape, allowed_kv_heads, gqa_self_attention,
-                                grouped_query_attention, kv_cache_bytes, repeat_kv)
+from attention_core.gqa import (
+    DTYPE_BYTES,
+    MODELS,
+    MODELS_BY_NAME,
+    ModelShape,
+    allowed_kv_heads,
+    gqa_self_attention,
+    grouped_query_attention,
+    kv_cache_bytes,
+    repeat_kv,
+)
 from attention_core.kv_cache import KVCache, decode_with_cache
-from attention_core.windows import (influence_by_layer, measured_receptive_field, reach_matrix, receptive_field_formula,
-                                    sliding_window_mask)
+from attention_core.windows import (
+    influence_by_layer,
+    measured_receptive_field,
+    reach_matrix,
+    receptive_field_formula,
+    sliding_window_mask,
+)
 
 torch.set_num_threads(1)
 temperatures = st.sampled_from([0.3, 1.0, 2.5])

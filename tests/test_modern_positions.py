@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 from attention_core import causal_mask, multi_head_attention, random_projection_weights, scaled_dot_product_attention
 from attention_core.alibi import alibi_attention, alibi_bias, alibi_slopes, attention_with_bias
 from attention_core.positional import sinusoidal_positional_encoding
-from attention_core.positions import (METHODS, angles_beyond_training, learned_position_table, lookup_positions,
-                                      offset_profile, pair_scores, position_attention)
+from attention_core.positions import (
+    METHODS,
+    angles_beyond_training,
+    learned_position_table,
+    lookup_positions,
+    offset_profile,
+    pair_scores,
+    position_attention,
+)
 from attention_core.rope import apply_rope, rope_angles, rope_attention, rope_frequencies, rope_scores
 
 even_d = st.integers(1, 16).map(lambda h: 2 * h)

@@ -149,7 +149,7 @@ def test_default_model_offline_gives_message_not_traceback():
 @pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"},
                                    {"mask": "causal", "temperature": "0.1"}])
 def test_toy_attention_extremes(query):
-    from attention_core import WhatIf, run_whatif
+    from attention_core import run_whatif
 
     at = app(PAGE, {"model": "no-such-user/no-such-model-xyz", **query}, timeout=300)
     at.session_state["rm_source"] = "the toy attention (sidebar what-if)"

@@ -8,8 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attention_core import causal_mask, scaled_dot_product_attention, softmax
-from attention_core.linear_attention import (elu_feature_map, linear_attention, linear_attention_factorised,
-                                             linear_attention_recurrent)
+from attention_core.linear_attention import (
+    elu_feature_map,
+    linear_attention,
+    linear_attention_factorised,
+    linear_attention_recurrent,
+)
 from attention_core.sinks import sink_attention, streaming_mask
 
 

@@ -14,11 +14,11 @@ import functools
 import sys
 import threading
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-_REGISTRY: dict[str, "ByteLRU"] = {}
+_REGISTRY: dict[str, ByteLRU] = {}
 
 
 def nbytes(obj, _depth: int = 0) -> int:

@@ -18,9 +18,8 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, cached, register
-from ui.state import STRETCH_KEY, kept_value
-
 from ui.images import _LUTS, heatmap_png, pool  # noqa: F401 - re-exported for the pages
+from ui.state import STRETCH_KEY, kept_value
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
 MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset

@@ -18,8 +18,16 @@ import streamlit as st
 from attention_core import WhatIf, attention_scores, scaled_dot_product_attention, softmax
 from attention_core.alibi import alibi_slopes
 from attention_core.linear_attention import linear_attention, linear_attention_factorised, linear_attention_recurrent
-from attention_core.positions import (METHODS, OffsetProfile, angles_beyond_training, learned_position_table,
-                                      lookup_positions, offset_profile, pair_scores, position_attention)
+from attention_core.positions import (
+    METHODS,
+    OffsetProfile,
+    angles_beyond_training,
+    learned_position_table,
+    lookup_positions,
+    offset_profile,
+    pair_scores,
+    position_attention,
+)
 from attention_core.sinks import sink_attention, streaming_mask
 from ui.cache import cached
 from ui.compute import cached_run

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 from attention_core.config import SETTINGS, WhatIf, allowed_heads, nearest_heads
 
