@@ -79,7 +79,7 @@ if "tr_seeded" not in ss:  # seed the widgets from the link once per session
         ss[f"tr_{f}"] = getattr(cfg, f)
     ss.tr_view = url_int("show", -1, -1, RANGES["steps"][1])
     ss.tr_link_step = url_int("step", 0, 0, RANGES["steps"][1])
-    ss.tr_layer = url_int("layer", 1, 1, 2) - 1
+    ss.tr_layer = url_int("layer", 0, 0, 2) - 1  # -1: pick the most telling head
     ss.tr_head = url_int("head", 1, 1, 4) - 1
     ss.tr_used = 0
     ss.tr_playing = False
@@ -95,12 +95,17 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     """Maps, head scores, the query/key picture, parity and exports of snapshot ``index`` of ``traj``."""
     cfg = traj.cfg
     snap = traj.snapshot(index)
+    if ss.tr_layer < 0:  # no head chosen yet: the best prefix-matching (else previous-token / on-B) head of this step
+        k = next((k for k in (1, 2, 0) if not np.isnan(snap.scores[..., k]).all()), 0)
+        ss.tr_layer, ss.tr_head = (int(i) for i in np.unravel_index(np.nanargmax(snap.scores[..., k]),
+                                                                     snap.scores.shape[:2]))
     c1, c2 = st.columns(2)
     layer = c1.selectbox("layer (query/key picture)", range(cfg.n_layers), format_func=lambda i: f"layer {i + 1}",
                          index=min(ss.tr_layer, cfg.n_layers - 1), key=f"{key}_layer")
     head = c2.selectbox("head (query/key picture)", range(cfg.n_heads), format_func=lambda i: f"head {i + 1}",
                         index=min(ss.tr_head, cfg.n_heads - 1), key=f"{key}_head")
     ss.tr_layer, ss.tr_head = layer, head
+    qp.update({"layer": str(layer + 1), "head": str(head + 1)})
     view = view_fn(layer, head)
     st.subheader(f"Every head on the probe at step {snap.step}")
     st.caption(f"The probe: {' '.join(view.tokens)}. Rows are queries, columns keys (colour 0 to 1).")
@@ -111,7 +116,7 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     heads = [f"L{layer_i + 1}H{h + 1}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
     st.dataframe({"head": heads, **table}, hide_index=True)
     st.subheader(f"Queries and keys of layer {layer + 1} head {head + 1} in one picture")
-    st.altair_chart(qk_chart(view.qk, view.tokens), width="stretch")
+    st.vega_lite_chart(qk_chart(view.qk, view.tokens), width="stretch")
     st.caption(f"Keys moved to the queries' centroid and q, k rescaled to the same mean length (neither changes a "
                f"softmax row), then one PCA of both clouds: the two axes keep {view.qk.explained:.0%} of the variance. "
                "Lines join each query to its two most attended keys (darker = more weight). After AttentionViz "
@@ -171,14 +176,14 @@ def ready_section() -> None:
     marks = [(cliff, "2 layers: phase change")] if cliff else []
     shown = int(traj.steps[index])
     a, b = st.columns(2)
-    a.altair_chart(curves_chart(df, "loss", "Loss (held-out solid, train dashed)", marks, shown, by_run=True),
+    a.vega_lite_chart(curves_chart(df, "loss", "Loss (held-out solid, train dashed)", marks, shown, by_run=True),
                    width="stretch")
-    b.altair_chart(scores_chart(sf, "prefix-matching", "Prefix-matching score of every head", marks, shown,
+    b.vega_lite_chart(scores_chart(sf, "prefix-matching", "Prefix-matching score of every head", marks, shown,
                                 by_run=True), width="stretch")
     a, b = st.columns(2)
-    a.altair_chart(curves_chart(df, "accuracy", "Accuracy on repeated tokens", marks, shown, by_run=True),
+    a.vega_lite_chart(curves_chart(df, "accuracy", "Accuracy on repeated tokens", marks, shown, by_run=True),
                    width="stretch")
-    b.altair_chart(scores_chart(sf, "previous-token", "Previous-token score of every head", marks, shown,
+    b.vega_lite_chart(scores_chart(sf, "previous-token", "Previous-token score of every head", marks, shown,
                                 by_run=True), width="stretch")
     qp.update({"mode": "ready", "run": name, "show": str(shown)})
     show_details(traj, index, lambda layer, head: ready_snapshot_view(name, index, layer, head), key="ready")
@@ -210,6 +215,28 @@ def live_settings() -> TrainConfig:
     return cfg
 
 
+def _play() -> None:
+    ss.tr_playing = True
+
+
+def _pause() -> None:
+    ss.tr_playing = False
+    QUEUE.release(ss.tr_sid)
+
+
+def _single_step() -> None:
+    if ss.tr_used < STEP_BUDGET:
+        ss.tr_trainer.train(1)
+        ss.tr_used += 1
+    ss.tr_view = -1
+
+
+def _reset() -> None:
+    QUEUE.release(ss.tr_sid)
+    ss.tr_trainer = Trainer(ss.tr_trainer.cfg)
+    ss.tr_playing, ss.tr_view, ss.tr_link_step = False, -1, 0
+
+
 def live_section() -> None:
     cfg = live_settings()
     trainer: Trainer | None = ss.get("tr_trainer")
@@ -219,21 +246,11 @@ def live_section() -> None:
         QUEUE.release(ss.tr_sid)
         trainer = ss.tr_trainer = Trainer(cfg)
         ss.tr_playing = ss.tr_link_step > 0  # a link that had reached a step retrains to it
-    b = st.columns([1, 1, 1, 1, 3])
-    if b[0].button("▶ Play", disabled=ss.tr_playing, width="stretch"):
-        ss.tr_playing = True
-    if b[1].button("⏸ Pause", disabled=not ss.tr_playing, width="stretch"):
-        ss.tr_playing = False
-        QUEUE.release(ss.tr_sid)
-    if b[2].button("+1 step", disabled=ss.tr_playing, width="stretch"):
-        if ss.tr_used < STEP_BUDGET:
-            trainer.train(1)
-            ss.tr_used += 1
-        ss.tr_view = -1
-    if b[3].button("↺ Reset", width="stretch"):
-        QUEUE.release(ss.tr_sid)
-        trainer = ss.tr_trainer = Trainer(cfg)
-        ss.tr_playing, ss.tr_view, ss.tr_link_step = False, -1, 0
+    b = st.columns([1, 1, 1, 1, 3])  # callbacks run before the page draws, so the buttons show the new state
+    b[0].button("▶ Play", disabled=ss.tr_playing, width="stretch", on_click=_play)
+    b[1].button("⏸ Pause", disabled=not ss.tr_playing, width="stretch", on_click=_pause)
+    b[2].button("+1 step", disabled=ss.tr_playing, width="stretch", on_click=_single_step)
+    b[3].button("↺ Reset", width="stretch", on_click=_reset)
     running, waiting = QUEUE.status()
     b[4].caption(f"Server: {running} training now, {waiting} waiting. Your budget: {STEP_BUDGET - ss.tr_used} of "
                  f"{STEP_BUDGET} live steps left.")
@@ -243,7 +260,7 @@ def live_section() -> None:
 def live_view() -> None:
     trainer: Trainer = ss.tr_trainer
     cfg = trainer.cfg
-    stop_at = max(cfg.steps, ss.tr_link_step) if ss.tr_link_step else cfg.steps
+    stop_at = ss.tr_link_step or cfg.steps  # a link that had reached a step retrains exactly to it
     if ss.tr_playing:
         place = QUEUE.request(ss.tr_sid)
         left = STEP_BUDGET - ss.tr_used
@@ -275,12 +292,12 @@ def live_view() -> None:
     marks = [(cliff, "phase change")] if cliff else []
     df, sf = curve_frame(traj, "live"), score_frame(traj, "live")
     a, b = st.columns(2)
-    a.altair_chart(curves_chart(df, "loss", "Loss", marks, shown), width="stretch")
-    b.altair_chart(curves_chart(df, "accuracy", "Accuracy", marks, shown), width="stretch")
+    a.vega_lite_chart(curves_chart(df, "loss", "Loss", marks, shown), width="stretch")
+    b.vega_lite_chart(curves_chart(df, "accuracy", "Accuracy", marks, shown), width="stretch")
     names = list(dict.fromkeys(sf["score"]))
     cols = st.columns(len(names))
     for col, name in zip(cols, names):
-        col.altair_chart(scores_chart(sf, name, f"{name} score of every head", marks, shown), width="stretch")
+        col.vega_lite_chart(scores_chart(sf, name, f"{name} score of every head", marks, shown), width="stretch")
     if cliff:
         st.markdown(f"Phase change at about **step {cliff}**: the best head's prefix-matching score went from "
                     f"{best[0]:.2f} to {np.nanmax(best):.2f}.")

@@ -112,7 +112,11 @@ def test_live_play_pause_step_and_the_link():
 
 
 def test_live_training_waits_in_the_queue_when_the_server_is_full(monkeypatch):
+    from collections import OrderedDict
+
     monkeypatch.setattr(QUEUE, "timeout", 1e9)  # the two other trainings must not expire while the page loads
+    monkeypatch.setattr(QUEUE, "_active", {})  # and no session of an earlier test holds a slot
+    monkeypatch.setattr(QUEUE, "_waiting", OrderedDict())
     QUEUE.request("other-1")
     QUEUE.request("other-2")
     try:

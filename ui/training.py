@@ -129,12 +129,15 @@ class SnapshotView:
 
 
 def probe_labels(cfg: TrainConfig) -> tuple[str, ...]:
-    """Labels of the probe's tokens: position and symbol (SEP for the separator, B for find_b's B)."""
-    toks = probe_batch(cfg).tokens[0].tolist()
+    """Short unique labels of the probe's tokens: the symbol (SEP for the separator, B for find_b's B), with a
+    prime for each earlier occurrence (38, 38′, 38″, ...), so a repeated token is easy to follow."""
+    counts: dict[str, int] = {}
     names = []
-    for i, t in enumerate(toks):
+    for t in probe_batch(cfg).tokens[0].tolist():
         name = "SEP" if t == cfg.vocab else ("B" if cfg.task == "find_b" and t == 0 else str(t))
-        names.append(f"{i}:{name}")
+        seen = counts.get(name, 0)
+        counts[name] = seen + 1
+        names.append(name + ("′" * seen if seen < 4 else f"({seen})"))
     return tuple(names)
 
 

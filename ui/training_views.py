@@ -3,7 +3,6 @@ query/key picture. Plain Altair specs built from the arrays a Trajectory holds."
 
 from __future__ import annotations
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -58,76 +57,93 @@ def score_frame(traj: Trajectory, run: str = "") -> pd.DataFrame:
     return df
 
 
-def _marks(base: alt.Chart, marks: list[tuple[int, str]], shown_step: int | None) -> alt.LayerChart:
+def _records(df: pd.DataFrame) -> list[dict]:
+    return df.to_dict(orient="records")
+
+
+def _layered(title: str, base: dict, marks: list[tuple[int, str]], shown_step: int | None, height: int) -> dict:
+    """A Vega-Lite spec (a plain dict: Altair's validation costs ~0.2 s a chart, too slow for a live redraw)
+    of ``base`` with the phase changes as red dashed rules and the shown step as a grey rule."""
     layers = [base]
     if marks:
-        rules = pd.DataFrame({"step": [m[0] for m in marks], "label": [m[1] for m in marks]})
-        layers.append(alt.Chart(rules).mark_rule(color="#e45756", strokeDash=[5, 3], strokeWidth=2).encode(
-            x="step:Q", tooltip=["label:N", "step:Q"]))
+        layers.append({"data": {"values": [{"step": m[0], "label": m[1]} for m in marks]},
+                       "mark": {"type": "rule", "color": "#e45756", "strokeDash": [5, 3], "strokeWidth": 2},
+                       "encoding": {"x": {"field": "step", "type": "quantitative"},
+                                    "tooltip": [{"field": "label"}, {"field": "step", "type": "quantitative"}]}})
     if shown_step is not None:
-        layers.append(alt.Chart(pd.DataFrame({"step": [shown_step]})).mark_rule(color="#444").encode(x="step:Q"))
-    return alt.layer(*layers)
+        layers.append({"data": {"values": [{"step": int(shown_step)}]}, "mark": {"type": "rule", "color": "#444"},
+                       "encoding": {"x": {"field": "step", "type": "quantitative"}}})
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "title": title, "height": height,
+            "layer": layers}
 
 
-def curves_chart(df: pd.DataFrame, metric: str, title: str, marks=(), shown_step=None, by_run=False) -> alt.LayerChart:
+def curves_chart(df: pd.DataFrame, metric: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
     """Lines of one metric over steps (colour = curve, or run and dash = curve), phase changes as red rules."""
     data = df[df["metric"] == metric]
-    colour = "run:N" if by_run else "curve:N"
-    base = alt.Chart(data, title=title).mark_line().encode(
-        x=alt.X("step:Q", title="step"), y=alt.Y("value:Q", title=metric),
-        color=alt.Color(colour, legend=alt.Legend(orient="bottom", title=None)),
-        strokeDash=alt.StrokeDash("curve:N", legend=alt.Legend(orient="bottom", title=None)) if by_run
-        else alt.Undefined, tooltip=["run:N", "curve:N", "step:Q", "value:Q"])
-    return _marks(base, list(marks), shown_step).properties(height=240)
+    legend = {"orient": "bottom", "title": None}
+    enc = {"x": {"field": "step", "type": "quantitative", "title": "step"},
+           "y": {"field": "value", "type": "quantitative", "title": metric},
+           "color": {"field": "run" if by_run else "curve", "type": "nominal", "legend": legend},
+           "tooltip": [{"field": f} for f in ("run", "curve", "step", "value")]}
+    if by_run:
+        enc["strokeDash"] = {"field": "curve", "type": "nominal", "legend": legend}
+    base = {"data": {"values": _records(data)}, "mark": "line", "encoding": enc}
+    return _layered(title, base, list(marks), shown_step, 220)
 
 
-def scores_chart(df: pd.DataFrame, score: str, title: str, marks=(), shown_step=None, by_run=False) -> alt.LayerChart:
+def scores_chart(df: pd.DataFrame, score: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
     """One score over steps, one line per head (and per run), phase changes as red rules."""
-    data = df[df["score"] == score]
-    base = alt.Chart(data, title=title).mark_line().encode(
-        x=alt.X("step:Q", title="step"), y=alt.Y("value:Q", title=score, scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("head:N", legend=alt.Legend(orient="bottom", title=None)),
-        strokeDash=alt.StrokeDash("run:N", legend=alt.Legend(orient="bottom", title=None)) if by_run else alt.Undefined,
-        tooltip=["run:N", "head:N", "step:Q", "value:Q"])
-    return _marks(base, list(marks), shown_step).properties(height=240)
+    data = df[df["score"] == score].copy()
+    data["line"] = (data["run"] + " " + data["head"]) if by_run else data["head"]
+    enc = {"x": {"field": "step", "type": "quantitative", "title": "step"},
+           "y": {"field": "value", "type": "quantitative", "title": score, "scale": {"domain": [0, 1]}},
+           "color": {"field": "line", "type": "nominal", "legend": {"orient": "right", "title": None}},
+           "tooltip": [{"field": f} for f in ("run", "head", "step", "value")]}
+    base = {"data": {"values": _records(data)}, "mark": "line", "encoding": enc}
+    return _layered(title, base, list(marks), shown_step, 220)
 
 
 def show_head_maps(maps: np.ndarray, labels, key: str) -> None:
-    """Every head's map on the probe, a row of columns per layer."""
-    L, H = maps.shape[:2]
-    for layer in range(L):
-        cols = st.columns(H)
+    """Every head's map on the probe: a tab per layer, its heads side by side when they fit (at 12 px a cell,
+    two 32-token maps are wider than half of a 1280 px window), else one under the other."""
+    L, H, T, _ = maps.shape
+    tabs = st.tabs([f"layer {layer + 1}" for layer in range(L)])
+    for layer, tab in enumerate(tabs):
+        boxes = tab.columns(H) if H * T <= 40 else [tab] * H
         for head in range(H):
             show_heatmap(maps[layer, head], labels, labels, title=f"layer {layer + 1} head {head + 1}",
-                         container=cols[head], key=f"{key}_{layer}_{head}", size=230, legend=False,
+                         container=boxes[head], key=f"{key}_{layer}_{head}", size=230, legend=False,
                          domain=(0.0, 1.0))
 
 
-def qk_chart(pic: QKPicture, labels) -> alt.LayerChart:
+def qk_chart(pic: QKPicture, labels) -> dict:
     """Queries (circles) and keys (squares) in one plane, a line from each query to its top keys."""
     labels = list(labels)
-    T = len(labels)
-    q = pd.DataFrame({"x": pic.queries[:, 0], "y": pic.queries[:, 1], "token": labels, "kind": "query"})
-    k = pd.DataFrame({"x": pic.keys[:, 0], "y": pic.keys[:, 1], "token": labels, "kind": "key"})
+    points = ([{"x": float(x), "y": float(y), "token": t, "kind": "query"} for (x, y), t in zip(pic.queries, labels)]
+              + [{"x": float(x), "y": float(y), "token": t, "kind": "key"} for (x, y), t in zip(pic.keys, labels)])
     lines = []
-    for i in range(T):
+    for i in range(len(labels)):
         for j in pic.top_keys[i]:
             if j < 0:
                 continue
-            w = float(pic.weights[i, j])
+            what, w = f"{labels[i]} → {labels[j]}", float(pic.weights[i, j])
             lines += [{"pair": f"{i}-{j}", "x": float(pic.queries[i, 0]), "y": float(pic.queries[i, 1]), "weight": w,
-                       "what": f"{labels[i]} → {labels[j]}"},
+                       "what": what},
                       {"pair": f"{i}-{j}", "x": float(pic.keys[j, 0]), "y": float(pic.keys[j, 1]), "weight": w,
-                       "what": f"{labels[i]} → {labels[j]}"}]
-    line_chart = alt.Chart(pd.DataFrame(lines)).mark_line(color="#888").encode(
-        x="x:Q", y="y:Q", detail="pair:N", opacity=alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1]), legend=None),
-        tooltip=["what:N", alt.Tooltip("weight:Q", format=".3f")])
-    points = alt.Chart(pd.concat([q, k])).mark_point(filled=True, size=70).encode(
-        x=alt.X("x:Q", title="PC 1"), y=alt.Y("y:Q", title="PC 2"),
-        color=alt.Color("kind:N", scale=alt.Scale(domain=["query", "key"], range=["#4c78a8", "#f58518"]),
-                        legend=alt.Legend(orient="bottom", title=None)),
-        shape=alt.Shape("kind:N", scale=alt.Scale(domain=["query", "key"], range=["circle", "square"])),
-        tooltip=["kind:N", "token:N"])
-    text = alt.Chart(pd.concat([q, k])).mark_text(dy=-9, fontSize=10, color="#333").encode(
-        x="x:Q", y="y:Q", text="token:N")
-    return alt.layer(line_chart, points, text).properties(height=380)
+                       "what": what}]
+    xy = {"x": {"field": "x", "type": "quantitative", "title": "PC 1"},
+          "y": {"field": "y", "type": "quantitative", "title": "PC 2"}}
+    kind = {"domain": ["query", "key"]}
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "height": 380, "layer": [
+        {"data": {"values": lines}, "mark": {"type": "line", "color": "#888"},
+         "encoding": {**xy, "detail": {"field": "pair", "type": "nominal"},
+                      "opacity": {"field": "weight", "type": "quantitative", "scale": {"domain": [0, 1]},
+                                  "legend": None},
+                      "tooltip": [{"field": "what"}, {"field": "weight", "type": "quantitative", "format": ".3f"}]}},
+        {"data": {"values": points}, "mark": {"type": "point", "filled": True, "size": 70},
+         "encoding": {**xy, "color": {"field": "kind", "type": "nominal", "legend": {"orient": "bottom", "title": None},
+                                      "scale": {**kind, "range": ["#4c78a8", "#f58518"]}},
+                      "shape": {"field": "kind", "type": "nominal", "scale": {**kind, "range": ["circle", "square"]}},
+                      "tooltip": [{"field": "kind"}, {"field": "token"}]}},
+        {"data": {"values": points}, "mark": {"type": "text", "dy": -9, "fontSize": 10, "color": "#333"},
+         "encoding": {**xy, "text": {"field": "token"}}}]}
