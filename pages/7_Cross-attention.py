@@ -104,7 +104,7 @@ st.markdown(
 )
 
 st.subheader("Self-attention vs cross-attention")
-st.dataframe(
+st.table(  # a static table wraps long cells (a dataframe clipped the last column at 1280 px)
     pd.DataFrame(
         {
             "": ["Q comes from", "K and V come from", "weight map", "where in a transformer", "what it answers"],
@@ -123,8 +123,7 @@ st.dataframe(
                 "which tokens of the source sequence matter to what I am producing?",
             ],
         }
-    ).set_index(""),
-    width="stretch",
+    ).set_index("")
 )
 show_code(run_cross_attention, multi_head_attention)
 
