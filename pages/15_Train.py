@@ -277,7 +277,7 @@ def live_view() -> None:
     if ss.tr_used >= STEP_BUDGET:
         st.warning(f"This session has used its {STEP_BUDGET} live training steps (the server is shared by the class). "
                    "The ready experiment and the scrubber still work.")
-    traj = from_trainer(trainer, current=True)
+    traj = from_trainer(trainer, current=not ss.tr_playing)  # while playing: the newest kept snapshot
     status = "training" if ss.tr_playing else "paused"
     st.markdown(f"**Step {trainer.step}** of {cfg.steps} ({status}); held-out loss "
                 f"{traj.heldout_loss[-1]:.3f}, held-out accuracy {traj.heldout_acc[-1]:.1%}.")

@@ -5,28 +5,18 @@ Screenshots at 1280x720 and 1400x1000 are saved under the test's temporary folde
 import re
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
-from tests.test_browser import CHART_WARNINGS, assert_no_errors, horizontal_overflow
+from tests.server_util import wait_for_app
+from tests.test_browser import CHART_WARNINGS, assert_no_errors, browser_and_base, horizontal_overflow  # noqa: F401
 
 pytestmark = pytest.mark.browser
 URL = "/Train"
 LIVE = "?mode=live&task=previous&layers=1&heads=2&d_model=16&batch=16&steps=200&context=16&vocab=16"
 
 
-@pytest.fixture(scope="module")
-def browser_and_base():
-    with streamlit_server() as (base, _proc):
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
-            yield browser, base
-            browser.close()
-
-
 @pytest.mark.parametrize("size", [(1280, 720), (1400, 1000)])
 @pytest.mark.parametrize("query", ["", LIVE])
-def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path):
+def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path):  # noqa: F811 (the fixture of tests/test_browser.py)
     browser, base = browser_and_base
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
     page = ctx.new_page()
@@ -51,7 +41,7 @@ def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path
         ctx.close()
 
 
-def test_play_trains_in_the_browser(browser_and_base, tmp_path):
+def test_play_trains_in_the_browser(browser_and_base, tmp_path):  # noqa: F811
     browser, base = browser_and_base
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
