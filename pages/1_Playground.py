@@ -12,7 +12,8 @@ from ui.charts import show_heatmap
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.compute import cached_logit_std, cached_run, cached_saturation
 from ui.controls import fmt, sidebar_controls
-from ui.export import output_csv, qkv_csv, snippet_core, snippet_torch, weights_csv
+from ui.downloads import download_buttons
+from ui.export import snippet_core, snippet_torch
 from ui.head_grid import show_head_grid
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
@@ -212,27 +213,8 @@ if show_qkv:
 
 if revealed:
     st.subheader("Export and reproduce")
-    c1, c2, c3 = st.columns(3)
-    # the CSVs are built only when clicked (callables): at 512 tokens x 16 heads the weights alone are 4M rows
-    c1.download_button(
-        "Weights (CSV, every head)",
-        lambda: weights_csv(run),
-        "attention_weights.csv",
-        "text/csv",
-        key="dl_w",
-        on_click="ignore",
-    )
-    c2.download_button(
-        "Q, K, V (CSV, every head)",
-        lambda: qkv_csv(run),
-        "attention_qkv.csv",
-        "text/csv",
-        key="dl_qkv",
-        on_click="ignore",
-    )
-    c3.download_button(
-        "Output Z (CSV)", lambda: output_csv(run), "attention_output.csv", "text/csv", key="dl_z", on_click="ignore"
-    )
+    # the files are built only when clicked (callables); each label states the size first
+    download_buttons(run, head)
     core_src, torch_src = snippet_core(cfg), snippet_torch(cfg)
     c1, c2 = st.columns(2)
     c1.download_button(

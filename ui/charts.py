@@ -166,6 +166,7 @@ def colour_domain(m: np.ndarray, domain, blank=None) -> tuple[tuple[float, float
     if domain is None or tuple(domain) != (0.0, 1.0) or not kept_value(STRETCH_KEY, True):
         return domain, ""
     vals = np.asarray(m)[~np.asarray(blank, dtype=bool)] if blank is not None else np.asarray(m).ravel()
+    vals = vals[np.isfinite(vals)]
     if vals.size == 0 or float(vals.max()) >= NEARLY_UNIFORM:
         return domain, ""
     lo, hi = float(vals.min()), float(vals.max())
@@ -179,7 +180,8 @@ def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None 
     """Draw ``m`` as an Altair heatmap, or as an image above ``max_cells``; returns "vector" or "image".
 
     A heatmap without a legend states its colour range under its key axis; a nearly uniform weight map is
-    colour-stretched (see :func:`colour_domain`) and says so there or in its legend's title."""
+    colour-stretched (see :func:`colour_domain`) and says so there. ``blank`` cells are left out (grey in an
+    image, which its caption names ``blank_label``, "masked" by default)."""
     box = container or st
     m = np.asarray(m)
     blank = kw.get("blank")
@@ -207,7 +209,7 @@ def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None 
         domain = (-lim, lim)
     png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
-    grey = "; grey = masked" if blank is not None else ""
+    grey = f"; grey = {kw.get('blank_label', 'masked')}" if blank is not None and np.asarray(blank).any() else ""
     how = stretched or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
     box.image(png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; "
                                                  f"{how}{grey})")
