@@ -24,7 +24,12 @@ from .attention import (
     score_factor,
     split_heads,
 )
+
+# runners behind the pages (each returns a frozen dataclass)
+from .block_run import BlockRun, run_block
+from .class_notes import HeadsDemo, purposeful_vs_random_heads
 from .config import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
+from .cross_attention import CrossRun, run_cross_attention
 from .flash import flash_attention, flash_attention_steps
 from .gqa import allowed_kv_heads, grouped_query_attention, kv_cache_bytes
 from .inputs import (
@@ -41,8 +46,9 @@ from .linear_attention import elu_feature_map, linear_attention, linear_attentio
 from .mask_demo import clamp_pad, mask_lab, textbook_softmax
 from .masks import causal_mask, combine_masks, padding_mask
 from .matrices import check_matrix, format_matrix, parse_matrix
-from .permutation import shuffle_experiment
-from .positional import sinusoidal_positional_encoding
+from .permutation import ShuffleResult, shuffle_experiment
+from .positional import position_similarity, sinusoidal_positional_encoding
+from .readout import Comparison, compare_runs, differing_settings, relative_difference, sharpness
 from .rope import apply_rope, rope_angles, rope_attention, rope_scores
 from .saturation import (
     NEAR_ONE_HOT,
@@ -59,7 +65,7 @@ from .walkthrough import Walkthrough, walkthrough
 from .whatif import WhatIfRun, run_whatif
 from .windows import measured_receptive_field, receptive_field_formula, sliding_window_mask
 
-_TORCH_NAMES = {"SelfAttention", "MultiHeadSelfAttention", "scaled_dot_product_attention_torch",
+_TORCH_NAMES = {"SelfAttention", "MultiHeadAttention", "MultiHeadSelfAttention", "scaled_dot_product_attention_torch",
                 "softmax_torch", "score_gradient_norm"}
 
 
@@ -82,5 +88,8 @@ __all__ = [
     "allowed_kv_heads", "grouped_query_attention", "kv_cache_bytes", "decode_with_cache", "elu_feature_map",
     "linear_attention", "linear_attention_recurrent", "clamp_pad", "mask_lab", "textbook_softmax", "apply_rope",
     "rope_angles", "rope_attention", "rope_scores", "sink_attention", "streaming_mask", "Walkthrough", "walkthrough",
-    "measured_receptive_field", "receptive_field_formula", "sliding_window_mask", *sorted(_TORCH_NAMES),
+    "measured_receptive_field", "receptive_field_formula", "sliding_window_mask", "BlockRun", "run_block",
+    "HeadsDemo", "purposeful_vs_random_heads", "CrossRun", "run_cross_attention", "ShuffleResult",
+    "position_similarity", "Comparison", "compare_runs", "differing_settings", "relative_difference", "sharpness",
+    *sorted(_TORCH_NAMES),
 ]

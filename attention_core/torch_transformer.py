@@ -1,5 +1,5 @@
-"""From-scratch PyTorch encoder and decoder blocks (built on MultiHeadSelfAttention), with loaders
-from the NumPy parameters and into ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer``.
+"""From-scratch PyTorch encoder and decoder blocks (MultiHeadSelfAttention; MultiHeadAttention for the decoder's
+cross-attention), with loaders from the NumPy parameters and into ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer``.
 
 Shapes: (B, T, d_model) batch-first; weights in nn.Linear store W^T of the NumPy ``x @ W`` matrices.
 """
@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from .masks import causal_mask
-from .torch_attention import MultiHeadSelfAttention
+from .torch_attention import MultiHeadAttention, MultiHeadSelfAttention
 
 
 class FeedForward(nn.Module):
@@ -49,7 +49,7 @@ class DecoderBlock(nn.Module):
         super().__init__()
         self.norm_first = norm_first
         self.self_attn = MultiHeadSelfAttention(d_model, n_heads, bias=True)
-        self.cross_attn = MultiHeadSelfAttention(d_model, n_heads, bias=True)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, bias=True)
         self.ffn = FeedForward(d_model, d_ff or 4 * d_model)
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
 
