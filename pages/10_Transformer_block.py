@@ -8,10 +8,10 @@ from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_s
 from attention_core.transformer import decoder_block, encoder_block
 from ui.charts import bar_chart, show_heatmap
 from ui.compute import cached_block
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 page_setup("Transformer block", "🏗️",

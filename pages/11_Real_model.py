@@ -9,11 +9,11 @@ from attention_core.config import DEFAULT_SENTENCE
 from attention_core.hf import hide_special, recompute_layer
 from attention_core.model_views import MODEL_MAX_TOKENS, model_attention_run, neuron_view
 from ui.charts import bar_chart, show_heatmap
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
 from ui.real_model import hf_model_ui, toy_model_ui
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 from ui.views import head_view_chart, model_view_png
 from ui.widgets import index_picker
 

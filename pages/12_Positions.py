@@ -16,7 +16,7 @@ from attention_core.positions import (
 from attention_core.rope import apply_rope
 from ui.charts import show_heatmap
 from ui.compute import cached_run
-from ui.controls import fmt, share_box, sidebar_controls
+from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.modern import (
     METHOD_LABELS,
@@ -32,7 +32,7 @@ from ui.modern import (
     widget_kw,
     write_params,
 )
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 
 page_setup("Positions: sinusoidal, learned, RoPE, ALiBi", "🧭",
            "Attention by itself cannot tell where a token is. Four answers are in use: **add** a sinusoidal or a "

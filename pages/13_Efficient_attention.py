@@ -11,10 +11,10 @@ from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
 from ui.charts import show_heatmap
 from ui.compute import cached_run
-from ui.controls import fmt, share_box, sidebar_controls
+from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 PAGE = "pages/13_Efficient_attention.py"

@@ -11,14 +11,14 @@ from attention_core.readout import logit_std, relative_difference, sharpness, un
 from ui.charts import show_heatmap
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.compute import cached_logit_std, cached_run, cached_saturation
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.downloads import download_buttons
 from ui.export import snippet_core, snippet_torch
 from ui.head_grid import show_head_grid
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
 from ui.query_bars import query_bars
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 page_setup(

@@ -11,10 +11,11 @@ from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
 from ui.charts import matrix_frame
 from ui.classroom import classroom_toggle, prediction_gate
-from ui.controls import fmt, share_box, sidebar_controls
+from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
 from ui.step_charts import matrix_chart
+from ui.text import fmt
 from ui.widgets import index_picker
 
 page_setup(

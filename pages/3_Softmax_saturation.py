@@ -10,9 +10,10 @@ from attention_core import softmax_jacobian
 from attention_core.sweep import row_up_close, saturation_point, saturation_sweep, score_gradient, setting_sentence
 from ui.charts import bar_chart, show_heatmap
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
+from ui.text import fmt
 
 page_setup(
     "Softmax saturation",

@@ -9,10 +9,11 @@ from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
 from ui.charts import show_heatmap
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.head_grid import show_head_grid
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
+from ui.text import fmt
 from ui.widgets import index_picker
 
 page_setup(

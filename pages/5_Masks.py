@@ -8,10 +8,10 @@ from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_
 from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
 from ui.charts import show_heatmap
 from ui.compute import cached_mask_lab, cached_run
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 page_setup(

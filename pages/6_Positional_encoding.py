@@ -9,10 +9,10 @@ from attention_core import shuffle_experiment, sinusoidal_positional_encoding
 from attention_core.positional import position_similarity
 from ui.charts import show_heatmap
 from ui.compute import cached_positions, cached_run, cached_shuffle
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 
 page_setup("Positional encoding", "📍",
            "Attention compares every token with every other one, but nothing in q·k says *where* a token is: "

@@ -10,11 +10,11 @@ from attention_core.cross_attention import run_cross_attention
 from attention_core.readout import sharpness
 from ui.charts import MAX_VECTOR_CELLS, show_heatmap
 from ui.compute import cached_cross
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
 from ui.query_bars import query_bars
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 DEFAULT_Q, DEFAULT_KV = "the cat sat on the mat", "le chat est assis sur le tapis"

@@ -15,9 +15,10 @@ from attention_core.torch_attention import (
     softmax_torch,
 )
 from ui.compute import cached_implementations, cached_run
-from ui.controls import fmt, sidebar_controls
+from ui.controls import sidebar_controls
 from ui.layout import page_setup
 from ui.lesson import page_end
+from ui.text import fmt
 
 page_setup("Implementations", "🧩",
            "The same multi-head attention, on the current input and weights, computed by every implementation "

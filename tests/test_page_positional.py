@@ -6,7 +6,7 @@ import pytest
 from attention_core import WhatIf, random_projection_weights, run_whatif, shuffle_experiment
 from attention_core.positional import position_similarity
 from tests.apptest_util import app, run_ok, texts
-from ui.controls import fmt
+from ui.text import fmt
 
 PE = "pages/6_Positional_encoding.py"
 

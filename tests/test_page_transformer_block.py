@@ -8,7 +8,7 @@ import pytest
 from attention_core.block_run import layer_norm_stats, run_block
 from attention_core.config import DEFAULT_SENTENCE
 from tests.apptest_util import app, chart_titles, run_ok, texts
-from ui.controls import fmt
+from ui.text import fmt
 
 BLOCK = "pages/10_Transformer_block.py"
 

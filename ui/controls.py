@@ -242,8 +242,3 @@ def share_box(box) -> None:
         st.code(link, language=None, wrap_lines=True)
         st.caption(f"Copy it with the button at the top right of the box ({len(link)} characters). "
                    "Whoever opens it gets this page with these settings.")
-
-
-def fmt(x: float, digits: int = 3) -> str:
-    """A number as short text for the sentences on a page (3 significant digits)."""
-    return f"{x:.{digits}g}"

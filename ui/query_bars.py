@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from ui.charts import bar_chart
-from ui.controls import fmt
+from ui.text import fmt
 
 MAX_BARS = 64  # keys shown one bar each, in order
 TOP_K = 20  # bars shown above MAX_BARS keys

@@ -10,3 +10,8 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
 def md_escape(text: str) -> str:
     """Backslash-escape every Markdown/HTML-significant character of ``text``."""
     return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    """A number as short text for the sentences on a page (3 significant digits)."""
+    return f"{x:.{digits}g}"
