@@ -161,18 +161,21 @@ def _png(m: np.ndarray, lo: float, hi: float, lut: str, max_px: int) -> tuple[by
 def colour_domain(m: np.ndarray, domain, blank=None) -> tuple[tuple[float, float] | None, str]:
     """The colour domain to draw ``m`` with, and a note when it was stretched.
 
-    A weight map drawn on 0..1 whose largest weight is below NEARLY_UNIFORM is stretched to its own range
-    (when the session's toggle allows it), so that nearly uniform attention still shows its structure."""
+    A weight map drawn on 0..1 whose largest weight is below NEARLY_UNIFORM is stretched to the 1st-99th
+    percentile of its values (when the session's toggle allows it), so that nearly uniform attention still
+    shows its structure and a few outliers do not flatten the rest; values beyond take the end colours."""
     if domain is None or tuple(domain) != (0.0, 1.0) or not kept_value(STRETCH_KEY, True):
         return domain, ""
     vals = np.asarray(m)[~np.asarray(blank, dtype=bool)] if blank is not None else np.asarray(m).ravel()
     vals = vals[np.isfinite(vals)]
     if vals.size == 0 or float(vals.max()) >= NEARLY_UNIFORM:
         return domain, ""
-    lo, hi = float(vals.min()), float(vals.max())
+    lo, hi = (float(x) for x in np.quantile(vals, [0.01, 0.99])) if vals.size >= 100 else (float(vals.min()),
+                                                                                          float(vals.max()))
     if hi - lo < 1e-6:
         return domain, ""
-    return (lo, hi), f"colour stretched to {lo:.3g}–{hi:.3g}"
+    what = "the 1st–99th percentile, " if vals.size >= 100 else ""
+    return (lo, hi), f"colour stretched to {what}{lo:.3g}–{hi:.3g}"
 
 
 def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None = None, container=None,
