@@ -22,16 +22,17 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.NumberInput_pb2 import NumberInput
+from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -248,7 +249,7 @@ class StreamlitClient:
         self._runs = 0
         self._max_age = 2
 
-    async def __aenter__(self) -> "StreamlitClient":
+    async def __aenter__(self) -> StreamlitClient:
         await self.open()
         return self
 
@@ -494,7 +495,7 @@ class PeakRSS(threading.Thread):
             with contextlib.suppress(OSError):
                 self.peak = max(self.peak, rss_bytes(self.pid))
 
-    def __enter__(self) -> "PeakRSS":
+    def __enter__(self) -> PeakRSS:
         self.start()
         return self
 
