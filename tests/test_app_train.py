@@ -10,8 +10,17 @@ from tests.apptest_util import app, run_ok, texts
 from ui.training import QUEUE, TrainingQueue
 
 PAGE = "pages/15_Train.py"
-LIVE = {"mode": "live", "task": "previous", "layers": "1", "heads": "2", "d_model": "16", "batch": "8",
-        "steps": "40", "context": "12", "vocab": "10"}
+LIVE = {
+    "mode": "live",
+    "task": "previous",
+    "layers": "1",
+    "heads": "2",
+    "d_model": "16",
+    "batch": "8",
+    "steps": "40",
+    "context": "12",
+    "vocab": "10",
+}
 pytestmark = pytest.mark.slow  # each AppTest run trains or loads real runs
 
 
@@ -132,13 +141,55 @@ def test_live_training_waits_in_the_queue_when_the_server_is_full(monkeypatch):
     assert shown_step(at) > 0
 
 
-@pytest.mark.parametrize("query", [{"mode": "live", "task": "find_b", "layers": "2", "heads": "4", "d_model": "64",
-                                    "mlp": "1", "ln": "1", "pos": "sinusoidal", "context": "64", "steps": "2"},
-                                   {"mode": "live", "task": "sort", "layers": "1", "heads": "1", "d_model": "8",
-                                    "context": "8", "vocab": "8", "lr": "0.03", "batch": "1", "steps": "1"}])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {
+            "mode": "live",
+            "task": "find_b",
+            "layers": "2",
+            "heads": "4",
+            "d_model": "64",
+            "mlp": "1",
+            "ln": "1",
+            "pos": "sinusoidal",
+            "context": "64",
+            "steps": "2",
+        },
+        {
+            "mode": "live",
+            "task": "sort",
+            "layers": "1",
+            "heads": "1",
+            "d_model": "8",
+            "context": "8",
+            "vocab": "8",
+            "lr": "0.03",
+            "batch": "1",
+            "steps": "1",
+        },
+    ],
+)
 def test_live_extreme_settings_draw(query):
     at = page(query)
     button(at, "+1").click()
     run_ok(at)
     assert shown_step(at) == 1
     assert "largest difference of" in texts(at)
+
+
+def test_live_rope_link_trains_draws_and_keeps_parity():
+    at = page({**LIVE, "pos": "rope", "heads": "4", "d_model": "12"})  # d_k = 3 is odd: rope takes 3 heads
+    assert "rope" in at.selectbox(key="tr_pos").options and at.selectbox(key="tr_pos").value == "rope"
+    assert "d_model=12 / n_heads=4 = 3 is odd and rope needs an even d_k; using n_heads=3" in texts(at)
+    button(at, "+1").click()
+    run_ok(at)
+    assert shown_step(at) == 1
+    cfg = at.session_state["tr_trainer"].cfg
+    assert (cfg.pos, cfg.n_heads, cfg.d_k) == ("rope", 3, 4)
+    parity = float(re.search(r"largest difference of \*\*([0-9.e+-]+)\*\*", texts(at)).group(1))
+    assert parity < 1e-6
+    assert at.query_params["pos"] == "rope"
+    at.selectbox(key="tr_pos").set_value("learned")  # switching positions starts a new run
+    run_ok(at)
+    assert at.session_state["tr_trainer"].cfg.pos == "learned" and shown_step(at) == 0

@@ -11,21 +11,36 @@ import math
 from dataclasses import dataclass
 
 TASKS = ("induction", "copy", "reverse", "sort", "previous", "find_b")
-TASK_LABELS = {"induction": "induction (repeat a random run)", "copy": "copy", "reverse": "reverse",
-               "sort": "sort", "previous": "previous token", "find_b": "find the B"}
-POSITIONAL = ("learned", "sinusoidal")
+TASK_LABELS = {
+    "induction": "induction (repeat a random run)",
+    "copy": "copy",
+    "reverse": "reverse",
+    "sort": "sort",
+    "previous": "previous token",
+    "find_b": "find the B",
+}
+POSITIONAL = ("learned", "sinusoidal", "rope")
 
 # (low, high) for every numeric field; the page's sliders use the same ranges.
-RANGES = {"n_layers": (1, 2), "n_heads": (1, 4), "d_model": (8, 64), "vocab": (8, 128), "context": (8, 64),
-          "batch": (1, 256), "steps": (1, 5000), "seed": (0, 2**31 - 1), "lr": (1e-4, 3e-2),
-          "snapshot_every": (1, 500)}
+RANGES = {
+    "n_layers": (1, 2),
+    "n_heads": (1, 4),
+    "d_model": (8, 64),
+    "vocab": (8, 128),
+    "context": (8, 64),
+    "batch": (1, 256),
+    "steps": (1, 5000),
+    "seed": (0, 2**31 - 1),
+    "lr": (1e-4, 3e-2),
+    "snapshot_every": (1, 500),
+}
 
 
 MIN_INDUCTION_CONTEXT = 10  # periods 4..context/2 must vary: a fixed period is never offered
 
 
 def positional_kinds() -> tuple[str, ...]:
-    """Positional encodings on offer (RoPE is not wired into the training model yet)."""
+    """Positional encodings on offer: learned or sinusoidal (added to the embedding) or rope (rotates q and k)."""
     return POSITIONAL
 
 
@@ -37,7 +52,7 @@ class TrainConfig:
     n_layers: int = 2  # attention layers (1-2)
     n_heads: int = 2  # heads per layer (1-4), must divide d_model
     d_model: int = 32  # residual stream width (8-64)
-    pos: str = "learned"  # positional encoding added to the token embedding: learned or sinusoidal
+    pos: str = "learned"  # learned or sinusoidal (added to the token embedding) or rope (rotates q, k; d_k even)
     mlp: bool = False  # add a 4*d_model ReLU MLP after each attention layer
     layernorm: bool = False  # pre-norm LayerNorm before each sub-layer and the unembedding
     vocab: int = 64  # number of symbols the task draws from (8-128)
@@ -67,9 +82,16 @@ class TrainConfig:
                 raise ValueError(f"{name}={value} is not allowed; it must be between {low} and {high}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.pos == "rope" and self.d_k % 2:
+            raise ValueError(
+                f"pos='rope' rotates pairs of dimensions, so d_model / n_heads must be even; got "
+                f"d_model={self.d_model}, n_heads={self.n_heads} (d_k={self.d_k})"
+            )
         if self.task == "induction" and self.context < MIN_INDUCTION_CONTEXT:
-            raise ValueError(f"induction needs context >= {MIN_INDUCTION_CONTEXT} so that the repeat length varies "
-                             f"(4..context/2); got context={self.context}")
+            raise ValueError(
+                f"induction needs context >= {MIN_INDUCTION_CONTEXT} so that the repeat length varies "
+                f"(4..context/2); got context={self.context}"
+            )
 
     @property
     def d_k(self) -> int:
@@ -97,8 +119,9 @@ class TrainConfig:
                 if str(value) in allowed:
                     values[f.name] = str(value)
                 else:
-                    notices.append(f"{f.name}={value!r} is not offered; using {default!r} "
-                                   f"(allowed: {', '.join(allowed)})")
+                    notices.append(
+                        f"{f.name}={value!r} is not offered; using {default!r} (allowed: {', '.join(allowed)})"
+                    )
                 continue
             if f.name in ("mlp", "layernorm"):
                 text = str(value).strip().lower()
@@ -127,10 +150,23 @@ class TrainConfig:
             values[f.name] = float(clipped) if f.name == "lr" else int(clipped)
         d_model = values.get("d_model", base.d_model)
         heads = values.get("n_heads", base.n_heads)
-        if d_model % heads:
-            divisors = [h for h in range(RANGES["n_heads"][0], RANGES["n_heads"][1] + 1) if d_model % h == 0]
+        rope = values.get("pos", base.pos) == "rope"
+        if rope and d_model % 2:
+            notices.append(f"pos='rope' needs an even width; using d_model={d_model + 1} instead of {d_model}")
+            d_model = values["d_model"] = d_model + 1  # d_model <= 63 here, so d_model + 1 is in range
+        if d_model % heads or (rope and (d_model // heads) % 2):
+            divisors = [
+                h
+                for h in range(RANGES["n_heads"][0], RANGES["n_heads"][1] + 1)
+                if d_model % h == 0 and not (rope and (d_model // h) % 2)
+            ]
             nearest = min(divisors, key=lambda h: (abs(h - heads), h))
-            notices.append(f"d_model={d_model} is not divisible by n_heads={heads}; using n_heads={nearest}")
+            why = (
+                f"d_model={d_model} is not divisible by n_heads={heads}"
+                if d_model % heads
+                else f"d_model={d_model} / n_heads={heads} = {d_model // heads} is odd and rope needs an even d_k"
+            )
+            notices.append(f"{why}; using n_heads={nearest}")
             values["n_heads"] = nearest
         if values.get("task", base.task) == "induction" and values.get("context", base.context) < MIN_INDUCTION_CONTEXT:
             notices.append(f"induction needs context >= {MIN_INDUCTION_CONTEXT}; using {MIN_INDUCTION_CONTEXT}")

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..attention import multi_head_attention
+from ..attention import multi_head_attention, scaled_dot_product_attention, split_heads
 from ..masks import causal_mask
+from ..rope import apply_rope
 from .config import TrainConfig
 from .model import TinyTransformer, load_flat_parameters
 from .tasks import is_causal
@@ -32,10 +33,13 @@ def probe_maps(model: TinyTransformer, tokens: torch.Tensor) -> np.ndarray:
 
 
 @torch.no_grad()
-def attention_parity(model: TinyTransformer, tokens: torch.Tensor,
-                     dtype: torch.dtype = torch.float64) -> tuple[np.ndarray, np.ndarray, float]:
+def attention_parity(
+    model: TinyTransformer, tokens: torch.Tensor, dtype: torch.dtype = torch.float64
+) -> tuple[np.ndarray, np.ndarray, float]:
     """The model's attention weights recomputed by :func:`attention_core.multi_head_attention` (NumPy)
-    from the model's own projection weights and each layer's own input.
+    from the model's own projection weights and each layer's own input; for a rope model, every head's
+    q and k are rotated by :func:`attention_core.rope.apply_rope` before
+    :func:`attention_core.scaled_dot_product_attention`.
 
     Args:
         model: the model (not modified: a copy runs in ``dtype``); tokens: ``(1, T)``.
@@ -55,7 +59,11 @@ def attention_parity(model: TinyTransformer, tokens: torch.Tensor,
     for block, h in zip(model.blocks, inputs):
         a = block.attn
         w = [lin.weight.numpy().T for lin in (a.W_q, a.W_k, a.W_v, a.W_o)]  # x @ W convention
-        _, w_np = multi_head_attention(h[0].numpy(), *w, n_heads=a.n_heads, mask=mask)  # (H, T, T)
+        if model.cfg.pos == "rope":
+            q, k, v = (split_heads(h[0].numpy() @ w_x, a.n_heads) for w_x in w[:3])  # (H, T, d_k) each
+            _, w_np = scaled_dot_product_attention(apply_rope(q), apply_rope(k), v, mask)  # (H, T, T)
+        else:
+            _, w_np = multi_head_attention(h[0].numpy(), *w, n_heads=a.n_heads, mask=mask)  # (H, T, T)
         ours.append(w_np)
     torch_w = np.stack([w[0].numpy() for w in weights])  # (L, H, T, T)
     numpy_w = np.stack(ours)  # (L, H, T, T)
@@ -74,14 +82,14 @@ class QKPicture:
 
 
 @torch.no_grad()
-def query_key_picture(model: TinyTransformer, tokens: torch.Tensor, layer: int, head: int,
-                      n_top: int = 2) -> QKPicture:
+def query_key_picture(model: TinyTransformer, tokens: torch.Tensor, layer: int, head: int, n_top: int = 2) -> QKPicture:
     """Queries and keys of one head in one plane, so that near means attended (Yeh et al., AttentionViz, 2023).
 
     Two changes leave every softmax row unchanged and make distance track the dot product: keys are
     translated so their centroid sits on the queries' centroid (adding a vector c to every key adds
     q.c to a whole row of logits), and q is multiplied and k divided by sqrt(mean|k| / mean|q|)
-    (q.k unchanged) so both clouds have the same mean norm. Then one PCA of the stacked q and k.
+    (q.k unchanged) so both clouds have the same mean norm. Then one PCA of the stacked q and k
+    (for a rope model, the rotated q and k, whose dot products are the scores).
 
     Args:
         model: the model; tokens: ``(1, T)``; layer, head: which head; n_top: keys per query for the lines.
@@ -95,6 +103,8 @@ def query_key_picture(model: TinyTransformer, tokens: torch.Tensor, layer: int, 
     h = inputs[layer][0]  # (T, d_model)
     q = attn.W_q(h)[:, cols].numpy().astype(np.float64)  # (T, d_k)
     k = attn.W_k(h)[:, cols].numpy().astype(np.float64)  # (T, d_k)
+    if cfg.pos == "rope":
+        q, k = apply_rope(q), apply_rope(k)  # (T, d_k) each: the rotated vectors the scores use
     k = k - k.mean(0) + q.mean(0)  # (T, d_k) same centroid as the queries
     ratio = np.sqrt(np.linalg.norm(k, axis=1).mean() / max(np.linalg.norm(q, axis=1).mean(), 1e-12))
     q, k = q * ratio, k / ratio
@@ -103,7 +113,7 @@ def query_key_picture(model: TinyTransformer, tokens: torch.Tensor, layer: int, 
     _, s, vt = np.linalg.svd(centred, full_matrices=False)  # principal axes in vt
     axes = vt[:2] if vt.shape[0] >= 2 else np.vstack([vt, np.zeros_like(vt)])
     proj = centred @ axes.T  # (2T, 2)
-    total = float((s ** 2).sum())
+    total = float((s**2).sum())
     explained = float((s[:2] ** 2).sum() / total) if total > 0 else 1.0
     w = weights[layer][0, head].numpy()  # (T, T)
     top = np.argsort(-w, axis=1, kind="stable")[:, :n_top]  # (T, n_top)

@@ -1,7 +1,10 @@
 """A tiny transformer built from attention_core's own :class:`MultiHeadSelfAttention`.
 
-    tokens (B, T) -> token embedding + positions -> n_layers x [x + attention(LN(x)) (+ x + MLP(LN(x)))]
+    tokens (B, T) -> token embedding (+ positions) -> n_layers x [x + attention(LN(x)) (+ x + MLP(LN(x)))]
     -> LN -> unembedding -> logits (B, T, V_out)
+
+Positions: learned or sinusoidal are added to the token embedding; rope adds nothing and rotates every
+head's queries and keys instead (:mod:`.rotary`).
 
 Attention-only by default (no MLP, no LayerNorm): the residual stream is the sum of the embeddings
 and every head's output, the setting in which Olsson et al. (2022) found induction heads.
@@ -19,6 +22,7 @@ from torch import nn
 from ..positional import sinusoidal_positional_encoding
 from ..torch_attention import MultiHeadSelfAttention
 from .config import TrainConfig
+from .rotary import RotarySelfAttention
 from .standalone_train import init_weights
 from .tasks import is_causal, vocab_sizes
 
@@ -30,7 +34,8 @@ class Block(nn.Module):
         super().__init__()
         d = cfg.d_model
         self.ln_attn = nn.LayerNorm(d) if cfg.layernorm else nn.Identity()
-        self.attn = MultiHeadSelfAttention(d, cfg.n_heads)
+        # rope: q and k rotated by position inside attention (same parameters, nothing added to the input)
+        self.attn = RotarySelfAttention(d, cfg.n_heads) if cfg.pos == "rope" else MultiHeadSelfAttention(d, cfg.n_heads)
         self.ln_mlp = nn.LayerNorm(d) if (cfg.layernorm and cfg.mlp) else nn.Identity()
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.ReLU(), nn.Linear(4 * d, d)) if cfg.mlp else None
 
@@ -61,9 +66,11 @@ class TinyTransformer(nn.Module):
         self.tok_emb = nn.Embedding(v_in, cfg.d_model)
         if cfg.pos == "learned":
             self.pos_emb = nn.Parameter(torch.zeros(cfg.context, cfg.d_model))  # (T, d_model), drawn in init_weights
-        else:
+        elif cfg.pos == "sinusoidal":
             table = torch.from_numpy(sinusoidal_positional_encoding(cfg.context, cfg.d_model))  # (T, d_model)
             self.register_buffer("pos_emb", table, persistent=False)
+        else:
+            self.pos_emb = None  # rope: positions enter as rotations of q and k in every attention layer
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model) if cfg.layernorm else nn.Identity()
         self.unembed = nn.Linear(cfg.d_model, v_out, bias=False)
@@ -74,7 +81,9 @@ class TinyTransformer(nn.Module):
         if tokens.dim() != 2 or tokens.shape[1] > self.cfg.context:
             raise ValueError(f"tokens must be (B, T) with T <= context={self.cfg.context}; got {tuple(tokens.shape)}")
         T = tokens.shape[1]
-        x = self.tok_emb(tokens) + self.pos_emb[:T]  # (B, T, d_model)
+        x = self.tok_emb(tokens)  # (B, T, d_model)
+        if self.pos_emb is not None:
+            x = x + self.pos_emb[:T]  # (B, T, d_model)
         mask = None if self.mask is None else self.mask[:T, :T]  # (T, T)
         weights, inputs = [], []
         for block in self.blocks:
@@ -104,7 +113,7 @@ def load_flat_parameters(model: nn.Module, flat) -> nn.Module:
     with torch.no_grad():
         start = 0
         for p in model.parameters():
-            p.copy_(flat[start:start + p.numel()].reshape(p.shape))
+            p.copy_(flat[start : start + p.numel()].reshape(p.shape))
             start += p.numel()
     return model
 

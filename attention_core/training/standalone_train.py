@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-CONFIG = {"task": "induction", "n_layers": 2, "n_heads": 2, "d_model": 32, "pos": "learned", "mlp": False, "layernorm": False, "vocab": 64, "context": 32, "lr": 0.001, "batch": 64, "seed": 0, "steps": 1500}  # noqa: E501
+CONFIG = {"task": "induction", "n_layers": 2, "n_heads": 2, "d_model": 32, "pos": "learned", "mlp": False, "layernorm": False, "vocab": 64, "context": 32, "lr": 0.001, "batch": 64, "seed": 0, "steps": 1500}  # noqa: E501  # fmt: skip
 PERIOD_MIN, PERIOD_MAX = 4, 16  # induction repeat lengths, drawn per sequence
 
 
@@ -37,7 +37,7 @@ def make_batch(cfg, gen, n):
         if seq.shape[1] < T + 1:
             seq = torch.cat([seq, sep], dim=1)
         mask = torch.zeros(n, T, dtype=torch.bool)
-        mask[:, half:2 * half] = True
+        mask[:, half : 2 * half] = True
         return seq[:, :-1], seq[:, 1:], mask
     if task == "previous":
         x = torch.randint(0, vocab, (n, T), generator=gen)  # (B, T)
@@ -63,10 +63,22 @@ def masked_softmax(z, mask):
     return e / torch.where(total > 0, total, torch.ones_like(total))
 
 
+def rope(x, base=10000.0):
+    """Rotate each pair (2i, 2i+1) of x's last dim by t * base^(-2i/d), t the token index (RoPE, Su et al. 2021)."""
+    T, d = x.shape[-2], x.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    angles = torch.arange(T, dtype=torch.float64)[:, None] * theta[None, :]  # (T, d/2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # (T, d/2) each
+    x1, x2 = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
+    rotated = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)  # (..., T, d/2, 2)
+    return rotated.flatten(-2)  # (..., T, d)
+
+
 class MultiHeadSelfAttention(nn.Module):
-    def __init__(self, d_model, n_heads):
+    def __init__(self, d_model, n_heads, rotary=False):
         super().__init__()
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+        self.rotary = rotary  # rotate q and k by position (pos = "rope")
         self.W_q = nn.Linear(d_model, d_model, bias=False)
         self.W_k = nn.Linear(d_model, d_model, bias=False)
         self.W_v = nn.Linear(d_model, d_model, bias=False)
@@ -78,6 +90,8 @@ class MultiHeadSelfAttention(nn.Module):
         q = self.W_q(x).reshape(B, T, H, d_k).transpose(-3, -2)  # (B, H, T, d_k)
         k = self.W_k(x).reshape(B, T, H, d_k).transpose(-3, -2)  # (B, H, T, d_k)
         v = self.W_v(x).reshape(B, T, H, d_k).transpose(-3, -2)  # (B, H, T, d_k)
+        if self.rotary:
+            q, k = rope(q), rope(k)  # (B, H, T, d_k) each, rotated by position
         if mask is not None:
             mask = mask.unsqueeze(-3)  # (1, T, T) the same for every head
         scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (B, H, T, T)
@@ -91,7 +105,7 @@ class Block(nn.Module):
         super().__init__()
         d = cfg["d_model"]
         self.ln_attn = nn.LayerNorm(d) if cfg["layernorm"] else nn.Identity()
-        self.attn = MultiHeadSelfAttention(d, cfg["n_heads"])
+        self.attn = MultiHeadSelfAttention(d, cfg["n_heads"], rotary=cfg["pos"] == "rope")
         self.ln_mlp = nn.LayerNorm(d) if (cfg["layernorm"] and cfg["mlp"]) else nn.Identity()
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.ReLU(), nn.Linear(4 * d, d)) if cfg["mlp"] else None
 
@@ -119,17 +133,22 @@ class TinyTransformer(nn.Module):
         self.tok_emb = nn.Embedding(cfg["vocab"] + 1, d)
         if cfg["pos"] == "learned":
             self.pos_emb = nn.Parameter(torch.zeros(T, d))
-        else:
+        elif cfg["pos"] == "sinusoidal":
             self.register_buffer("pos_emb", sinusoidal(T, d), persistent=False)
+        else:
+            self.pos_emb = None  # rope: positions rotate q and k inside attention instead
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg["n_layers"]))
         self.ln_f = nn.LayerNorm(d) if cfg["layernorm"] else nn.Identity()
         self.unembed = nn.Linear(d, max(cfg["vocab"] + 1, T), bias=False)
         causal = cfg["task"] != "find_b"
-        self.register_buffer("mask", torch.tril(torch.ones(T, T, dtype=torch.bool)) if causal else None,
-                             persistent=False)
+        self.register_buffer(
+            "mask", torch.tril(torch.ones(T, T, dtype=torch.bool)) if causal else None, persistent=False
+        )
 
     def forward(self, tokens):
-        x = self.tok_emb(tokens) + self.pos_emb[: tokens.shape[1]]  # (B, T, d_model)
+        x = self.tok_emb(tokens)  # (B, T, d_model)
+        if self.pos_emb is not None:
+            x = x + self.pos_emb[: tokens.shape[1]]  # (B, T, d_model)
         for block in self.blocks:
             x = block(x, self.mask)
         return self.unembed(self.ln_f(x))  # (B, T, V_out)
@@ -144,7 +163,7 @@ def init_weights(model, seed):
     with torch.no_grad():
         for module in model.modules():
             if isinstance(module, nn.Linear):
-                bound = module.in_features ** -0.5
+                bound = module.in_features**-0.5
                 module.weight.uniform_(-bound, bound, generator=gen)
                 if module.bias is not None:
                     module.bias.uniform_(-bound, bound, generator=gen)
