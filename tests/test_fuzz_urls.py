@@ -38,5 +38,8 @@ def test_random_links_never_crash(page, monkeypatch):
         if query.get("seq_len") in ("9999",) and query.get("d_model") in ("1024", "2048"):
             query["d_model"] = "64"  # keep the suite fast; the extremes have their own tests
         at = run_ok(app(page, query, timeout=180))
+        assert len(at.title) == 1  # the page drew
+        if "whatif" not in at.session_state:  # the Train page has settings of its own (tested in test_app_train)
+            continue
         cfg = at.session_state["whatif"]
         assert cfg.d_model % cfg.n_heads == 0 and 1 <= cfg.seq_len <= 512 and 0.1 <= cfg.temperature <= 10
