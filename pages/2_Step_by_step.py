@@ -250,11 +250,11 @@ right.markdown(
 )
 lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
 c1, c2 = st.columns(2)
-c1.altair_chart(
+c1.vega_lite_chart(
     matrix_chart(wt.S, labels, labels, title="scores S = Q Kᵀ", domain=(-lim, lim), value_name="score", diverging=True),
     width="content",
 )
-c2.altair_chart(
+c2.vega_lite_chart(
     matrix_chart(wt.A, labels, labels, title="weights A", domain=(0, 1), value_name="weight"), width="content"
 )
 st.caption(

@@ -7,9 +7,14 @@ and token labels on both axes.
 
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import numpy as np
 import pandas as pd
+from streamlit import dataframe_util
+
+from ui.cache import cached
 
 
 def cell_px(n: int) -> int:
@@ -17,25 +22,10 @@ def cell_px(n: int) -> int:
     return int(max(26, min(56, 420 // max(n, 1))))
 
 
-def matrix_chart(
-    m,
-    row_labels,
-    col_labels,
-    *,
-    title: str,
-    domain: tuple[float, float],
-    value_name: str,
-    diverging: bool = False,
-    row_title: str = "query",
-    col_title: str = "key",
-) -> alt.LayerChart:
-    """A heatmap of ``m`` (n_r, n_c) with the value in every cell on the fixed colour ``domain``.
-
-    ``diverging`` uses blue-white-red around 0 (scores), otherwise viridis (weights)."""
-    m = np.asarray(m, dtype=np.float64)
+def _frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str, lo: float, hi: float,
+           diverging: bool) -> pd.DataFrame:
     n_r, n_c = m.shape
     ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
-    lo, hi = map(float, domain)
     df = pd.DataFrame(
         {
             "r": ii.ravel(),
@@ -49,6 +39,14 @@ def matrix_chart(
     # white text on the dark end of the scale, black elsewhere
     frac = (np.clip(df["v"], lo, hi) - lo) / ((hi - lo) or 1.0)
     df["dark"] = (np.abs(frac - 0.5) > 0.3) if diverging else (frac < 0.55)
+    return df
+
+
+@cached(max_mb=4)
+def _skeleton(shape, row_labels: tuple, col_labels: tuple, title: str, lo: float, hi: float, value_name: str,
+              diverging: bool, row_title: str, col_title: str) -> str:
+    """The layered Vega-Lite spec (rects and their numbers) without data, built and validated by Altair once."""
+    n_r, n_c = shape
     px = cell_px(max(n_r, n_c))
     scale = (
         alt.Scale(scheme="redblue", reverse=True, domain=[lo, hi], domainMid=0)
@@ -59,20 +57,20 @@ def matrix_chart(
         "c:O",
         scale=alt.Scale(domain=list(range(n_c))),
         title=col_title,
-        axis=alt.Axis(labelExpr=f"{list(map(str, col_labels))}[datum.value]", labelAngle=0, labelFontSize=13),
+        axis=alt.Axis(labelExpr=f"{json.dumps(list(col_labels))}[datum.value]", labelAngle=0, labelFontSize=13),
     )
     y = alt.Y(
         "r:O",
         scale=alt.Scale(domain=list(range(n_r))),
         title=row_title,
-        axis=alt.Axis(labelExpr=f"{list(map(str, row_labels))}[datum.value]", labelFontSize=13),
+        axis=alt.Axis(labelExpr=f"{json.dumps(list(row_labels))}[datum.value]", labelFontSize=13),
     )
     tooltip = [
         alt.Tooltip(f"{row_title}:N"),
         alt.Tooltip(f"{col_title}:N"),
         alt.Tooltip("v:Q", title=value_name, format=".4f"),
     ]
-    base = alt.Chart(df)
+    base = alt.Chart(_frame(np.zeros((1, 1)), ["."], ["."], row_title, col_title, lo, hi, diverging))
     rect = base.mark_rect().encode(
         x=x,
         y=y,
@@ -92,9 +90,39 @@ def matrix_chart(
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
     )
     # "pad": the size comes from the cells; Vega must not try to fit it (no console warnings)
-    return alt.layer(rect, text).properties(
+    spec = alt.layer(rect, text).properties(
         title=title,
         width=alt.Step(px),
         height=alt.Step(px),
         autosize=alt.AutoSizeParams(type="pad", contains="padding"),
-    )
+    ).to_dict()
+    spec.pop("datasets", None)
+    spec["data"] = {"name": "cells"}
+    for layer in spec.get("layer", []):
+        layer.pop("data", None)
+    return json.dumps(spec)
+
+
+def matrix_chart(
+    m,
+    row_labels,
+    col_labels,
+    *,
+    title: str,
+    domain: tuple[float, float],
+    value_name: str,
+    diverging: bool = False,
+    row_title: str = "query",
+    col_title: str = "key",
+) -> dict:
+    """A Vega-Lite spec (for st.vega_lite_chart) of ``m`` (n_r, n_c) with the value in every cell on the fixed
+    colour ``domain``; ``diverging`` uses blue-white-red around 0 (scores), otherwise viridis (weights).
+
+    The layout is built by Altair once (cached); each call only converts this matrix's cells to Arrow."""
+    m = np.asarray(m, dtype=np.float64)
+    lo, hi = map(float, domain)
+    rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
+    spec = json.loads(_skeleton(m.shape, rows, cols, title, lo, hi, value_name, diverging, row_title, col_title))
+    df = _frame(m, rows, cols, row_title, col_title, lo, hi, diverging)
+    spec["datasets"] = {"cells": dataframe_util.convert_anything_to_arrow_bytes(df)}
+    return spec
