@@ -10,15 +10,20 @@ from ui.images import labelled_heatmap_png
 from ui.layout import PAGES, page_setup
 from ui.lesson import page_end
 
-page_setup("Attention Explorer", "🔍",
-           "Self-attention lets every token of a sequence look at every other token and take a weighted "
-           "mix of what it finds. The weights are learned *similarities*: each token asks a question "
-           "(its **query**), every token offers a description of itself (its **key**), and the answer is a "
-           "blend of the tokens' contents (their **values**), weighted by how well query and key match. "
-           "Move the sliders on any page and watch the weights, the outputs and the softmax change.")
+page_setup(
+    "Attention Explorer",
+    "🔍",
+    "Self-attention lets every token of a sequence look at every other token and take a weighted "
+    "mix of what it finds. The weights are learned *similarities*: each token asks a question "
+    "(its **query**), every token offers a description of itself (its **key**), and the answer is a "
+    "blend of the tokens' contents (their **values**), weighted by how well query and key match. "
+    "Move the sliders on any page and watch the weights, the outputs and the softmax change.",
+)
 
-st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V,"
-         r"\qquad Q = X W_q,\; K = X W_k,\; V = X W_v")
+st.latex(
+    r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V,"
+    r"\qquad Q = X W_q,\; K = X W_k,\; V = X W_v"
+)
 c1, c2, c3 = st.columns(3)
 c1.markdown("**Query** $q_i = x_i W_q$: what token *i* is looking for.")
 c2.markdown("**Key** $k_j = x_j W_k$: what token *j* offers to be found by; $q_i \\cdot k_j$ scores the match.")
@@ -32,9 +37,12 @@ _, A_plain = scaled_dot_product_attention(E @ w_q, E @ np.eye(2), E @ w_v)  # th
 s_b = float((E @ w_q)[0] @ (E @ w_k)[2]) / np.sqrt(2)  # A1's scaled score for B3
 labels = position_labels(["A", "A", "B", "A"])
 left, right = st.columns([1, 2])
-left.image(labelled_heatmap_png(A, labels, labels, decimals=3), output_format="PNG",
-           caption="Attention weights A = softmax(QKᵀ/√2): a row per query, a column per key; "
-                   "colour purple (0) to yellow (1), each cell's weight written in it.")
+left.image(
+    labelled_heatmap_png(A, labels, labels, decimals=3),
+    output_format="PNG",
+    caption="Attention weights A = softmax(QKᵀ/√2): a row per query, a column per key; "
+    "colour purple (0) to yellow (1), each cell's weight written in it.",
+)
 right.markdown(
     f"Tokens **A1 A2 B3 A4** are one-hot (A = [1, 0], B = [0, 1]). $W_q$ maps every token to the query "
     f"[0, 1], *looking for B*; $W_k = 10\\,I$ boosts the keys. Every query therefore puts "
@@ -56,16 +64,27 @@ for path, label, icon, what in PAGES:
 
 show_notices()
 write_url(current())
-st.caption("Home has no controls. On the pages, the what-if settings sit in the sidebar and the address bar "
-           "always holds them: copy it to share an experiment.")
-page_end("streamlit_app.py", [
-    ("In the live example, how much of A1's attention goes to B3, and why so much?",
-     f"{A[0, 2]:.4f}. Every query is [0, 1] and B3's key is 10 x [0, 1], so q·k = {s_b * np.sqrt(2):g} for B3 and 0 "
-     f"for each A; after dividing by √2 the softmax gives B3 e^{s_b:.2f} / (e^{s_b:.2f} + 3) = {A[0, 2]:.4f}."),
-    ("What does W_k = 10 I change compared with W_k = I?",
-     f"With W_k = I, B3's scaled score is only {s_b / 10:.3f} instead of {s_b:.2f}, so its weight is "
-     f"{A_plain[0, 2]:.4f} instead of {A[0, 2]:.4f}: a bigger gap between scores makes the softmax sharper."),
-    ("Which token's value does every output row Z end up close to?",
-     f"B's value [0, 1]: Z = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] for every row, because every row attends almost "
-     "only to B3."),
-])
+st.caption(
+    "Home has no controls. On the pages, the what-if settings sit in the sidebar and the address bar "
+    "always holds them: copy it to share an experiment."
+)
+page_end(
+    "streamlit_app.py",
+    [
+        (
+            "In the live example, how much of A1's attention goes to B3, and why so much?",
+            f"{A[0, 2]:.4f}. Every query is [0, 1] and B3's key is 10 x [0, 1], so q·k = {s_b * np.sqrt(2):g} for B3 and 0 "
+            f"for each A; after dividing by √2 the softmax gives B3 e^{s_b:.2f} / (e^{s_b:.2f} + 3) = {A[0, 2]:.4f}.",
+        ),
+        (
+            "What does W_k = 10 I change compared with W_k = I?",
+            f"With W_k = I, B3's scaled score is only {s_b / 10:.3f} instead of {s_b:.2f}, so its weight is "
+            f"{A_plain[0, 2]:.4f} instead of {A[0, 2]:.4f}: a bigger gap between scores makes the softmax sharper.",
+        ),
+        (
+            "Which token's value does every output row Z end up close to?",
+            f"B's value [0, 1]: Z = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] for every row, because every row attends almost "
+            "only to B3.",
+        ),
+    ],
+)

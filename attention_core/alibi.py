@@ -26,7 +26,7 @@ FORMS = ("distance", "symmetric", "key_position")
 
 def _power_of_two_slopes(n: int) -> list[float]:
     start = 2.0 ** (-8.0 / n)
-    return [start ** h for h in range(1, n + 1)]  # 2^(-8h/n)
+    return [start**h for h in range(1, n + 1)]  # 2^(-8h/n)
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
@@ -96,7 +96,9 @@ def attention_with_bias(q, k, v, bias=None, mask=None, scaled: bool = True, temp
         try:
             logits = logits + b  # (..., T_q, T_k)
         except ValueError:
-            raise ValueError(f"bias of shape {b.shape} does not broadcast to the scores' shape {logits.shape}") from None
+            raise ValueError(
+                f"bias of shape {b.shape} does not broadcast to the scores' shape {logits.shape}"
+            ) from None
     m = check_mask(mask, logits.shape)
     weights = _softmax(logits / t, axis=-1, where=m, inplace=True)  # (..., T_q, T_k)
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)

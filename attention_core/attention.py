@@ -63,7 +63,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, scaled: bool = True, temper
     try:
         lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
-        raise ValueError(f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast") from None
+        raise ValueError(
+            f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast"
+        ) from None
     m = check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))
     # Fold 1/sqrt(d_k) and 1/temperature into q: T_q * d_k multiplications instead of T_q * T_k.
     factor = score_factor(q.shape[-1], scaled, t)
@@ -99,8 +101,19 @@ def check_heads(d_model: int, n_heads: int) -> int:
     return n_heads
 
 
-def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, scaled: bool = True,
-                         temperature: float = 1.0, return_steps: bool = False, kv=None):
+def multi_head_attention(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    n_heads: int,
+    mask=None,
+    scaled: bool = True,
+    temperature: float = 1.0,
+    return_steps: bool = False,
+    kv=None,
+):
     """Multi-head attention: project, split into heads, attend, merge, project.
 
     Self-attention by default; pass ``kv`` for cross-attention (queries from ``x``, keys and values

@@ -37,8 +37,9 @@ class BlockRun:
         return len(self.tokens)
 
 
-def run_block(cfg: WhatIf, sentence: str | None = DEFAULT_SENTENCE, norm_first: bool = False,
-              decoder_tokens: int = 5) -> BlockRun:
+def run_block(
+    cfg: WhatIf, sentence: str | None = DEFAULT_SENTENCE, norm_first: bool = False, decoder_tokens: int = 5
+) -> BlockRun:
     """An encoder block on ``sentence`` (or on cfg's input when None) and a decoder block over its output.
 
     Args:
@@ -79,15 +80,34 @@ ATTN, FFN = "multi-head\\nself-attention", "feed-forward\\nReLU(xW₁+b₁)W₂+
 def encoder_graph_dot(norm_first: bool) -> str:
     """The encoder block's data flow as Graphviz DOT text; residual edges are dashed."""
     if norm_first:  # h = x + MHA(LN1(x)); out = h + FFN(LN2(h))
-        flow = [("x", "LN₁"), ("LN₁", ATTN), (ATTN, "add₁"), ("x", "add₁"), ("add₁", "LN₂"), ("LN₂", FFN),
-                (FFN, "add₂"), ("add₁", "add₂"), ("add₂", "out")]
+        flow = [
+            ("x", "LN₁"),
+            ("LN₁", ATTN),
+            (ATTN, "add₁"),
+            ("x", "add₁"),
+            ("add₁", "LN₂"),
+            ("LN₂", FFN),
+            (FFN, "add₂"),
+            ("add₁", "add₂"),
+            ("add₂", "out"),
+        ]
         residual = {("x", "add₁"), ("add₁", "add₂")}
     else:  # h = LN1(x + MHA(x)); out = LN2(h + FFN(h))
-        flow = [("x", ATTN), (ATTN, "add₁"), ("x", "add₁"), ("add₁", "LN₁"), ("LN₁", FFN), (FFN, "add₂"),
-                ("LN₁", "add₂"), ("add₂", "LN₂"), ("LN₂", "out")]
+        flow = [
+            ("x", ATTN),
+            (ATTN, "add₁"),
+            ("x", "add₁"),
+            ("add₁", "LN₁"),
+            ("LN₁", FFN),
+            (FFN, "add₂"),
+            ("LN₁", "add₂"),
+            ("add₂", "LN₂"),
+            ("LN₂", "out"),
+        ]
         residual = {("x", "add₁"), ("LN₁", "add₂")}
-    edges = " ".join(f'"{a}" -> "{b}"' + (' [style=dashed, label="residual"]' if (a, b) in residual else "") + ";"
-                     for a, b in flow)
+    edges = " ".join(
+        f'"{a}" -> "{b}"' + (' [style=dashed, label="residual"]' if (a, b) in residual else "") + ";" for a, b in flow
+    )
     return "digraph { rankdir=LR; node [shape=box, style=rounded, fontname=sans]; " + edges + " }"
 
 

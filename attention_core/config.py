@@ -23,6 +23,7 @@ MAX_TEXT = 5000  # characters kept from a typed sentence or pattern
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired"
 DEFAULT_PATTERN = "A A B A"
 
+
 def allowed_heads(d_model: int) -> list[int]:
     """Head counts the app offers for ``d_model``: divisors of it, at most MAX_HEADS."""
     return [h for h in range(1, MAX_HEADS + 1) if d_model % h == 0]
@@ -60,8 +61,9 @@ class Setting:
         """Raise ValueError if ``value`` is not allowed for the field ``name``."""
         ok = {
             "int": lambda v: not isinstance(v, bool) and isinstance(v, int) and self.lo <= v <= self.hi,
-            "float": lambda v: (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-                                and self.lo <= v <= self.hi),
+            "float": lambda v: (
+                not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and self.lo <= v <= self.hi
+            ),
             "bool": lambda v: isinstance(v, bool),
             "choice": lambda v: v in self.choices,
             "text": lambda v: isinstance(v, str) and bool(v.split()) and len(v) <= self.max_len,
@@ -97,8 +99,10 @@ class WhatIf:
         for name, spec in SETTINGS.items():
             spec.check(name, getattr(self, name))
         if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads={self.n_heads} is not allowed; d_model={self.d_model} is not divisible by it; "
-                             f"allowed: {allowed_heads(self.d_model)}")
+            raise ValueError(
+                f"n_heads={self.n_heads} is not allowed; d_model={self.d_model} is not divisible by it; "
+                f"allowed: {allowed_heads(self.d_model)}"
+            )
 
     @property
     def d_k(self) -> int:

@@ -55,15 +55,17 @@ def _check(q, k, v, mask, causal, tile_size, temperature):
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must share d_k (last dim); got q {q.shape} and k {k.shape}")
     if v.shape[-2] != k.shape[-2] or k.shape[-2] == 0 or q.shape[-2] == 0:
-        raise ValueError(f"k and v need the same number of tokens T_k >= 1 and q T_q >= 1; got q {q.shape}, "
-                         f"k {k.shape}, v {v.shape}")
+        raise ValueError(
+            f"k and v need the same number of tokens T_k >= 1 and q T_q >= 1; got q {q.shape}, k {k.shape}, v {v.shape}"
+        )
     if not isinstance(causal, (bool, np.bool_)):
         raise ValueError(f"causal must be True or False; got {causal!r}")
     try:
         lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
-        raise ValueError(f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} "
-                         "do not broadcast") from None
+        raise ValueError(
+            f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast"
+        ) from None
     mask = check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))  # a broadcast view: no T x T copy
     return q, k, v, mask, tile_size, t, lead
 
@@ -103,8 +105,9 @@ def _finish(o: np.ndarray, l: np.ndarray) -> np.ndarray:
     return np.divide(o, l[..., None], out=np.zeros_like(o), where=l[..., None] > 0)
 
 
-def flash_attention(q, k, v, mask=None, causal: bool = False, tile_size: int = 64, scaled: bool = True,
-                    temperature: float = 1.0) -> np.ndarray:
+def flash_attention(
+    q, k, v, mask=None, causal: bool = False, tile_size: int = 64, scaled: bool = True, temperature: float = 1.0
+) -> np.ndarray:
     """Exact attention output computed over key tiles with an online softmax (FlashAttention's forward pass).
 
     Reference::
@@ -138,13 +141,16 @@ def flash_attention(q, k, v, mask=None, causal: bool = False, tile_size: int = 6
     return _finish(o, l)
 
 
-def flash_attention_steps(q, k, v, mask=None, causal: bool = False, tile_size: int = 64, scaled: bool = True,
-                          temperature: float = 1.0) -> FlashRun:
+def flash_attention_steps(
+    q, k, v, mask=None, causal: bool = False, tile_size: int = 64, scaled: bool = True, temperature: float = 1.0
+) -> FlashRun:
     """:func:`flash_attention` for one head (``q (T_q, d_k)``), recording each tile's m, l and rescale factor."""
     q, k, v, mask, tile_size, t, lead = _check(q, k, v, mask, causal, tile_size, temperature)
     if q.ndim != 2 or k.ndim != 2 or v.ndim != 2:
-        raise ValueError(f"the stepper takes one head: q (T_q, d_k), k (T_k, d_k), v (T_k, d_v); got q {q.shape}, "
-                         f"k {k.shape}, v {v.shape}")
+        raise ValueError(
+            f"the stepper takes one head: q (T_q, d_k), k (T_k, d_k), v (T_k, d_v); got q {q.shape}, "
+            f"k {k.shape}, v {v.shape}"
+        )
     steps, tile_bytes = [], 0
     walk = _walk_tiles(q, k, v, mask, bool(causal), tile_size, score_factor(q.shape[-1], scaled, t), lead)
     for i, (start, stop, tile_max, m_before, m, rescale, l, o) in enumerate(walk):

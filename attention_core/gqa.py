@@ -24,8 +24,10 @@ def check_kv_heads(n_heads: int, n_kv_heads: int) -> int:
     n_heads = check_positive_int("n_heads", n_heads)
     n_kv_heads = check_positive_int("n_kv_heads", n_kv_heads)
     if n_heads % n_kv_heads:
-        raise ValueError(f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}; "
-                         f"allowed n_kv_heads: {allowed_kv_heads(n_heads)}")
+        raise ValueError(
+            f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}; "
+            f"allowed n_kv_heads: {allowed_kv_heads(n_heads)}"
+        )
     return n_kv_heads
 
 
@@ -78,14 +80,18 @@ def grouped_query_attention(q, k, v, mask=None, scaled: bool = True, temperature
         try:
             mask = np.broadcast_to(mask, (*np.broadcast_shapes(tuple(lead), k.shape[:-3]), H, T_q, k.shape[-2]))
         except ValueError:
-            raise ValueError(f"mask of shape {mask.shape} does not broadcast to (..., H={H}, T_q={T_q}, "
-                             f"T_k={k.shape[-2]})") from None
+            raise ValueError(
+                f"mask of shape {mask.shape} does not broadcast to (..., H={H}, T_q={T_q}, T_k={k.shape[-2]})"
+            ) from None
         mask = mask.reshape(*mask.shape[:-3], G, rep, T_q, k.shape[-2])  # (..., G, H/G, T_q, T_k)
-    out, weights = scaled_dot_product_attention(q_grouped, k_grouped, v_grouped, mask=mask, scaled=scaled,
-                                                temperature=temperature)
+    out, weights = scaled_dot_product_attention(
+        q_grouped, k_grouped, v_grouped, mask=mask, scaled=scaled, temperature=temperature
+    )
     out_lead = out.shape[:-4]
-    return (out.reshape(*out_lead, H, T_q, v.shape[-1]),  # (..., H, T_q, d_v)
-            weights.reshape(*out_lead, H, T_q, k.shape[-2]))  # (..., H, T_q, T_k)
+    return (
+        out.reshape(*out_lead, H, T_q, v.shape[-1]),  # (..., H, T_q, d_v)
+        weights.reshape(*out_lead, H, T_q, k.shape[-2]),
+    )  # (..., H, T_q, T_k)
 
 
 def gqa_projections(x, w_q, w_k, w_v, n_heads: int, n_kv_heads: int):
@@ -105,10 +111,18 @@ def gqa_projections(x, w_q, w_k, w_v, n_heads: int, n_kv_heads: int):
     d_k = d_model // n_heads
     for name, w, cols in (("w_q", w_q, d_model), ("w_k", w_k, n_kv_heads * d_k), ("w_v", w_v, n_kv_heads * d_k)):
         if np.shape(w) != (d_model, cols):
-            raise ValueError(f"{name} must have shape (d_model, {'d_model' if cols == d_model else 'G * d_k'}) = "
-                             f"{(d_model, cols)}; got {np.shape(w)}")
-    return project_heads(x, check_finite_array("w_q", w_q, 2), check_finite_array("w_k", w_k, 2),
-                         check_finite_array("w_v", w_v, 2), n_heads, n_kv_heads)
+            raise ValueError(
+                f"{name} must have shape (d_model, {'d_model' if cols == d_model else 'G * d_k'}) = "
+                f"{(d_model, cols)}; got {np.shape(w)}"
+            )
+    return project_heads(
+        x,
+        check_finite_array("w_q", w_q, 2),
+        check_finite_array("w_k", w_k, 2),
+        check_finite_array("w_v", w_v, 2),
+        n_heads,
+        n_kv_heads,
+    )
 
 
 def project_heads(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, n_heads: int, n_kv_heads: int):
@@ -119,8 +133,9 @@ def project_heads(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarr
     return q, k, v
 
 
-def gqa_self_attention(x, w_q, w_k, w_v, w_o, n_heads: int, n_kv_heads: int, mask=None, scaled: bool = True,
-                       temperature: float = 1.0):
+def gqa_self_attention(
+    x, w_q, w_k, w_v, w_o, n_heads: int, n_kv_heads: int, mask=None, scaled: bool = True, temperature: float = 1.0
+):
     """Grouped-query self-attention layer: project, attend with shared K/V heads, merge, project.
 
     With ``n_kv_heads == n_heads`` and square ``w_k, w_v`` this is :func:`attention_core.multi_head_attention`.
@@ -150,12 +165,21 @@ def gqa_self_attention(x, w_q, w_k, w_v, w_o, n_heads: int, n_kv_heads: int, mas
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}  # bytes per cached number
 
 
-def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, context: int, batch: int = 1,
-                   bytes_per_element: int = 2) -> int:
+def kv_cache_bytes(
+    layers: int, kv_heads: int, head_dim: int, context: int, batch: int = 1, bytes_per_element: int = 2
+) -> int:
     """Bytes a KV cache holds: ``2 (K and V) x layers x kv_heads x head_dim x context x batch x bytes_per_element``."""
-    values = [check_positive_int(n, v) for n, v in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim),
-                                                    ("context", context), ("batch", batch),
-                                                    ("bytes_per_element", bytes_per_element))]
+    values = [
+        check_positive_int(n, v)
+        for n, v in (
+            ("layers", layers),
+            ("kv_heads", kv_heads),
+            ("head_dim", head_dim),
+            ("context", context),
+            ("batch", batch),
+            ("bytes_per_element", bytes_per_element),
+        )
+    ]
     out = 2
     for v in values:
         out *= v
@@ -182,8 +206,9 @@ class ModelShape:
         if self.sliding_window is not None:
             check_positive_int("sliding_window", self.sliding_window)
 
-    def cache_bytes(self, context: int, batch: int = 1, dtype: str = "float16", kv_heads: int | None = None,
-                    rolling: bool = True) -> int:
+    def cache_bytes(
+        self, context: int, batch: int = 1, dtype: str = "float16", kv_heads: int | None = None, rolling: bool = True
+    ) -> int:
         """KV-cache bytes at ``context`` tokens; ``kv_heads`` overrides the model's (MHA/GQA/MQA what-ifs).
 
         With ``rolling`` a sliding-window model keeps only its last ``sliding_window`` tokens."""
@@ -207,18 +232,58 @@ class ModelShape:
 
 _HF = "https://huggingface.co/"
 MODELS = (
-    ModelShape("GPT-2 small", 12, 12, 12, 64, 1024, None,
-               _HF + "openai-community/gpt2 config.json: n_layer 12, n_head 12, n_embd 768, n_positions 1024"),
-    ModelShape("GPT-2 XL", 48, 25, 25, 64, 1024, None,
-               _HF + "openai-community/gpt2-xl/blob/main/config.json: n_layer 48, n_head 25, n_embd 1600"),
-    ModelShape("Llama-2-7B", 32, 32, 32, 128, 4096, None,
-               _HF + "meta-llama/Llama-2-7b-hf config.json: num_hidden_layers 32, num_attention_heads 32, "
-               "num_key_value_heads 32, hidden_size 4096, max_position_embeddings 4096"),
-    ModelShape("Llama-2-70B", 80, 64, 8, 128, 4096, None,
-               _HF + "meta-llama/Llama-2-70b-hf config.json: num_hidden_layers 80, num_attention_heads 64, "
-               "num_key_value_heads 8, hidden_size 8192, max_position_embeddings 4096"),
-    ModelShape("Mistral-7B (v0.1)", 32, 32, 8, 128, 32768, 4096,
-               _HF + "mistralai/Mistral-7B-v0.1 config.json: num_hidden_layers 32, num_attention_heads 32, "
-               "num_key_value_heads 8, hidden_size 4096, sliding_window 4096, max_position_embeddings 32768"),
+    ModelShape(
+        "GPT-2 small",
+        12,
+        12,
+        12,
+        64,
+        1024,
+        None,
+        _HF + "openai-community/gpt2 config.json: n_layer 12, n_head 12, n_embd 768, n_positions 1024",
+    ),
+    ModelShape(
+        "GPT-2 XL",
+        48,
+        25,
+        25,
+        64,
+        1024,
+        None,
+        _HF + "openai-community/gpt2-xl/blob/main/config.json: n_layer 48, n_head 25, n_embd 1600",
+    ),
+    ModelShape(
+        "Llama-2-7B",
+        32,
+        32,
+        32,
+        128,
+        4096,
+        None,
+        _HF + "meta-llama/Llama-2-7b-hf config.json: num_hidden_layers 32, num_attention_heads 32, "
+        "num_key_value_heads 32, hidden_size 4096, max_position_embeddings 4096",
+    ),
+    ModelShape(
+        "Llama-2-70B",
+        80,
+        64,
+        8,
+        128,
+        4096,
+        None,
+        _HF + "meta-llama/Llama-2-70b-hf config.json: num_hidden_layers 80, num_attention_heads 64, "
+        "num_key_value_heads 8, hidden_size 8192, max_position_embeddings 4096",
+    ),
+    ModelShape(
+        "Mistral-7B (v0.1)",
+        32,
+        32,
+        8,
+        128,
+        32768,
+        4096,
+        _HF + "mistralai/Mistral-7B-v0.1 config.json: num_hidden_layers 32, num_attention_heads 32, "
+        "num_key_value_heads 8, hidden_size 4096, sliding_window 4096, max_position_embeddings 32768",
+    ),
 )
 MODELS_BY_NAME = {m.name: m for m in MODELS}

@@ -72,13 +72,15 @@ def load_pretrained(name_or_path: str):
                 if not hub_reachable():
                     raise ModelLoadError(
                         f"Could not load {name!r}: it is not a local folder, not in the local Hugging Face cache, and "
-                        "the Hugging Face hub cannot be reached from this server (no network).") from None
+                        "the Hugging Face hub cannot be reached from this server (no network)."
+                    ) from None
                 model, tokenizer = _from_pretrained(name)
     except OSError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelLoadError(
             f"Could not load {name!r}: no local folder by that name, and the Hugging Face hub did not provide it "
-            f"(no network, an unknown id, or no safetensors weights). Details: {first[:300]}") from None
+            f"(no network, an unknown id, or no safetensors weights). Details: {first[:300]}"
+        ) from None
     except (ValueError, KeyError, ImportError, RuntimeError) as exc:
         raise ModelLoadError(f"Could not load {name!r}: {str(exc).splitlines()[0][:300]}") from None
     model.eval()
@@ -88,8 +90,12 @@ def load_pretrained(name_or_path: str):
 def _attention_modules(model):
     """[(module, kind)] for every layer's self-attention, or None for an architecture we do not parse."""
     enc = getattr(model, "encoder", None)
-    if enc is not None and hasattr(enc, "layer") and hasattr(enc.layer[0], "attention") \
-            and hasattr(enc.layer[0].attention, "self"):
+    if (
+        enc is not None
+        and hasattr(enc, "layer")
+        and hasattr(enc.layer[0], "attention")
+        and hasattr(enc.layer[0].attention, "self")
+    ):
         return [(layer.attention.self, "bert") for layer in enc.layer]
     if getattr(model.config, "model_type", "") == "gpt2":
         return [(block.attn, "gpt2") for block in model.h]
@@ -121,9 +127,11 @@ def run_model(model, tokenizer, text: str, max_tokens: int = 128) -> ModelRun:
     hooks = []
     if modules is not None:
         for i, (mod, _) in enumerate(modules):
+
             def hook(module, args, kwargs, i=i):
                 x = args[0] if args else kwargs.get("hidden_states", kwargs.get("query"))
                 captured[i] = x.detach()
+
             hooks.append(mod.register_forward_pre_hook(hook, with_kwargs=True))
     try:
         with torch.inference_mode():
@@ -162,7 +170,7 @@ def projections(model, layer: int):
     w = mod.c_attn.weight.detach().double().numpy()  # GPT-2 Conv1D: (d, 3d), already x @ W
     b = mod.c_attn.bias.detach().double().numpy()
     d = w.shape[0]
-    return w[:, :d], b[:d], w[:, d:2 * d], b[d:2 * d], w[:, 2 * d:], b[2 * d:]
+    return w[:, :d], b[:d], w[:, d : 2 * d], b[d : 2 * d], w[:, 2 * d :], b[2 * d :]
 
 
 @dataclass(frozen=True)
@@ -197,8 +205,9 @@ def recompute_layer(model, run: ModelRun, layer: int) -> LayerRecompute:
     q, k, v = (split_heads(x @ w + b, H) for w, b in ((w_q, b_q), (w_k, b_k), (w_v, b_v)))  # (H, T, d_k)
     mask = causal_mask(x.shape[0]) if run.causal else None  # (T, T)
     _, weights = scaled_dot_product_attention(q, k, v, mask=mask)  # (H, T, T)
-    return LayerRecompute(q, k, weights, float(np.abs(weights - run.attentions[layer]).max()),
-                          1 / math.sqrt(q.shape[-1]))
+    return LayerRecompute(
+        q, k, weights, float(np.abs(weights - run.attentions[layer]).max()), 1 / math.sqrt(q.shape[-1])
+    )
 
 
 def hide_special(weights: np.ndarray, special: np.ndarray) -> np.ndarray:

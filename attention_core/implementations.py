@@ -21,8 +21,9 @@ from .attention import merge_heads, multi_head_attention, score_factor, split_he
 
 def numpy_functional(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
     """attention_core.multi_head_attention: the reference."""
-    return multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads=n_heads, mask=mask, scaled=scaled,
-                                temperature=temperature)
+    return multi_head_attention(
+        x, w_q, w_k, w_v, w_o, n_heads=n_heads, mask=mask, scaled=scaled, temperature=temperature
+    )
 
 
 def torch_functional(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
@@ -96,8 +97,15 @@ def torch_nn_multihead(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature
     ref = torch.nn.MultiheadAttention(d_model, n_heads, bias=False, batch_first=True).eval()
     fold = score_factor(d_k, scaled, temperature) * math.sqrt(d_k)  # nn.MultiheadAttention always divides by sqrt(d_k)
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([torch.as_tensor(np.asarray(w) * f, dtype=torch.float32).T
-                                            for w, f in ((w_q, fold), (w_k, 1.0), (w_v, 1.0))], 0))
+        ref.in_proj_weight.copy_(
+            torch.cat(
+                [
+                    torch.as_tensor(np.asarray(w) * f, dtype=torch.float32).T
+                    for w, f in ((w_q, fold), (w_k, 1.0), (w_v, 1.0))
+                ],
+                0,
+            )
+        )
         ref.out_proj.weight.copy_(torch.as_tensor(np.asarray(w_o), dtype=torch.float32).T)
         X = torch.from_numpy(np.asarray(x, dtype=np.float32))[None]
         m = None if mask is None else ~torch.from_numpy(np.asarray(mask))
@@ -136,7 +144,7 @@ def keras_multihead(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
     return np.asarray(out)[0], np.asarray(weights)[0]
 
 
-KERAS_CODE = '''import keras  # TensorFlow backend
+KERAS_CODE = """import keras  # TensorFlow backend
 d_k = d_model // n_heads
 layer = keras.layers.MultiHeadAttention(num_heads=n_heads, key_dim=d_k, use_bias=False)
 layer(x, x)  # build, then copy the weights in (Keras kernels are (d_model, H, d_k) and (H, d_k, d_model))
@@ -145,7 +153,7 @@ layer._key_dense.kernel.assign(W_k.reshape(d_model, n_heads, d_k))
 layer._value_dense.kernel.assign(W_v.reshape(d_model, n_heads, d_k))
 layer._output_dense.kernel.assign(W_o.reshape(n_heads, d_k, d_model))
 output, weights = layer(x, x, attention_mask=mask, return_attention_scores=True)  # mask: True = may attend
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -160,13 +168,19 @@ IMPLEMENTATIONS = [
     Implementation("NumPy functional (reference)", numpy_functional),
     Implementation("torch functional, from scratch", torch_functional),
     Implementation("torch MultiHeadSelfAttention, from scratch", torch_module),
-    Implementation("torch SelfAttention, from scratch (head 1)", self_attention_head1,
-                   "one head: compared with the reference's head 1 and its share of the output", True),
+    Implementation(
+        "torch SelfAttention, from scratch (head 1)",
+        self_attention_head1,
+        "one head: compared with the reference's head 1 and its share of the output",
+        True,
+    ),
     Implementation("torch.nn.functional.scaled_dot_product_attention", torch_sdpa, "fused kernel: no weights returned"),
-    Implementation("torch.nn.MultiheadAttention (weights copied)", torch_nn_multihead,
-                   "scaling and temperature folded into W_q"),
-    Implementation("Keras MultiHeadAttention (weights copied)", keras_multihead,
-                   "scaling and temperature folded into W_q"),
+    Implementation(
+        "torch.nn.MultiheadAttention (weights copied)", torch_nn_multihead, "scaling and temperature folded into W_q"
+    ),
+    Implementation(
+        "Keras MultiHeadAttention (weights copied)", keras_multihead, "scaling and temperature folded into W_q"
+    ),
 ]
 
 
@@ -181,8 +195,9 @@ class ImplementationResult:
     note: str  # what differs (folded scaling, head 1 only, missing library, NaN rows)
 
 
-def compare_implementations(x, w_q, w_k, w_v, w_o, n_heads, mask=None, scaled=True, temperature=1.0,
-                            repeat: int = 3) -> list[ImplementationResult]:
+def compare_implementations(
+    x, w_q, w_k, w_v, w_o, n_heads, mask=None, scaled=True, temperature=1.0, repeat: int = 3
+) -> list[ImplementationResult]:
     """Run every implementation on the same input and weights and compare it with the NumPy reference.
 
     Args:
@@ -197,16 +212,25 @@ def compare_implementations(x, w_q, w_k, w_v, w_o, n_heads, mask=None, scaled=Tr
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat={repeat!r} is not allowed; it must be an integer >= 1")
     # writable float32 copies (torch.from_numpy warns on the read-only arrays of a cache)
-    args = (np.array(x, dtype=np.float32), *(np.array(w, dtype=np.float32) for w in (w_q, w_k, w_v, w_o)),
-            n_heads, mask, scaled, temperature)
+    args = (
+        np.array(x, dtype=np.float32),
+        *(np.array(w, dtype=np.float32) for w in (w_q, w_k, w_v, w_o)),
+        n_heads,
+        mask,
+        scaled,
+        temperature,
+    )
     ref_out, ref_w = numpy_functional(*args)  # (T, d_model), (H, T, T)
     d_k = args[0].shape[1] // n_heads
     head1_out = (ref_w[0] @ (args[0] @ args[3][:, :d_k])) @ args[4][:d_k]  # (T, d_model): head 1's share
     rows = []
     for impl in IMPLEMENTATIONS:
         if impl.run is keras_multihead and not keras_available():
-            rows.append(ImplementationResult(impl.name, None, None, None,
-                                             "TensorFlow is not installed: pip install -r requirements-tf.txt"))
+            rows.append(
+                ImplementationResult(
+                    impl.name, None, None, None, "TensorFlow is not installed: pip install -r requirements-tf.txt"
+                )
+            )
             continue
         impl.run(*args)  # warm-up (imports, first-call setup)
         times, result = [], None

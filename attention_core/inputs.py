@@ -67,8 +67,9 @@ def token_vector(token: str, d_model: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(int.from_bytes(digest, "little")).standard_normal(d_model, dtype=np.float32)
 
 
-def sentence_embeddings(sentence: str, d_model: int, seed: int = 0,
-                        max_tokens: int = MAX_TOKENS) -> tuple[list[str], np.ndarray, bool]:
+def sentence_embeddings(
+    sentence: str, d_model: int, seed: int = 0, max_tokens: int = MAX_TOKENS
+) -> tuple[list[str], np.ndarray, bool]:
     """Embeddings of a typed sentence: whitespace tokens, one deterministic vector per distinct token.
 
     Returns:

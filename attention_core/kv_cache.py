@@ -26,8 +26,9 @@ class KVCache:
 
     def __init__(self, n_kv_heads: int, d_k: int, d_v: int, capacity: int, dtype=np.float32):
         self.capacity = check_positive_int("capacity", capacity)
-        self._k = np.zeros((check_positive_int("n_kv_heads", n_kv_heads), capacity, check_positive_int("d_k", d_k)),
-                           dtype=dtype)  # (G, capacity, d_k)
+        self._k = np.zeros(
+            (check_positive_int("n_kv_heads", n_kv_heads), capacity, check_positive_int("d_k", d_k)), dtype=dtype
+        )  # (G, capacity, d_k)
         self._v = np.zeros((n_kv_heads, capacity, check_positive_int("d_v", d_v)), dtype=dtype)  # (G, capacity, d_v)
         self.length = 0  # tokens cached so far
 
@@ -36,18 +37,19 @@ class KVCache:
         if self.length == self.capacity:
             raise ValueError(f"the cache is full ({self.capacity} tokens); make it with a larger capacity")
         if k_new.shape != self._k.shape[::2] or v_new.shape != self._v.shape[::2]:
-            raise ValueError(f"expected k {self._k.shape[::2]} and v {self._v.shape[::2]}; "
-                             f"got {k_new.shape}, {v_new.shape}")
+            raise ValueError(
+                f"expected k {self._k.shape[::2]} and v {self._v.shape[::2]}; got {k_new.shape}, {v_new.shape}"
+            )
         self._k[:, self.length], self._v[:, self.length] = k_new, v_new
         self.length += 1
 
     @property
     def k(self) -> np.ndarray:
-        return self._k[:, :self.length]  # (G, length, d_k), a view
+        return self._k[:, : self.length]  # (G, length, d_k), a view
 
     @property
     def v(self) -> np.ndarray:
-        return self._v[:, :self.length]  # (G, length, d_v), a view
+        return self._v[:, : self.length]  # (G, length, d_v), a view
 
     @property
     def nbytes(self) -> int:
@@ -79,8 +81,9 @@ class DecodeRun:
     cache_bytes: int  # bytes of K and V in the cache at the end
 
 
-def decode_with_cache(x, w_q, w_k, w_v, w_o, n_heads: int, n_kv_heads: int | None = None, scaled: bool = True,
-                      temperature: float = 1.0) -> DecodeRun:
+def decode_with_cache(
+    x, w_q, w_k, w_v, w_o, n_heads: int, n_kv_heads: int | None = None, scaled: bool = True, temperature: float = 1.0
+) -> DecodeRun:
     """Causal self-attention computed token by token with a KV cache.
 
     Reference::
@@ -116,7 +119,7 @@ def decode_with_cache(x, w_q, w_k, w_v, w_o, n_heads: int, n_kv_heads: int | Non
     cache = KVCache(n_kv_heads, d_k, d_k, T, dtype=np.result_type(x.dtype, w_k.dtype, w_v.dtype))
     steps, rows = [], []
     for t in range(T):
-        q, k, v = project_heads(x[t:t + 1], w_q, w_k, w_v, n_heads, n_kv_heads)  # (H, 1, d_k), (G, 1, d_k) x2
+        q, k, v = project_heads(x[t : t + 1], w_q, w_k, w_v, n_heads, n_kv_heads)  # (H, 1, d_k), (G, 1, d_k) x2
         reused = cache.length
         cache.append(k[:, 0], v[:, 0])
         q_grouped = q.reshape(n_kv_heads, rep, d_k) * factor  # (G, H/G, d_k): query heads beside their KV head

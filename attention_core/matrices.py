@@ -23,8 +23,10 @@ def check_matrix(name: str, m, shape: tuple[int, int] | None = None) -> np.ndarr
     bad = ~np.isfinite(arr) | (np.abs(np.nan_to_num(arr)) > MAX_ABS)
     if bad.any():
         r, c = map(int, np.argwhere(bad)[0])
-        raise ValueError(f"{name} has an empty or invalid entry at row {r + 1}, column {c + 1}; "
-                         f"only finite numbers between {-MAX_ABS:g} and {MAX_ABS:g} are allowed")
+        raise ValueError(
+            f"{name} has an empty or invalid entry at row {r + 1}, column {c + 1}; "
+            f"only finite numbers between {-MAX_ABS:g} and {MAX_ABS:g} are allowed"
+        )
     return arr
 
 
@@ -36,8 +38,10 @@ def parse_matrix(name: str, text: str, shape: tuple[int, int] | None = None) -> 
     try:
         values = [[float(x) for x in r.split(",")] for r in rows]
     except ValueError:
-        raise ValueError(f"{name}={text[:60]!r} is not a matrix of numbers; write rows separated by ';' "
-                         "and numbers by ',', e.g. 0,1;0,1") from None
+        raise ValueError(
+            f"{name}={text[:60]!r} is not a matrix of numbers; write rows separated by ';' "
+            "and numbers by ',', e.g. 0,1;0,1"
+        ) from None
     if len({len(r) for r in values}) != 1:
         raise ValueError(f"{name}={text[:60]!r} has rows of different lengths")
     return check_matrix(name, values, shape)

@@ -69,20 +69,41 @@ def model_attention_run(model, tokenizer, text: str, max_tokens: int = MODEL_MAX
         k = np.stack([r.k for r in layers]).astype(np.float32)  # (L, H, T, d_k)
         parity = np.array([r.max_diff for r in layers])  # (L,)
     scale = score_factor(q.shape[-1]) if q is not None else 1.0
-    return AttentionRun(model.config.name_or_path or "model", tuple(run.tokens), run.special, run.attentions,
-                        run.causal, q, k, scale, 1.0, causal_mask(T) if run.causal else None, parity,
-                        "" if parity is not None else f"Parity and the neuron view are computed for {SUPPORTED}.",
-                        truncated)
+    return AttentionRun(
+        model.config.name_or_path or "model",
+        tuple(run.tokens),
+        run.special,
+        run.attentions,
+        run.causal,
+        q,
+        k,
+        scale,
+        1.0,
+        causal_mask(T) if run.causal else None,
+        parity,
+        "" if parity is not None else f"Parity and the neuron view are computed for {SUPPORTED}.",
+        truncated,
+    )
 
 
 def toy_attention_run(run: WhatIfRun) -> AttentionRun:
     """The toy what-if's attention as a one-layer model (no special tokens, no parity: it is attention_core)."""
     cfg = run.config
-    return AttentionRun("toy attention", tuple(run.tokens), np.zeros(run.T, dtype=bool), run.weights[None],
-                        cfg.mask in ("causal", "causal+padding"), run.q[None], run.k[None],
-                        score_factor(cfg.d_k, cfg.scaled), cfg.temperature,
-                        run.mask, None, "Parity is shown for pretrained models: the toy attention is attention_core "
-                        "itself.", False)
+    return AttentionRun(
+        "toy attention",
+        tuple(run.tokens),
+        np.zeros(run.T, dtype=bool),
+        run.weights[None],
+        cfg.mask in ("causal", "causal+padding"),
+        run.q[None],
+        run.k[None],
+        score_factor(cfg.d_k, cfg.scaled),
+        cfg.temperature,
+        run.mask,
+        None,
+        "Parity is shown for pretrained models: the toy attention is attention_core itself.",
+        False,
+    )
 
 
 @dataclass(frozen=True)
@@ -117,5 +138,4 @@ def neuron_view(arun: AttentionRun, layer: int, head: int, qi: int, kj: int) -> 
     row = softmax(k_all @ q * arun.scale, temperature=arun.temperature, where=allowed)  # (T,)
     products = q * k  # (d_k,)
     dot = float(products.sum())
-    return NeuronView(q, k, products, dot, dot * arun.scale / arun.temperature, row, float(row[kj]),
-                      int(allowed.sum()))
+    return NeuronView(q, k, products, dot, dot * arun.scale / arun.temperature, row, float(row[kj]), int(allowed.sum()))

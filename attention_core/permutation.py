@@ -30,8 +30,9 @@ class ShuffleResult:
         return bool((self.perm != np.arange(len(self.perm))).any())
 
 
-def shuffle_experiment(x, w_q, w_k, w_v, w_o, n_heads: int, perm, positional: bool, scaled: bool = True,
-                       temperature: float = 1.0) -> ShuffleResult:
+def shuffle_experiment(
+    x, w_q, w_k, w_v, w_o, n_heads: int, perm, positional: bool, scaled: bool = True, temperature: float = 1.0
+) -> ShuffleResult:
     """Attend over ``x`` and over ``x[perm]``, un-shuffle the second output, and compare.
 
     Reference::

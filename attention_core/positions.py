@@ -51,8 +51,10 @@ def lookup_positions(table, positions) -> np.ndarray:
     if p.ndim != 1 or not np.issubdtype(p.dtype, np.integer) or (p.size and p.min() < 0):
         raise ValueError(f"positions must be a 1-D array of integers >= 0; got {positions!r}")
     if p.size and p.max() >= table.shape[0]:
-        raise ValueError(f"position {int(p[p >= table.shape[0]].min())} has no row: the learned table has {table.shape[0]} rows "
-                         f"(positions 0 to {table.shape[0] - 1}), so it cannot extrapolate beyond them")
+        raise ValueError(
+            f"position {int(p[p >= table.shape[0]].min())} has no row: the learned table has {table.shape[0]} rows "
+            f"(positions 0 to {table.shape[0] - 1}), so it cannot extrapolate beyond them"
+        )
     return table[p]  # (T, d_model)
 
 
@@ -62,8 +64,19 @@ def _check_method(method: str) -> str:
     return method
 
 
-def pair_scores(method: str, x_q, x_k, w_q, w_k, n_positions: int, base: float = 10000.0, table=None,
-                slope: float = 0.5, symmetric: bool = False, scaled: bool = True) -> np.ndarray:
+def pair_scores(
+    method: str,
+    x_q,
+    x_k,
+    w_q,
+    w_k,
+    n_positions: int,
+    base: float = 10000.0,
+    table=None,
+    slope: float = 0.5,
+    symmetric: bool = False,
+    scaled: bool = True,
+) -> np.ndarray:
     """The logit of token ``x_q`` at query position m against token ``x_k`` at key position n, for all m, n < P.
 
     Args:
@@ -82,10 +95,15 @@ def pair_scores(method: str, x_q, x_k, w_q, w_k, n_positions: int, base: float =
     _check_method(method)
     P = check_positive_int("n_positions", n_positions)
     x_q, x_k = check_finite_array("x_q", x_q).astype(np.float64), check_finite_array("x_k", x_k).astype(np.float64)
-    w_q, w_k = check_finite_array("w_q", w_q, 2).astype(np.float64), check_finite_array("w_k", w_k, 2).astype(np.float64)
+    w_q, w_k = (
+        check_finite_array("w_q", w_q, 2).astype(np.float64),
+        check_finite_array("w_k", w_k, 2).astype(np.float64),
+    )
     if not x_q.shape == x_k.shape == (w_q.shape[0],) or w_q.shape != w_k.shape:
-        raise ValueError(f"need x_q, x_k (d_model,) and w_q, w_k (d_model, d_k); got {x_q.shape}, {x_k.shape}, "
-                         f"{w_q.shape}, {w_k.shape}")
+        raise ValueError(
+            f"need x_q, x_k (d_model,) and w_q, w_k (d_model, d_k); got {x_q.shape}, {x_k.shape}, "
+            f"{w_q.shape}, {w_k.shape}"
+        )
     d_model, d_k = w_q.shape
     scale = 1 / math.sqrt(d_k) if scaled else 1.0
     if method in ("sinusoidal", "learned"):
@@ -135,8 +153,19 @@ def offset_profile(scores, causal: bool = False) -> OffsetProfile:
     return OffsetProfile(offsets, low, high, mean, float((high - low).max()))
 
 
-def position_attention(method: str, x, w_q, w_k, w_v, n_heads: int, mask=None, scaled: bool = True,
-                       temperature: float = 1.0, base: float = 10000.0, table=None):
+def position_attention(
+    method: str,
+    x,
+    w_q,
+    w_k,
+    w_v,
+    n_heads: int,
+    mask=None,
+    scaled: bool = True,
+    temperature: float = 1.0,
+    base: float = 10000.0,
+    table=None,
+):
     """Multi-head attention weights with the positions given by ``method``, per head.
 
     Args:
@@ -170,8 +199,9 @@ def position_attention(method: str, x, w_q, w_k, w_v, n_heads: int, mask=None, s
         return rope_attention(q, k, v, mask=mask, base=base, scaled=scaled, temperature=temperature)
     if method == "alibi":
         causal = mask is not None and not np.triu(mask, 1).any()
-        return alibi_attention(q, k, v, mask=mask, scaled=scaled, temperature=temperature,
-                               form="distance" if causal else "symmetric")
+        return alibi_attention(
+            q, k, v, mask=mask, scaled=scaled, temperature=temperature, form="distance" if causal else "symmetric"
+        )
     return scaled_dot_product_attention(q, k, v, mask=mask, scaled=scaled, temperature=temperature)
 
 

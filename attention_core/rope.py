@@ -106,19 +106,20 @@ def apply_rope(x, positions=None, base: float = 10000.0, pairing: str = "interle
     if pairing == "interleaved":
         x1, x2 = x[..., 0::2], x[..., 1::2]  # (..., T, d/2)
     else:
-        x1, x2 = x[..., : d // 2], x[..., d // 2:]  # (..., T, d/2)
+        x1, x2 = x[..., : d // 2], x[..., d // 2 :]  # (..., T, d/2)
     r1 = x1 * cos - x2 * sin  # (..., T, d/2)
     r2 = x1 * sin + x2 * cos  # (..., T, d/2)
     out = np.empty(np.broadcast_shapes(x.shape), dtype=np.result_type(x.dtype, np.float32))
     if pairing == "interleaved":
         out[..., 0::2], out[..., 1::2] = r1, r2
     else:
-        out[..., : d // 2], out[..., d // 2:] = r1, r2
+        out[..., : d // 2], out[..., d // 2 :] = r1, r2
     return out  # (..., T, d)
 
 
-def rope_scores(q, k, positions_q=None, positions_k=None, base: float = 10000.0, pairing: str = "interleaved",
-                scaled: bool = True) -> np.ndarray:
+def rope_scores(
+    q, k, positions_q=None, positions_k=None, base: float = 10000.0, pairing: str = "interleaved", scaled: bool = True
+) -> np.ndarray:
     """Logits of rotated queries and keys, ``(R_m q) . (R_n k)`` (divided by sqrt(d) when ``scaled``).
 
     Args:
@@ -140,8 +141,18 @@ def rope_scores(q, k, positions_q=None, positions_k=None, base: float = 10000.0,
     return scores / math.sqrt(q.shape[-1]) if scaled else scores
 
 
-def rope_attention(q, k, v, positions_q=None, positions_k=None, mask=None, base: float = 10000.0,
-                   pairing: str = "interleaved", scaled: bool = True, temperature: float = 1.0):
+def rope_attention(
+    q,
+    k,
+    v,
+    positions_q=None,
+    positions_k=None,
+    mask=None,
+    base: float = 10000.0,
+    pairing: str = "interleaved",
+    scaled: bool = True,
+    temperature: float = 1.0,
+):
     """Scaled dot-product attention with RoPE applied to q and k (v is not rotated).
 
     Args:

@@ -34,8 +34,10 @@ class SaturationMetrics:
 
     def summary(self) -> dict[str, float]:
         """Means over valid rows (plus the near-one-hot share) as plain floats."""
+
         def mean(a):
             return float(a[self.valid].mean()) if self.valid.any() else 0.0
+
         return {
             "entropy": mean(self.entropy),
             "normalized_entropy": mean(self.normalized_entropy),
@@ -128,8 +130,9 @@ def js_divergence(p, q) -> np.ndarray:
     JS(p, q) = (KL(p || m) + KL(q || m)) / 2 with m = (p + q) / 2, computed as
     H(m) - (H(p) + H(q)) / 2; 0 iff p == q, 1 for disjoint supports.
     """
-    p, q = np.broadcast_arrays(check_finite_array("p", p).astype(np.float64),
-                               check_finite_array("q", q).astype(np.float64))
+    p, q = np.broadcast_arrays(
+        check_finite_array("p", p).astype(np.float64), check_finite_array("q", q).astype(np.float64)
+    )
     return np.clip(_entropy_bits((p + q) / 2) - (_entropy_bits(p) + _entropy_bits(q)) / 2, 0.0, 1.0)
 
 
@@ -147,6 +150,6 @@ def head_divergence_matrix(weights) -> np.ndarray:
     h_rows = _entropy_bits(w)  # (H, T_q): each head's row entropies, computed once
     out = np.zeros((H, H))
     for a in range(H - 1):  # one head against all later heads: memory O(H T_q T_k), not O(H^2 T_q T_k)
-        h_mix = _entropy_bits((w[a][None] + w[a + 1:]) / 2)  # (H-a-1, T_q)
-        out[a, a + 1:] = np.clip(h_mix - (h_rows[a][None] + h_rows[a + 1:]) / 2, 0.0, 1.0).mean(axis=-1)
+        h_mix = _entropy_bits((w[a][None] + w[a + 1 :]) / 2)  # (H-a-1, T_q)
+        out[a, a + 1 :] = np.clip(h_mix - (h_rows[a][None] + h_rows[a + 1 :]) / 2, 0.0, 1.0).mean(axis=-1)
     return out + out.T  # (H, H), symmetric with a zero diagonal

@@ -30,9 +30,14 @@ def softmax_torch(z: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Te
     return e / torch.where(total > 0, total, torch.ones_like(total))
 
 
-def scaled_dot_product_attention_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                                       mask: torch.Tensor | None = None, scaled: bool = True,
-                                       temperature: float = 1.0):
+def scaled_dot_product_attention_torch(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    scaled: bool = True,
+    temperature: float = 1.0,
+):
     """Torch twin of :func:`attention_core.scaled_dot_product_attention`.
 
     Args:
@@ -66,8 +71,15 @@ class SelfAttention(nn.Module):
     ``forward(x (B, T, d_model), mask) -> (output (B, T, d_model), weights (B, T, T))``.
     """
 
-    def __init__(self, d_model: int, d_k: int | None = None, d_v: int | None = None, bias: bool = False,
-                 scaled: bool = True, temperature: float = 1.0):
+    def __init__(
+        self,
+        d_model: int,
+        d_k: int | None = None,
+        d_v: int | None = None,
+        bias: bool = False,
+        scaled: bool = True,
+        temperature: float = 1.0,
+    ):
         super().__init__()
         self.d_model = check_positive_int("d_model", d_model)
         self.d_k = self.d_model if d_k is None else check_positive_int("d_k", d_k)
@@ -98,8 +110,7 @@ class MultiHeadAttention(nn.Module):
     ``-> (output (B, T_q, d_model), weights (B, H, T_q, T_k))``.
     """
 
-    def __init__(self, d_model: int, n_heads: int, bias: bool = False, scaled: bool = True,
-                 temperature: float = 1.0):
+    def __init__(self, d_model: int, n_heads: int, bias: bool = False, scaled: bool = True, temperature: float = 1.0):
         super().__init__()
         self.d_model = check_positive_int("d_model", d_model)
         self.n_heads = check_heads(self.d_model, n_heads)
@@ -120,8 +131,10 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"x must end in d_model={self.d_model}; got shape {tuple(x.shape)}")
         kv = x if kv is None else kv
         if kv.shape[-1] != self.d_model or kv.shape[:-2] != x.shape[:-2]:
-            raise ValueError(f"kv must be (..., T_k, d_model={self.d_model}) with the leading dims of x "
-                             f"{tuple(x.shape[:-2])}; got shape {tuple(kv.shape)}")
+            raise ValueError(
+                f"kv must be (..., T_k, d_model={self.d_model}) with the leading dims of x "
+                f"{tuple(x.shape[:-2])}; got shape {tuple(kv.shape)}"
+            )
         *lead, T_q, _ = x.shape
         T_k = kv.shape[-2]
         H, d_k = self.n_heads, self.d_k
@@ -154,8 +167,9 @@ class MultiHeadSelfAttention(MultiHeadAttention):
         return super().forward(x, kv=kv, mask=mask)
 
 
-def score_gradient_norm(d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0,
-                        n_rows: int = 256, seed: int = 0) -> float:
+def score_gradient_norm(
+    d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0, n_rows: int = 256, seed: int = 0
+) -> float:
     """Mean L2 norm of the gradient that reaches the softmax's logits, measured with autograd.
 
     The mean over rows of ``||d loss / d logits||_2`` from :func:`attention_core.sweep.score_gradient`

@@ -102,8 +102,9 @@ def to_torch_reference(params: dict, n_heads: int, norm_first: bool = False) -> 
     """The same block as PyTorch's own nn.TransformerEncoderLayer / nn.TransformerDecoderLayer (eval, no dropout)."""
     d_model, d_ff = params["w1"].shape
     cls = nn.TransformerDecoderLayer if "cross" in params else nn.TransformerEncoderLayer
-    ref = cls(d_model, n_heads, dim_feedforward=d_ff, dropout=0.0, activation="relu", batch_first=True,
-              norm_first=norm_first).eval()
+    ref = cls(
+        d_model, n_heads, dim_feedforward=d_ff, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first
+    ).eval()
     with torch.no_grad():
         _copy_mha(ref.self_attn, params["self"])
         if "cross" in params:

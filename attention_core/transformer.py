@@ -45,8 +45,9 @@ def feed_forward(x, w1, b1, w2, b2) -> tuple[np.ndarray, np.ndarray]:
 
 def _attn_params(rng, d_model: int) -> dict[str, np.ndarray]:
     s = 1.0 / math.sqrt(d_model)
-    return {name: (rng.standard_normal((d_model, d_model)) * s).astype(np.float32)
-            for name in ("w_q", "w_k", "w_v", "w_o")}
+    return {
+        name: (rng.standard_normal((d_model, d_model)) * s).astype(np.float32) for name in ("w_q", "w_k", "w_v", "w_o")
+    }
 
 
 def block_params(d_model: int, seed: int = 0, decoder: bool = False, d_ff: int | None = None) -> dict:
@@ -66,14 +67,26 @@ def block_params(d_model: int, seed: int = 0, decoder: bool = False, d_ff: int |
     p["w2"] = (rng.standard_normal((d_ff, d_model)) / math.sqrt(d_ff)).astype(np.float32)
     p["b2"] = (0.1 * rng.standard_normal(d_model)).astype(np.float32)
     for name in ("ln1", "ln2", "ln3") if decoder else ("ln1", "ln2"):
-        p[name] = ((1 + 0.1 * rng.standard_normal(d_model)).astype(np.float32),
-                   (0.1 * rng.standard_normal(d_model)).astype(np.float32))
+        p[name] = (
+            (1 + 0.1 * rng.standard_normal(d_model)).astype(np.float32),
+            (0.1 * rng.standard_normal(d_model)).astype(np.float32),
+        )
     return p
 
 
 def _mha(x, w, n_heads, mask=None, kv=None, scaled=True, temperature=1.0):
-    return multi_head_attention(x, w["w_q"], w["w_k"], w["w_v"], w["w_o"], n_heads=n_heads, mask=mask,
-                                scaled=scaled, temperature=temperature, kv=kv)  # (T_q, d_model), (H, T_q, T_k)
+    return multi_head_attention(
+        x,
+        w["w_q"],
+        w["w_k"],
+        w["w_v"],
+        w["w_o"],
+        n_heads=n_heads,
+        mask=mask,
+        scaled=scaled,
+        temperature=temperature,
+        kv=kv,
+    )  # (T_q, d_model), (H, T_q, T_k)
 
 
 @dataclass(frozen=True)
@@ -118,8 +131,9 @@ class EncoderSteps:
     out: np.ndarray  # (T, d_model) the block's output, ffn.out
 
 
-def encoder_block(x, params: dict, n_heads: int, norm_first: bool = False, mask=None, scaled: bool = True,
-                  temperature: float = 1.0) -> EncoderSteps:
+def encoder_block(
+    x, params: dict, n_heads: int, norm_first: bool = False, mask=None, scaled: bool = True, temperature: float = 1.0
+) -> EncoderSteps:
     """One encoder block on ``x`` (T, d_model), keeping every intermediate tensor.
 
     Reference (post-norm; pre-norm moves each LN in front of its sub-layer)::
@@ -161,8 +175,9 @@ class DecoderSteps:
     out: np.ndarray  # (T_q, d_model) the block's output, ffn.out
 
 
-def decoder_block(y, memory, params: dict, n_heads: int, norm_first: bool = False, scaled: bool = True,
-                  temperature: float = 1.0) -> DecoderSteps:
+def decoder_block(
+    y, memory, params: dict, n_heads: int, norm_first: bool = False, scaled: bool = True, temperature: float = 1.0
+) -> DecoderSteps:
     """One decoder block on ``y`` (T_q, d_model) reading the encoder output ``memory`` (T_k, d_model).
 
     Reference (post-norm)::

@@ -82,5 +82,18 @@ def run_whatif(cfg: WhatIf) -> WhatIfRun:
     output, weights, steps = multi_head_attention(
         x, *w, n_heads=cfg.n_heads, mask=mask, scaled=cfg.scaled, temperature=cfg.temperature, return_steps=True
     )
-    return WhatIfRun(cfg, tokens, x, w, steps["q"], steps["k"], steps["v"], steps["heads"], steps["concat"],
-                     output, weights, mask, tuple(notices + mask_notices))
+    return WhatIfRun(
+        cfg,
+        tokens,
+        x,
+        w,
+        steps["q"],
+        steps["k"],
+        steps["v"],
+        steps["heads"],
+        steps["concat"],
+        output,
+        weights,
+        mask,
+        tuple(notices + mask_notices),
+    )

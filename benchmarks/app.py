@@ -77,8 +77,10 @@ def measure_page(page: str, query: dict, repeat: int) -> tuple[float, float, int
     return first, 1e3 * statistics.median(times), chart_bytes(at) + sum(_media_bytes)
 
 
-REAL_TEXT = ("The animal didn't cross the street because it was too tired and the cat sat on the mat while "
-             "the animal was too tired to cross it")  # 28 words -> 30 tokens with [CLS] and [SEP]
+REAL_TEXT = (
+    "The animal didn't cross the street because it was too tired and the cat sat on the mat while "
+    "the animal was too tired to cross it"
+)  # 28 words -> 30 tokens with [CLS] and [SEP]
 
 
 def measure_real_model(repeat: int) -> list[list]:
@@ -92,9 +94,13 @@ def measure_real_model(repeat: int) -> list[list]:
     os.environ["HF_HUB_OFFLINE"] = "1"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, hidden, layers, heads in (("stand-in for BERT mini (4 x 4, hidden 256)", 256, 4, 4),
-                                             ("stand-in for bert-base (12 x 12, hidden 768)", 768, 12, 12)):
-            folder = make_tiny_bert(Path(tmp) / f"bert-{layers}x{heads}-{hidden}", hidden=hidden, layers=layers, heads=heads)
+        for label, hidden, layers, heads in (
+            ("stand-in for BERT mini (4 x 4, hidden 256)", 256, 4, 4),
+            ("stand-in for bert-base (12 x 12, hidden 768)", 768, 12, 12),
+        ):
+            folder = make_tiny_bert(
+                Path(tmp) / f"bert-{layers}x{heads}-{hidden}", hidden=hidden, layers=layers, heads=heads
+            )
             at = app("pages/11_Real_model.py", {"model": str(folder), "text": REAL_TEXT}, timeout=600)
             t0 = time.perf_counter()
             at.run()
@@ -109,8 +115,15 @@ def measure_real_model(repeat: int) -> list[list]:
                 t0 = time.perf_counter()
                 at.run()
                 times.append(time.perf_counter() - t0)
-            rows.append(["Real model", f"{label}, 30 tokens", f"{first:.2f}", f"{1e3 * statistics.median(times):.0f}",
-                         f"{(chart_bytes(at) + sum(_media_bytes)) / 1024:.0f}"])
+            rows.append(
+                [
+                    "Real model",
+                    f"{label}, 30 tokens",
+                    f"{first:.2f}",
+                    f"{1e3 * statistics.median(times):.0f}",
+                    f"{(chart_bytes(at) + sum(_media_bytes)) / 1024:.0f}",
+                ]
+            )
             print(".", end="", file=sys.stderr, flush=True)
     return rows
 
@@ -142,8 +155,9 @@ def main() -> None:
     ap.add_argument("--settings", default="", help="comma-separated setting names (default: all)")
     ap.add_argument("--no-browser", action="store_true")
     args = ap.parse_args()
-    pages = [p for p in PAGES if (not args.pages or any(n in p for n in args.pages.split(",")))
-             and "Real_model" not in p]
+    pages = [
+        p for p in PAGES if (not args.pages or any(n in p for n in args.pages.split(","))) and "Real_model" not in p
+    ]
     pages.sort(key=lambda p: int(Path(p).name.split("_")[0]))
     settings = {k: v for k, v in SETTINGS.items() if not args.settings or k in args.settings.split(",")}
     rows = []
@@ -156,8 +170,10 @@ def main() -> None:
     if not args.pages or "Real_model" in args.pages:
         rows += measure_real_model(args.repeat)
     print(file=sys.stderr)
-    print(f"AppTest, median of {args.repeat} reruns after changing the seed (a control every page reads); "
-          "chart data = Vega-Lite specs + Arrow datasets + PNG heatmaps sent by the last rerun.\n")
+    print(
+        f"AppTest, median of {args.repeat} reruns after changing the seed (a control every page reads); "
+        "chart data = Vega-Lite specs + Arrow datasets + PNG heatmaps sent by the last rerun.\n"
+    )
     print(table(["page", "setting", "first run (s)", "rerun after a change (ms)", "chart data (KB)"], rows))
     if not args.no_browser:
         with tempfile.TemporaryDirectory() as tmp:
@@ -166,9 +182,15 @@ def main() -> None:
             t_empty = first_render_seconds(empty, Path(tmp), 3)
             t_app = first_render_seconds(ROOT / "streamlit_app.py", ROOT, 3)
         print("\nFrom `streamlit run` to the first page drawn in headless Chromium (median of 3 cold starts):\n")
-        print(table(["app", "seconds", "difference"], [["empty Streamlit app", f"{t_empty:.2f}", ""],
-                                                         ["Attention Explorer (home)", f"{t_app:.2f}",
-                                                          f"+{t_app - t_empty:.2f} s"]]))
+        print(
+            table(
+                ["app", "seconds", "difference"],
+                [
+                    ["empty Streamlit app", f"{t_empty:.2f}", ""],
+                    ["Attention Explorer (home)", f"{t_app:.2f}", f"+{t_app - t_empty:.2f} s"],
+                ],
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,16 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.protocol import PeakRSS, RunResult, StreamlitClient, Widget, cpu_seconds, start_server  # noqa: E402
 from ui.presets import load_presets  # noqa: E402
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
 IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   return app && app.getAttribute('data-test-script-state') === 'notRunning'
@@ -82,8 +90,13 @@ def scenarios() -> dict[str, Scenario]:
         compare = p.page.endswith("Compare.py")
         label, param = ("temperature (A)", "a_temperature") if compare else ("temperature", "temperature")
         out[name] = Scenario(name, f'{page}, preset "{p.name}"', p.link("").lstrip("/"), label, param)
-    out["playground_128x8"] = Scenario("playground_128x8", "Playground, 128 tokens x 8 heads (d_model 512)",
-                                       "Playground?seq_len=128&d_model=512&heads=8", "temperature", "temperature")
+    out["playground_128x8"] = Scenario(
+        "playground_128x8",
+        "Playground, 128 tokens x 8 heads (d_model 512)",
+        "Playground?seq_len=128&d_model=512&heads=8",
+        "temperature",
+        "temperature",
+    )
     return out
 
 
@@ -111,9 +124,18 @@ class Load:
     tab_note: str  # why there are no tab figures, if there are none
 
 
-async def student(url: str, sc: Scenario, changes: int, think: tuple[float, float], rng: random.Random,
-                  results: list, errors: list, opened: asyncio.Barrier, rounds: asyncio.Barrier | None,
-                  arrive: float) -> None:
+async def student(
+    url: str,
+    sc: Scenario,
+    changes: int,
+    think: tuple[float, float],
+    rng: random.Random,
+    results: list,
+    errors: list,
+    opened: asyncio.Barrier,
+    rounds: asyncio.Barrier | None,
+    arrive: float,
+) -> None:
     client = StreamlitClient(url, sc.path, timeout=CHANGE_TIMEOUT)
     ok = False
     try:
@@ -143,8 +165,15 @@ async def student(url: str, sc: Scenario, changes: int, think: tuple[float, floa
     await client.close()
 
 
-async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyncio.Event, changes: int,
-                       think: tuple[float, float], rng: random.Random) -> tuple[list[float], str]:
+async def chromium_tab(
+    url: str,
+    sc: Scenario,
+    opened: asyncio.Event,
+    done: asyncio.Event,
+    changes: int,
+    think: tuple[float, float],
+    rng: random.Random,
+) -> tuple[list[float], str]:
     """Open the link in Chromium, then click the slider's track until the load ends; the waits to redraw."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if not exe:
@@ -163,15 +192,19 @@ async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyn
             await page.wait_for_function(IDLE_JS, timeout=REDRAW_TIMEOUT_MS, polling=50)
             await page.evaluate(WATCH_JS)
             opened.set()
-            slider = page.locator('[data-testid="stSlider"]').filter(
-                has=page.locator(f'input[type="range"][aria-label^="{sc.label}"]')).first
+            slider = (
+                page.locator('[data-testid="stSlider"]')
+                .filter(has=page.locator(f'input[type="range"][aria-label^="{sc.label}"]'))
+                .first
+            )
             i = 0
             while not done.is_set() and i < changes:
                 await asyncio.sleep(rng.uniform(*think))
                 await slider.scroll_into_view_if_needed()  # sidebar sliders may sit below the fold
                 box = await slider.locator('input[type="range"]').first.evaluate(
                     "e => { const r = e.closest('[data-orientation]').getBoundingClientRect(); "
-                    "return {x: r.x, y: r.y, w: r.width, h: r.height}; }")
+                    "return {x: r.x, y: r.y, w: r.width, h: r.height}; }"
+                )
                 frac = (0.35, 0.65)[i % 2]  # two far-apart points of the track: always another value
                 before, url_before = await page.evaluate("window.__runs.length"), page.url
                 t0 = await page.evaluate("performance.now()")
@@ -179,7 +212,9 @@ async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyn
                 await page.wait_for_function(
                     f"""() => (window.__runs.slice({before}).includes('running')
                                || window.location.href !== {json.dumps(url_before)}) && ({IDLE_JS})()""",
-                    timeout=REDRAW_TIMEOUT_MS, polling=20)
+                    timeout=REDRAW_TIMEOUT_MS,
+                    polling=20,
+                )
                 waits.append((await page.evaluate("performance.now()") - t0) / 1000)
                 i += 1
             if await page.locator('[data-testid="stException"]').count():
@@ -193,19 +228,36 @@ async def chromium_tab(url: str, sc: Scenario, opened: asyncio.Event, done: asyn
     return waits, note
 
 
-async def load(url: str, pid: int | None, sc: Scenario, students: int, changes: int, think: tuple[float, float],
-               burst: bool, browser: bool, seed: int) -> Load:
-    rng = random.Random(seed)
+async def load(
+    url: str,
+    pid: int | None,
+    sc: Scenario,
+    students: int,
+    changes: int,
+    think: tuple[float, float],
+    burst: bool,
+    browser: bool,
+    seed: int,
+) -> Load:
     results: list[RunResult] = []
     errors: list[str] = []
     opened = asyncio.Barrier(students + 1)
     rounds = asyncio.Barrier(students) if burst else None
     tab_open, done = asyncio.Event(), asyncio.Event()
     with PeakRSS(pid) if pid else _NoPeak() as peak:
-        tab = asyncio.create_task(chromium_tab(url, sc, tab_open, done, changes, think, random.Random(seed + 1))) \
-            if browser else None
-        tasks = [asyncio.create_task(student(url, sc, changes, think, random.Random(seed * 1000 + i), results, errors,
-                                             opened, rounds, ARRIVE)) for i in range(students)]
+        tab = (
+            asyncio.create_task(chromium_tab(url, sc, tab_open, done, changes, think, random.Random(seed + 1)))
+            if browser
+            else None
+        )
+        tasks = [
+            asyncio.create_task(
+                student(
+                    url, sc, changes, think, random.Random(seed * 1000 + i), results, errors, opened, rounds, ARRIVE
+                )
+            )
+            for i in range(students)
+        ]
         if tab is not None:
             await tab_open.wait()
         await opened.wait()  # every student is in: the changes begin
@@ -239,11 +291,21 @@ def row(title: str, r: Load) -> list[str]:
     errs = sum(1 for x in r.results if x.errors) + len(r.open_errors)
     verified = sum(1 for x in r.results if x.verified)
     kb = statistics.mean(x.wire_bytes for x in r.results) / 1024 if n else float("nan")
-    tab = (f"{statistics.median(r.tab):.2f} / {max(r.tab):.2f} s ({len(r.tab)})" if r.tab else r.tab_note)
-    return [title, str(r.students), f"{q(lat, .5):.2f} s", f"{q(lat, .95):.2f} s",
-            f"{max(lat, default=float('nan')):.2f} s",
-            str(errs), f"{verified} / {n}", f"{kb:.0f} KB", f"{1e3 * r.cpu / max(n, 1):.0f} ms",
-            f"{r.peak_rss / 2**20:.0f} MB" if r.peak_rss else "n/a", f"{100 * r.cpu / r.wall:.0f}%", tab]
+    tab = f"{statistics.median(r.tab):.2f} / {max(r.tab):.2f} s ({len(r.tab)})" if r.tab else r.tab_note
+    return [
+        title,
+        str(r.students),
+        f"{q(lat, 0.5):.2f} s",
+        f"{q(lat, 0.95):.2f} s",
+        f"{max(lat, default=float('nan')):.2f} s",
+        str(errs),
+        f"{verified} / {n}",
+        f"{kb:.0f} KB",
+        f"{1e3 * r.cpu / max(n, 1):.0f} ms",
+        f"{r.peak_rss / 2**20:.0f} MB" if r.peak_rss else "n/a",
+        f"{100 * r.cpu / r.wall:.0f}%",
+        tab,
+    ]
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -252,8 +314,20 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-HEADER = ["scenario", "students", "p50", "p95", "max", "errors", "verified", "per change", "server CPU / change",
-          "server peak RSS", "server busy (% of one core)", "Chromium tab p50 / max"]
+HEADER = [
+    "scenario",
+    "students",
+    "p50",
+    "p95",
+    "max",
+    "errors",
+    "verified",
+    "per change",
+    "server CPU / change",
+    "server peak RSS",
+    "server busy (% of one core)",
+    "Chromium tab p50 / max",
+]
 
 
 def main() -> None:
@@ -265,8 +339,12 @@ def main() -> None:
     ap.add_argument("--think", default="1-3", help="seconds between a student's changes, 'lo-hi' (uniform)")
     ap.add_argument("--burst", action="store_true", help="all students change at the same moment, round by round")
     ap.add_argument("--cores", help="pin the server with taskset -c CORES, e.g. 0,1")
-    ap.add_argument("--flag", action="append", default=[],
-                    help="extra `streamlit run` flag, e.g. --flag=--runner.postScriptGC=false")
+    ap.add_argument(
+        "--flag",
+        action="append",
+        default=[],
+        help="extra `streamlit run` flag, e.g. --flag=--runner.postScriptGC=false",
+    )
     ap.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout to serve (e.g. an older commit)")
     ap.add_argument("--url", help="use this running server instead of starting one")
     ap.add_argument("--server-pid", type=int, help="with --url: the server's pid, for its CPU and memory")
@@ -283,17 +361,22 @@ def main() -> None:
     pinned = f", taskset -c {args.cores}" if args.cores and not args.url else ""
     think_text = "1.5-2.5 (a change about every 2 s)" if args.capacity else args.think
     extra = ", " + " ".join(flags) if flags else ""
-    print(f"Server: {'--url ' + args.url if args.url else 'streamlit run'}{pinned}{extra}; "
-          f"{os.cpu_count()} cores on this machine, shared with the clients, the Chromium tab and other jobs. "
-          f"{'Burst: all students change at once.' if args.burst else f'Think time {think_text} s.'}\n", flush=True)
+    print(
+        f"Server: {'--url ' + args.url if args.url else 'streamlit run'}{pinned}{extra}; "
+        f"{os.cpu_count()} cores on this machine, shared with the clients, the Chromium tab and other jobs. "
+        f"{'Burst: all students change at once.' if args.burst else f'Think time {think_text} s.'}\n",
+        flush=True,
+    )
 
     def run(sc: Scenario, students: int, think_: tuple[float, float], browser: bool) -> Load:
         if args.url:
-            return asyncio.run(load(args.url, args.server_pid, sc, students, args.changes, think_, args.burst, browser,
-                                    args.seed))
+            return asyncio.run(
+                load(args.url, args.server_pid, sc, students, args.changes, think_, args.burst, browser, args.seed)
+            )
         with start_server(args.cores, flags, app_dir=args.app_dir) as server:
-            return asyncio.run(load(server.url, server.pid, sc, students, args.changes, think_, args.burst, browser,
-                                    args.seed))
+            return asyncio.run(
+                load(server.url, server.pid, sc, students, args.changes, think_, args.burst, browser, args.seed)
+            )
 
     if args.capacity:
         counts = [int(c) for c in args.capacity.split(",")]
@@ -304,16 +387,21 @@ def main() -> None:
                 cpu_per_change.append(r.cpu / max(len(r.results), 1))
                 rows.append(row(sc.title, r)[:11])
                 print(f"  {n} students: p95 {rows[-1][3]}", flush=True)
-                if q([x.seconds for x in r.results], .95) > 1.0:
+                if q([x.seconds for x in r.results], 0.95) > 1.0:
                     crossed = n
                     break
             print(table(HEADER[:11], rows))
             ok = [c for c in counts if crossed is None or c < crossed]
-            print(f"\np95 stays <= 1 s up to {ok[-1] if ok else 'none'} students"
-                  + (f" and crosses it at {crossed}" if crossed else " (the largest count tried)") + ".")
+            print(
+                f"\np95 stays <= 1 s up to {ok[-1] if ok else 'none'} students"
+                + (f" and crosses it at {crossed}" if crossed else " (the largest count tried)")
+                + "."
+            )
             c = statistics.median(cpu_per_change)
-            print(f"For comparison, the CPU bound: at {1e3 * c:.0f} ms of server CPU per change, one Streamlit process "
-                  f"(mostly one core: the GIL) is saturated by {2 / c:.0f} students changing every 2 s.\n")
+            print(
+                f"For comparison, the CPU bound: at {1e3 * c:.0f} ms of server CPU per change, one Streamlit process "
+                f"(mostly one core: the GIL) is saturated by {2 / c:.0f} students changing every 2 s.\n"
+            )
         return
     rows = []
     for sc in chosen:

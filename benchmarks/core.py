@@ -50,15 +50,40 @@ def sdpa_table(args) -> None:
                     t_np = median_ms(lambda: scaled_dot_product_attention(q, k, v), args.repeat)
                     t_torch = median_ms(lambda: scaled_dot_product_attention_torch(tq, tk, tv), args.repeat)
                     t_ref = median_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv), args.repeat)
-                rows.append([T, d, H, f"{t_np:.3f}", f"{t_torch:.3f}", f"{t_ref:.3f}",
-                             f"{t_np / t_ref:.2f}", f"{t_torch / t_ref:.2f}"])
+                rows.append(
+                    [
+                        T,
+                        d,
+                        H,
+                        f"{t_np:.3f}",
+                        f"{t_torch:.3f}",
+                        f"{t_ref:.3f}",
+                        f"{t_np / t_ref:.2f}",
+                        f"{t_torch / t_ref:.2f}",
+                    ]
+                )
                 print(".", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    print(f"torch {torch.__version__}, numpy {np.__version__}, {torch.get_num_threads()} threads, float32, "
-          f"median of {args.repeat} runs (ms). Ratios are against F.scaled_dot_product_attention in the same run; "
-          "NumPy and torch-from-scratch also return the (H, T, T) weights, F.sdpa does not.\n")
-    print(table(["T", "d_model", "heads", "NumPy (app path)", "torch scratch", "F.sdpa", "NumPy / F.sdpa",
-                 "torch / F.sdpa"], rows))
+    print(
+        f"torch {torch.__version__}, numpy {np.__version__}, {torch.get_num_threads()} threads, float32, "
+        f"median of {args.repeat} runs (ms). Ratios are against F.scaled_dot_product_attention in the same run; "
+        "NumPy and torch-from-scratch also return the (H, T, T) weights, F.sdpa does not.\n"
+    )
+    print(
+        table(
+            [
+                "T",
+                "d_model",
+                "heads",
+                "NumPy (app path)",
+                "torch scratch",
+                "F.sdpa",
+                "NumPy / F.sdpa",
+                "torch / F.sdpa",
+            ],
+            rows,
+        )
+    )
 
 
 def peak_bytes(fn) -> int:
@@ -95,23 +120,65 @@ def flash_table(args) -> None:
         if available_bytes() > need + 2**30:
             t_full, p_full = median_ms(full, repeat, warmup=1), peak_bytes(full)
             diff = float(np.abs(tiled() - full()[0]).max())
-            rows.append([T, tile, f"{t_tiled:.1f}", f"{t_full:.1f}", f"{t_tiled / t_full:.2f}",
-                         f"{p_tiled / 2**20:.1f}", f"{p_full / 2**20:.1f}", f"{p_tiled / p_full:.3f}",
-                         f"{T * T * 4 / 2**20:.0f}", f"{diff:.1e}"])
+            rows.append(
+                [
+                    T,
+                    tile,
+                    f"{t_tiled:.1f}",
+                    f"{t_full:.1f}",
+                    f"{t_tiled / t_full:.2f}",
+                    f"{p_tiled / 2**20:.1f}",
+                    f"{p_full / 2**20:.1f}",
+                    f"{p_tiled / p_full:.3f}",
+                    f"{T * T * 4 / 2**20:.0f}",
+                    f"{diff:.1e}",
+                ]
+            )
         else:
-            rows.append([T, tile, f"{t_tiled:.1f}", "skipped", "", f"{p_tiled / 2**20:.1f}", "skipped", "",
-                         f"{T * T * 4 / 2**20:.0f}", ""])
-            notes.append(f"T = {T}: the full version was skipped: it needs about {need / 2**30:.1f} GiB and "
-                         f"{available_bytes() / 2**30:.1f} GiB were available.")
+            rows.append(
+                [
+                    T,
+                    tile,
+                    f"{t_tiled:.1f}",
+                    "skipped",
+                    "",
+                    f"{p_tiled / 2**20:.1f}",
+                    "skipped",
+                    "",
+                    f"{T * T * 4 / 2**20:.0f}",
+                    "",
+                ]
+            )
+            notes.append(
+                f"T = {T}: the full version was skipped: it needs about {need / 2**30:.1f} GiB and "
+                f"{available_bytes() / 2**30:.1f} GiB were available."
+            )
         print(".", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    print(f"\nTiled online softmax (attention_core.flash, tiles of {tile} keys) vs full attention "
-          f"(scaled_dot_product_attention with a causal mask, which also returns the T x T weights), one head, "
-          f"d_k {d_k}, float32, causal. Time: median of {args.repeat} runs (3 at T > 4096), ms; "
-          "peak: tracemalloc, MiB; "
-          "ratios tiled / full in the same run.\n")
-    print(table(["T", "tile", "tiled ms", "full ms", "time ratio", "tiled peak MiB", "full peak MiB", "peak ratio",
-                 "T x T float32 MiB", "max abs diff"], rows))
+    print(
+        f"\nTiled online softmax (attention_core.flash, tiles of {tile} keys) vs full attention "
+        f"(scaled_dot_product_attention with a causal mask, which also returns the T x T weights), one head, "
+        f"d_k {d_k}, float32, causal. Time: median of {args.repeat} runs (3 at T > 4096), ms; "
+        "peak: tracemalloc, MiB; "
+        "ratios tiled / full in the same run.\n"
+    )
+    print(
+        table(
+            [
+                "T",
+                "tile",
+                "tiled ms",
+                "full ms",
+                "time ratio",
+                "tiled peak MiB",
+                "full peak MiB",
+                "peak ratio",
+                "T x T float32 MiB",
+                "max abs diff",
+            ],
+            rows,
+        )
+    )
     for n in notes:
         print(f"\n{n}")
 
@@ -135,16 +202,44 @@ def gqa_table(args) -> None:
                 t_torch = median_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True), args.repeat)
             base = base or (t_np, t_torch, k.nbytes + v.nbytes)
             label = "MHA" if G == H else ("MQA" if G == 1 else "GQA")
-            rows.append([name, T_q, T_k, f"{label} (G = {G})", f"{(k.nbytes + v.nbytes) / 2**20:.2f}",
-                         f"{(k.nbytes + v.nbytes) / base[2]:.3f}", f"{t_np:.2f}", f"{t_np / base[0]:.2f}",
-                         f"{t_torch:.2f}", f"{t_torch / base[1]:.2f}"])
+            rows.append(
+                [
+                    name,
+                    T_q,
+                    T_k,
+                    f"{label} (G = {G})",
+                    f"{(k.nbytes + v.nbytes) / 2**20:.2f}",
+                    f"{(k.nbytes + v.nbytes) / base[2]:.3f}",
+                    f"{t_np:.2f}",
+                    f"{t_np / base[0]:.2f}",
+                    f"{t_torch:.2f}",
+                    f"{t_torch / base[1]:.2f}",
+                ]
+            )
             print(".", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    print(f"\nGrouped-query attention, H = {H} query heads, d_k {d_k}, float32, batch 1: attention_core "
-          "(NumPy, returns the weights too) and F.scaled_dot_product_attention(enable_gqa=True); median of "
-          f"{args.repeat} runs, ms; ratios against MHA (G = H) in the same run. KV MiB = bytes of K and V.\n")
-    print(table(["case", "T_q", "T_k", "attention", "KV MiB", "KV vs MHA", "NumPy ms", "NumPy vs MHA", "torch ms",
-                 "torch vs MHA"], rows))
+    print(
+        f"\nGrouped-query attention, H = {H} query heads, d_k {d_k}, float32, batch 1: attention_core "
+        "(NumPy, returns the weights too) and F.scaled_dot_product_attention(enable_gqa=True); median of "
+        f"{args.repeat} runs, ms; ratios against MHA (G = H) in the same run. KV MiB = bytes of K and V.\n"
+    )
+    print(
+        table(
+            [
+                "case",
+                "T_q",
+                "T_k",
+                "attention",
+                "KV MiB",
+                "KV vs MHA",
+                "NumPy ms",
+                "NumPy vs MHA",
+                "torch ms",
+                "torch vs MHA",
+            ],
+            rows,
+        )
+    )
 
 
 def main() -> None:

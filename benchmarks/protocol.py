@@ -39,9 +39,11 @@ from websockets.asyncio.client import ClientConnection, connect
 from tests.server_util import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY: "finished",
-            ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY: "fragment finished",
-            ForwardMsg.FINISHED_WITH_COMPILE_ERROR: "compile error"}
+FINISHED = {
+    ForwardMsg.FINISHED_SUCCESSFULLY: "finished",
+    ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY: "fragment finished",
+    ForwardMsg.FINISHED_WITH_COMPILE_ERROR: "compile error",
+}
 
 
 # ---- the page as the front end holds it: elements by delta path, rebuilt run by run
@@ -145,8 +147,11 @@ class Page:
 
     def widgets(self) -> list[Widget]:
         """Every supported widget, in page order."""
-        return [Widget(k, proto, frag, path, self.values.get(proto.id)) for path, (k, proto, frag)
-                in sorted(self.nodes.items()) if k in WIDGET_KINDS]
+        return [
+            Widget(k, proto, frag, path, self.values.get(proto.id))
+            for path, (k, proto, frag) in sorted(self.nodes.items())
+            if k in WIDGET_KINDS
+        ]
 
     def widget(self, label: str) -> Widget:
         """The first widget whose label is ``label`` (else the first that starts with it)."""
@@ -216,8 +221,10 @@ def widget_state(w: Widget, value: Any) -> WidgetState:
     elif w.kind == "button":
         s.trigger_value = bool(value)
     else:
-        raise ValueError(f"widget kind {w.kind!r} is not supported; supported: slider, select_slider, checkbox, "
-                         "toggle, number_input, selectbox, radio, text_input, text_area, button")
+        raise ValueError(
+            f"widget kind {w.kind!r} is not supported; supported: slider, select_slider, checkbox, "
+            "toggle, number_input, selectbox, radio, text_input, text_area, button"
+        )
     return s
 
 
@@ -260,9 +267,17 @@ class StreamlitClient:
         """Connect and run the page once, like opening the link in a new tab (``timeout`` overrides the client's)."""
         wait = timeout or self.timeout
         # no client pings (a browser sends none): a server too busy to answer a ping in time is slow, not gone
-        self.ws = await connect(self.ws_url, subprotocols=["streamlit"], origin=self.origin, proxy=None, max_size=None,
-                                max_queue=None, open_timeout=wait, ping_interval=None,
-                                create_connection=_CountingConnection)
+        self.ws = await connect(
+            self.ws_url,
+            subprotocols=["streamlit"],
+            origin=self.origin,
+            proxy=None,
+            max_size=None,
+            max_queue=None,
+            open_timeout=wait,
+            ping_interval=None,
+            create_connection=_CountingConnection,
+        )
         return await self._run(ClientState(query_string=self.query_string, page_name=self.page_name), wait)
 
     async def close(self) -> None:
@@ -274,8 +289,9 @@ class StreamlitClient:
         """The page's URL parameters as the app last wrote them."""
         return dict(parse_qsl(self.query_string, keep_blank_values=True))
 
-    async def change(self, label: str, value: Any, *, param: str | None = None,
-                     state: WidgetState | None = None) -> RunResult:
+    async def change(
+        self, label: str, value: Any, *, param: str | None = None, state: WidgetState | None = None
+    ) -> RunResult:
         """Set the widget called ``label`` to ``value`` and wait for the rerun.
 
         The change is verified when the returned page draws a widget with that label showing ``value`` and (if
@@ -284,8 +300,9 @@ class StreamlitClient:
         """
         w = self.page.widget(label)
         sent = state if state is not None else widget_state(w, value)
-        cs = ClientState(query_string=self.query_string, page_script_hash=self.page_script_hash,
-                         fragment_id=w.fragment_id)
+        cs = ClientState(
+            query_string=self.query_string, page_script_hash=self.page_script_hash, fragment_id=w.fragment_id
+        )
         for other in self.page.widgets():
             if other.id != w.id and other.kind != "button" and not other.disabled:
                 cs.widget_states.widgets.append(widget_state(other, other.value))
@@ -296,8 +313,9 @@ class StreamlitClient:
         if state is not None or result.status in ("closed", "timeout"):
             return result
         verified = self._shows(label, value, param)
-        return RunResult(result.seconds, result.bytes, result.wire_bytes, result.messages, result.status, result.errors,
-                         verified)
+        return RunResult(
+            result.seconds, result.bytes, result.wire_bytes, result.messages, result.status, result.errors, verified
+        )
 
     def _shows(self, label: str, value: Any, param: str | None) -> bool:
         try:
@@ -399,8 +417,14 @@ class Server:
 
 
 @contextlib.contextmanager
-def start_server(cores: str | None = None, flags: tuple[str, ...] = (), script: str = "streamlit_app.py",
-                 timeout: float = 90.0, log: Path | None = None, app_dir: Path = ROOT) -> Iterator[Server]:
+def start_server(
+    cores: str | None = None,
+    flags: tuple[str, ...] = (),
+    script: str = "streamlit_app.py",
+    timeout: float = 90.0,
+    log: Path | None = None,
+    app_dir: Path = ROOT,
+) -> Iterator[Server]:
     """Run ``streamlit run script`` on 127.0.0.1 and a free port, optionally pinned with ``taskset -c cores``.
 
     Args:
@@ -412,14 +436,34 @@ def start_server(cores: str | None = None, flags: tuple[str, ...] = (), script: 
     if cores is not None and not shutil.which("taskset"):
         raise ValueError("cores needs the taskset command (util-linux), which is not installed")
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address",
-           "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none", *flags]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        script,
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        *flags,
+    ]
     if cores is not None:
         cmd = ["taskset", "-c", cores, *cmd]
     out = open(log, "wb") if log else subprocess.DEVNULL
-    proc = subprocess.Popen(cmd, cwd=app_dir, stdout=out, stderr=subprocess.STDOUT,
-                            env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
+    proc = subprocess.Popen(
+        cmd,
+        cwd=app_dir,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")},
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout

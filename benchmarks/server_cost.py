@@ -60,8 +60,10 @@ def cases(pages: list[tuple[str, str]]) -> list[Case]:
     sc = scenarios()
     key = lambda name: name.lower().replace("-", " ").replace("_", " ")  # noqa: E731 ("Multi head" = "Multi-head")
     by_name = {key(name): path for name, path in pages}
-    out = [Case(sc["why_scale"].title, sc["why_scale"].path, sc["why_scale"].label),
-           Case(sc["looking_for_b"].title, sc["looking_for_b"].path, sc["looking_for_b"].label)]
+    out = [
+        Case(sc["why_scale"].title, sc["why_scale"].path, sc["why_scale"].label),
+        Case(sc["looking_for_b"].title, sc["looking_for_b"].path, sc["looking_for_b"].label),
+    ]
     for name in ("Playground", "Multi-head"):
         if key(name) in by_name:
             out.append(Case(f"{name}, default", by_name[key(name)], "temperature"))
@@ -132,8 +134,9 @@ def cost_mode(args, flags_for) -> None:
                 if case.title not in order:
                     order.append(case.title)
                 try:
-                    columns.setdefault(case.title, {})[gc] = asyncio.run(measure(server.url, server.pid, case,
-                                                                                 args.changes))
+                    columns.setdefault(case.title, {})[gc] = asyncio.run(
+                        measure(server.url, server.pid, case, args.changes)
+                    )
                 except Exception as exc:  # noqa: BLE001 - one page failing is reported in its row
                     columns.setdefault(case.title, {})[gc] = f"{type(exc).__name__}: {exc}"[:60]
                 print(f"  GC {gc}: {case.title}: {columns[case.title][gc]}", flush=True)
@@ -153,9 +156,11 @@ def cost_mode(args, flags_for) -> None:
         row += [f"{c.wall_ms:.0f}" for c in costs] + [f"{costs[-1].kb:.0f}", str(sum(c.errors for c in costs))]
         rows.append(row)
     print(table(header, rows))
-    print(f"\nMedian of {args.changes} changes per page after 6 warm-up changes; one client; server "
-          f"{'pinned to cores ' + args.cores if args.cores else 'unpinned'}; {os.cpu_count()} cores shared with other "
-          f"jobs (load average {os.getloadavg()[0]:.1f} at the end).")
+    print(
+        f"\nMedian of {args.changes} changes per page after 6 warm-up changes; one client; server "
+        f"{'pinned to cores ' + args.cores if args.cores else 'unpinned'}; {os.cpu_count()} cores shared with other "
+        f"jobs (load average {os.getloadavg()[0]:.1f} at the end)."
+    )
 
 
 async def memory_run(url: str, pid: int, path: str, settings: int) -> tuple[int, str, int, float]:
@@ -184,11 +189,25 @@ def memory_mode(args, flags_for) -> None:
                 with PeakRSS(server.pid) as peak:
                     n, label, errors, secs = asyncio.run(memory_run(server.url, server.pid, path, args.settings))
                 end = rss_bytes(server.pid)
-            rows.append([name, gc, f"{n} ({label})", f"{idle / 2**20:.0f} MB", f"{peak.peak / 2**20:.0f} MB",
-                         f"{end / 2**20:.0f} MB", str(errors), f"{secs:.0f} s"])
+            rows.append(
+                [
+                    name,
+                    gc,
+                    f"{n} ({label})",
+                    f"{idle / 2**20:.0f} MB",
+                    f"{peak.peak / 2**20:.0f} MB",
+                    f"{end / 2**20:.0f} MB",
+                    str(errors),
+                    f"{secs:.0f} s",
+                ]
+            )
             print(f"  {rows[-1]}", flush=True)
-    print(table(["page", "postScriptGC", "distinct settings", "RSS idle", "RSS peak", "RSS at the end", "errors",
-                 "time"], rows))
+    print(
+        table(
+            ["page", "postScriptGC", "distinct settings", "RSS idle", "RSS peak", "RSS at the end", "errors", "time"],
+            rows,
+        )
+    )
     print(f"\nLargest sizes ({LARGEST}); a fresh server per page.")
 
 

@@ -48,10 +48,12 @@ def main(argv=None) -> None:
     step_ms = median_ms(lambda: trainer.train(1), repeat=30, warmup=3)
     redraw_ms = median_ms(lambda: redraw(trainer), repeat=7, warmup=1)
     paused_ms = median_ms(lambda: redraw(trainer, playing=False), repeat=7, warmup=1)
-    rows += [["one training step (2 layers x 2 heads x d_model 32, batch 64)", f"{step_ms:.1f} ms", ""],
-             ["redraw while playing (frames, charts, maps, parity, q/k)", f"{redraw_ms:.1f} ms", ""],
-             ["step + redraw", f"{step_ms + redraw_ms:.1f} ms", "<= 100 ms"],
-             ["redraw when paused (also evaluates the current step)", f"{paused_ms:.1f} ms", ""]]
+    rows += [
+        ["one training step (2 layers x 2 heads x d_model 32, batch 64)", f"{step_ms:.1f} ms", ""],
+        ["redraw while playing (frames, charts, maps, parity, q/k)", f"{redraw_ms:.1f} ms", ""],
+        ["step + redraw", f"{step_ms + redraw_ms:.1f} ms", "<= 100 ms"],
+        ["redraw when paused (also evaluates the current step)", f"{paused_ms:.1f} ms", ""],
+    ]
     if not args.skip_landmark:
         t0, tr = time.perf_counter(), Trainer(TrainConfig())
         cliff = None
@@ -59,15 +61,23 @@ def main(argv=None) -> None:
             tr.train(25)
             cliff = find_phase_change(from_trainer(tr).steps, best_prefix_matching(from_trainer(tr)), min_rise=0.3)
         secs = time.perf_counter() - t0
-        rows.append([f"induction phase change detected (step {cliff}, found at step {tr.step})", f"{secs:.1f} s",
-                     "<= 30 s"])
+        rows.append(
+            [f"induction phase change detected (step {cliff}, found at step {tr.step})", f"{secs:.1f} s", "<= 30 s"]
+        )
     for exp in READY:
+
         def open_ready(name=exp.name):
             traj = load_trajectory(ready_path(name))
             curve_frame(traj), score_frame(traj)
             snapshot_view(traj.cfg, traj.params[-1], traj.cfg.n_layers - 1, 0)
-        rows.append([f"open ready run {exp.name} (load, frames, last snapshot's views; uncached)",
-                     f"{median_ms(open_ready, repeat=3, warmup=1):.0f} ms", "< 1 s"])
+
+        rows.append(
+            [
+                f"open ready run {exp.name} (load, frames, last snapshot's views; uncached)",
+                f"{median_ms(open_ready, repeat=3, warmup=1):.0f} ms",
+                "< 1 s",
+            ]
+        )
     print(f"torch threads: {torch.get_num_threads()}, load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(table(["what", "time", "target"], rows))
 

@@ -45,10 +45,17 @@ class BrowserLikeClient(protocol.StreamlitClient):
     async def open(self, timeout: float | None = None) -> protocol.RunResult:
         wait = timeout or self.timeout
         cookie = await asyncio.to_thread(first_cookie, self.origin)
-        self.ws = await protocol.connect(self.ws_url, subprotocols=["streamlit"], origin=self.origin, proxy=None,
-                                         max_size=None, max_queue=None, open_timeout=wait,
-                                         create_connection=protocol._CountingConnection,
-                                         additional_headers={"Cookie": cookie})
+        self.ws = await protocol.connect(
+            self.ws_url,
+            subprotocols=["streamlit"],
+            origin=self.origin,
+            proxy=None,
+            max_size=None,
+            max_queue=None,
+            open_timeout=wait,
+            create_connection=protocol._CountingConnection,
+            additional_headers={"Cookie": cookie},
+        )
         LANDED[self.ws.response.headers.get("X-Upstream", "?")] += 1
         return await self._run(ClientState(query_string=self.query_string, page_name=self.page_name), wait)
 
@@ -77,14 +84,32 @@ def measure(n: int, sc, students: int, changes: int, think: tuple[float, float],
     errors = sum(1 for x in r.results if x.errors) + len(r.open_errors)
     spread = " / ".join(str(LANDED[a]) for a in order)
     verified = sum(1 for x in r.results if x.verified)
-    return [str(n), spread, f"{classroom.q(lat, .5):.2f} s", f"{classroom.q(lat, .95):.2f} s",
-            f"{max(lat, default=float('nan')):.2f} s", str(errors), f"{verified} / {len(r.results)}",
-            f"{1e3 * sum(cpu) / changes_done:.0f} ms", " / ".join(f"{100 * c / wall:.0f}%" for c in cpu),
-            " / ".join(f"{p.peak / 2**20:.0f} MB" for p in peaks)]
+    return [
+        str(n),
+        spread,
+        f"{classroom.q(lat, 0.5):.2f} s",
+        f"{classroom.q(lat, 0.95):.2f} s",
+        f"{max(lat, default=float('nan')):.2f} s",
+        str(errors),
+        f"{verified} / {len(r.results)}",
+        f"{1e3 * sum(cpu) / changes_done:.0f} ms",
+        " / ".join(f"{100 * c / wall:.0f}%" for c in cpu),
+        " / ".join(f"{p.peak / 2**20:.0f} MB" for p in peaks),
+    ]
 
 
-HEADER = ["replicas", "students per replica", "p50", "p95", "max", "errors", "verified",
-          "CPU per change (all replicas, incl. the class's page loads)", "each replica busy", "each replica peak RSS"]
+HEADER = [
+    "replicas",
+    "students per replica",
+    "p50",
+    "p95",
+    "max",
+    "errors",
+    "verified",
+    "CPU per change (all replicas, incl. the class's page loads)",
+    "each replica busy",
+    "each replica peak RSS",
+]
 
 
 def main() -> None:
@@ -104,8 +129,11 @@ def main() -> None:
         ap.error("--replicas, --students and --changes must be >= 1")
     classroom.StreamlitClient = BrowserLikeClient  # the benchmark's students, with their cookie
     sc = sc_all[args.scenario]
-    print(f"{sc.title}: {args.students} students through nginx, {args.changes} changes each, think {args.think} s; "
-          f"{os.cpu_count()} cores shared by the replicas, nginx, the clients and other jobs.\n", flush=True)
+    print(
+        f"{sc.title}: {args.students} students through nginx, {args.changes} changes each, think {args.think} s; "
+        f"{os.cpu_count()} cores shared by the replicas, nginx, the clients and other jobs.\n",
+        flush=True,
+    )
     rows = []
     for n in counts:
         rows.append(measure(n, sc, args.students, args.changes, think, args.seed))

@@ -33,8 +33,9 @@ LISTEN_LINE = "        listen 80;\n"
 HTTP_LINE = "http {\n"
 # the server parameters of the shipped upstream files (weight, max_fails, fail_timeout), so that the loopback
 # run tests them too
-SERVER_PARAMS = re.search(r"^server 127\.0\.0\.1:\d+ (.+);$", (ROOT / "deploy" / "upstream.systemd.conf").read_text(),
-                          re.M).group(1)
+SERVER_PARAMS = re.search(
+    r"^server 127\.0\.0\.1:\d+ (.+);$", (ROOT / "deploy" / "upstream.systemd.conf").read_text(), re.M
+).group(1)
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,18 @@ def render_nginx_conf(conf_dir: Path, port: int, servers: list[str]) -> Path:
 def nginx_command(conf: Path, *extra: str) -> list[str]:
     """nginx in the foreground on ``conf``, its pid and error log beside it (Debian's compiled-in paths need root)."""
     d = conf.parent
-    return [nginx_binary(), "-c", str(conf), "-p", str(d), "-e", str(d / "error.log"),
-            "-g", f"daemon off; pid {d / 'nginx.pid'}; error_log {d / 'error.log'} warn;", *extra]
+    return [
+        nginx_binary(),
+        "-c",
+        str(conf),
+        "-p",
+        str(d),
+        "-e",
+        str(d / "error.log"),
+        "-g",
+        f"daemon off; pid {d / 'nginx.pid'}; error_log {d / 'error.log'} warn;",
+        *extra,
+    ]
 
 
 def check_nginx_conf(conf: Path) -> None:
@@ -126,8 +137,10 @@ def nginx_server(conf: Path, port: int, timeout: float = 20):
         deadline = time.monotonic() + timeout
         while not _answers(f"http://127.0.0.1:{port}/nginx-health"):
             if proc.poll() is not None:
-                raise RuntimeError(f"nginx exited: {proc.stdout.read().decode(errors='replace')}"
-                                   f"{(conf.parent / 'error.log').read_text(errors='replace')[-2000:]}")
+                raise RuntimeError(
+                    f"nginx exited: {proc.stdout.read().decode(errors='replace')}"
+                    f"{(conf.parent / 'error.log').read_text(errors='replace')[-2000:]}"
+                )
             if time.monotonic() > deadline:
                 raise RuntimeError("nginx did not answer /nginx-health in time")
             time.sleep(0.1)

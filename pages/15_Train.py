@@ -28,21 +28,41 @@ from ui.training import (
 from ui.training_views import curve_frame, curves_chart, qk_chart, score_frame, scores_chart, show_head_maps
 
 PAGE = "pages/15_Train.py"
-page_setup("Train it yourself", "🏋️",
-           "Every other map in this app comes from weights someone chose. Here a tiny transformer **learns** where to "
-           "look: train it on a toy task and watch its heads change. The ready experiment replays the landmark of "
-           "Olsson et al. (2022): with two layers an *induction head* forms in a sudden phase change; one layer "
-           "never gets there.")
-st.latex(r"\mathcal{L} = -\frac{1}{N}\sum_t \log p_\theta(y_t \mid x_{\le t}),\qquad "
-         r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}")
-st.caption("The loss is the cross-entropy of the next token; on a run of p random tokens repeated, an induction head "
-           "at a repeated token looks at the token that followed its earlier copy (score 1), then copies it.")
+page_setup(
+    "Train it yourself",
+    "🏋️",
+    "Every other map in this app comes from weights someone chose. Here a tiny transformer **learns** where to "
+    "look: train it on a toy task and watch its heads change. The ready experiment replays the landmark of "
+    "Olsson et al. (2022): with two layers an *induction head* forms in a sudden phase change; one layer "
+    "never gets there.",
+)
+st.latex(
+    r"\mathcal{L} = -\frac{1}{N}\sum_t \log p_\theta(y_t \mid x_{\le t}),\qquad "
+    r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}"
+)
+st.caption(
+    "The loss is the cross-entropy of the next token; on a run of p random tokens repeated, an induction head "
+    "at a repeated token looks at the token that followed its earlier copy (score 1), then copies it."
+)
 
 qp = st.query_params
 ss = st.session_state
 notices: list[str] = []
-LIVE_FIELDS = ("task", "n_layers", "n_heads", "d_model", "pos", "mlp", "layernorm", "vocab", "context", "lr", "batch",
-               "seed", "steps")
+LIVE_FIELDS = (
+    "task",
+    "n_layers",
+    "n_heads",
+    "d_model",
+    "pos",
+    "mlp",
+    "layernorm",
+    "vocab",
+    "context",
+    "lr",
+    "batch",
+    "seed",
+    "steps",
+)
 URL_NAMES = {"n_layers": "layers", "n_heads": "heads", "layernorm": "ln"}  # field -> URL key (others: same)
 
 
@@ -86,9 +106,16 @@ if "tr_seeded" not in ss:  # seed the widgets from the link once per session
 for note in notices:
     st.warning(f"Link: {note}", icon="⚠️")
 
-mode = st.radio("What to show", ["ready", "live"], key="tr_mode", horizontal=True,
-                format_func={"ready": "Ready experiment: induction heads (instant, shipped runs)",
-                             "live": "Train live (your settings)"}.get)
+mode = st.radio(
+    "What to show",
+    ["ready", "live"],
+    key="tr_mode",
+    horizontal=True,
+    format_func={
+        "ready": "Ready experiment: induction heads (instant, shipped runs)",
+        "live": "Train live (your settings)",
+    }.get,
+)
 
 
 def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
@@ -97,39 +124,64 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     snap = traj.snapshot(index)
     if ss.tr_layer < 0:  # no head chosen yet: the best prefix-matching (else previous-token / on-B) head of this step
         k = next((k for k in (1, 2, 0) if not np.isnan(snap.scores[..., k]).all()), 0)
-        ss.tr_layer, ss.tr_head = (int(i) for i in np.unravel_index(np.nanargmax(snap.scores[..., k]),
-                                                                     snap.scores.shape[:2]))
+        ss.tr_layer, ss.tr_head = (
+            int(i) for i in np.unravel_index(np.nanargmax(snap.scores[..., k]), snap.scores.shape[:2])
+        )
     c1, c2 = st.columns(2)
-    layer = c1.selectbox("layer (query/key picture)", range(cfg.n_layers), format_func=lambda i: f"layer {i + 1}",
-                         index=min(ss.tr_layer, cfg.n_layers - 1), key=f"{key}_layer")
-    head = c2.selectbox("head (query/key picture)", range(cfg.n_heads), format_func=lambda i: f"head {i + 1}",
-                        index=min(ss.tr_head, cfg.n_heads - 1), key=f"{key}_head")
+    layer = c1.selectbox(
+        "layer (query/key picture)",
+        range(cfg.n_layers),
+        format_func=lambda i: f"layer {i + 1}",
+        index=min(ss.tr_layer, cfg.n_layers - 1),
+        key=f"{key}_layer",
+    )
+    head = c2.selectbox(
+        "head (query/key picture)",
+        range(cfg.n_heads),
+        format_func=lambda i: f"head {i + 1}",
+        index=min(ss.tr_head, cfg.n_heads - 1),
+        key=f"{key}_head",
+    )
     ss.tr_layer, ss.tr_head = layer, head
     qp.update({"layer": str(layer + 1), "head": str(head + 1)})
     view = view_fn(layer, head)
     st.subheader(f"Every head on the probe at step {snap.step}")
     st.caption(f"The probe: {' '.join(view.tokens)}. Rows are queries, columns keys (colour 0 to 1).")
     show_head_maps(view.maps, view.tokens, key=f"{key}_maps")
-    table = {name: [f"{snap.scores[layer_i, h, k]:.2f}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
-             for k, name in enumerate(("previous-token", "prefix-matching", "attention on B"))
-             if not np.isnan(snap.scores[..., k]).all()}
+    table = {
+        name: [f"{snap.scores[layer_i, h, k]:.2f}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
+        for k, name in enumerate(("previous-token", "prefix-matching", "attention on B"))
+        if not np.isnan(snap.scores[..., k]).all()
+    }
     heads = [f"L{layer_i + 1}H{h + 1}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
     st.dataframe({"head": heads, **table}, hide_index=True)
     st.subheader(f"Queries and keys of layer {layer + 1} head {head + 1} in one picture")
     st.vega_lite_chart(qk_chart(view.qk, view.tokens), width="stretch")
-    st.caption(f"Keys moved to the queries' centroid and q, k rescaled to the same mean length (neither changes a "
-               f"softmax row), then one PCA of both clouds: the two axes keep {view.qk.explained:.0%} of the variance. "
-               "Lines join each query to its two most attended keys (darker = more weight). After AttentionViz "
-               "(Yeh et al., 2023).")
-    st.markdown(f"**Parity at step {snap.step}:** attention_core's NumPy `multi_head_attention`, given the model's own "
-                f"W_q, W_k, W_v, W_o and each layer's own input, recomputes all {cfg.n_layers * cfg.n_heads} heads' "
-                f"weights with a largest difference of **{view.parity:.1e}** (both in float64; "
-                f"{view.parity32:.1e} with the model in float32 as it trains).")
+    st.caption(
+        f"Keys moved to the queries' centroid and q, k rescaled to the same mean length (neither changes a "
+        f"softmax row), then one PCA of both clouds: the two axes keep {view.qk.explained:.0%} of the variance. "
+        "Lines join each query to its two most attended keys (darker = more weight). After AttentionViz "
+        "(Yeh et al., 2023)."
+    )
+    st.markdown(
+        f"**Parity at step {snap.step}:** attention_core's NumPy `multi_head_attention`, given the model's own "
+        f"W_q, W_k, W_v, W_o and each layer's own input, recomputes all {cfg.n_layers * cfg.n_heads} heads' "
+        f"weights with a largest difference of **{view.parity:.1e}** (both in float64; "
+        f"{view.parity32:.1e} with the model in float32 as it trains)."
+    )
     d1, d2 = st.columns(2)
-    d1.download_button(f"Weights at step {snap.step} (.npz)", weights_npz(cfg, snap.params),
-                       file_name=f"tiny_transformer_step{snap.step}.npz", key=f"{key}_npz")
-    d2.download_button("Standalone training script (torch only)", standalone_script(cfg),
-                       file_name="train_tiny_transformer.py", key=f"{key}_script")
+    d1.download_button(
+        f"Weights at step {snap.step} (.npz)",
+        weights_npz(cfg, snap.params),
+        file_name=f"tiny_transformer_step{snap.step}.npz",
+        key=f"{key}_npz",
+    )
+    d2.download_button(
+        "Standalone training script (torch only)",
+        standalone_script(cfg),
+        file_name="train_tiny_transformer.py",
+        key=f"{key}_script",
+    )
     st.caption("The script draws the same weights and batches from the same seed and prints the same loss curve.")
 
 
@@ -151,40 +203,56 @@ def ready_section() -> None:
     pm2, pm1 = best_prefix_matching(two), best_prefix_matching(one)
     before = two.index_at(cliff - 100) if cliff else 0
     after = two.index_at(cliff + 200) if cliff else -1
-    sentence = (f"With **2 layers** the held-out loss sat on a plateau ({two.heldout_loss[0]:.2f} → "
-                f"{two.heldout_loss[before]:.2f} by step {two.steps[before]}), then fell off a cliff at about "
-                f"**step {cliff}** to {two.heldout_loss[after]:.2f} by step {two.steps[after]}, as the best head's "
-                f"prefix-matching score jumped ({pm2[before]:.2f} → {pm2[after]:.2f}; {pm2[-1]:.2f} at step "
-                f"{two.steps[-1]}). With **1 layer** the same data and seed "
-                + (f"gave a phase change at step {cliff_one}" if cliff_one else "never gave one")
-                + f": its best prefix-matching score reaches only {np.nanmax(pm1):.2f} and the loss ends at "
-                f"{one.heldout_loss[-1]:.2f}." if cliff else
-                "No phase change was detected in the shipped two-layer run.")
+    sentence = (
+        f"With **2 layers** the held-out loss sat on a plateau ({two.heldout_loss[0]:.2f} → "
+        f"{two.heldout_loss[before]:.2f} by step {two.steps[before]}), then fell off a cliff at about "
+        f"**step {cliff}** to {two.heldout_loss[after]:.2f} by step {two.steps[after]}, as the best head's "
+        f"prefix-matching score jumped ({pm2[before]:.2f} → {pm2[after]:.2f}; {pm2[-1]:.2f} at step "
+        f"{two.steps[-1]}). With **1 layer** the same data and seed "
+        + (f"gave a phase change at step {cliff_one}" if cliff_one else "never gave one")
+        + f": its best prefix-matching score reaches only {np.nanmax(pm1):.2f} and the loss ends at "
+        f"{one.heldout_loss[-1]:.2f}."
+        if cliff
+        else "No phase change was detected in the shipped two-layer run."
+    )
     st.markdown(sentence)
     c = two.cfg
-    st.caption(f"Both runs: attention only, {c.n_heads} heads x d_model {c.d_model}, vocab {c.vocab}, context "
-               f"{c.context}, AdamW lr {c.lr:g}, batch {c.batch}, seed {c.seed}, repeat lengths 4-16 per sequence, "
-               f"{c.steps} steps; the red dashed line is the phase change, found where the best head's prefix-matching "
-               "score first crosses halfway from its start to its maximum.")
+    st.caption(
+        f"Both runs: attention only, {c.n_heads} heads x d_model {c.d_model}, vocab {c.vocab}, context "
+        f"{c.context}, AdamW lr {c.lr:g}, batch {c.batch}, seed {c.seed}, repeat lengths 4-16 per sequence, "
+        f"{c.steps} steps; the red dashed line is the phase change, found where the best head's prefix-matching "
+        "score first crosses halfway from its start to its maximum."
+    )
     curves = (curve_frame(two, "2 layers"), curve_frame(one, "1 layer"))
     scores = (score_frame(two, "2 layers"), score_frame(one, "1 layer"))
     df, sf = pd.concat(curves), pd.concat(scores)
-    name = st.radio("Run to inspect", [r.name for r in READY], key="tr_run", horizontal=True,
-                    format_func=lambda n: READY_BY_NAME[n].label)
+    name = st.radio(
+        "Run to inspect",
+        [r.name for r in READY],
+        key="tr_run",
+        horizontal=True,
+        format_func=lambda n: READY_BY_NAME[n].label,
+    )
     traj = two if name == READY[0].name else one
     index = scrubber(traj, key=f"tr_scrub_{name}")
     marks = [(cliff, "2 layers: phase change")] if cliff else []
     shown = int(traj.steps[index])
     a, b = st.columns(2)
-    a.vega_lite_chart(curves_chart(df, "loss", "Loss (held-out solid, train dashed)", marks, shown, by_run=True),
-                   width="stretch")
-    b.vega_lite_chart(scores_chart(sf, "prefix-matching", "Prefix-matching score of every head", marks, shown,
-                                by_run=True), width="stretch")
+    a.vega_lite_chart(
+        curves_chart(df, "loss", "Loss (held-out solid, train dashed)", marks, shown, by_run=True), width="stretch"
+    )
+    b.vega_lite_chart(
+        scores_chart(sf, "prefix-matching", "Prefix-matching score of every head", marks, shown, by_run=True),
+        width="stretch",
+    )
     a, b = st.columns(2)
-    a.vega_lite_chart(curves_chart(df, "accuracy", "Accuracy on repeated tokens", marks, shown, by_run=True),
-                   width="stretch")
-    b.vega_lite_chart(scores_chart(sf, "previous-token", "Previous-token score of every head", marks, shown,
-                                by_run=True), width="stretch")
+    a.vega_lite_chart(
+        curves_chart(df, "accuracy", "Accuracy on repeated tokens", marks, shown, by_run=True), width="stretch"
+    )
+    b.vega_lite_chart(
+        scores_chart(sf, "previous-token", "Previous-token score of every head", marks, shown, by_run=True),
+        width="stretch",
+    )
     qp.update({"mode": "ready", "run": name, "show": str(shown)})
     show_details(traj, index, lambda layer, head: ready_snapshot_view(name, index, layer, head), key="ready")
 
@@ -252,8 +320,10 @@ def live_section() -> None:
     b[2].button("+1 step", disabled=ss.tr_playing, width="stretch", on_click=_single_step)
     b[3].button("↺ Reset", width="stretch", on_click=_reset)
     running, waiting = QUEUE.status()
-    b[4].caption(f"Server: {running} training now, {waiting} waiting. Your budget: {STEP_BUDGET - ss.tr_used} of "
-                 f"{STEP_BUDGET} live steps left.")
+    b[4].caption(
+        f"Server: {running} training now, {waiting} waiting. Your budget: {STEP_BUDGET - ss.tr_used} of "
+        f"{STEP_BUDGET} live steps left."
+    )
     st.fragment(live_view, run_every=0.3 if ss.tr_playing else None)()
 
 
@@ -269,18 +339,24 @@ def live_view() -> None:
             QUEUE.release(ss.tr_sid)
             st.rerun()  # redraw the buttons and stop the timer
         elif place:
-            st.info(f"⏳ {QUEUE.limit} trainings are running on this server; you are number {place} in the queue. "
-                    "Your run starts by itself when a place is free (the ready experiment is instant meanwhile).")
+            st.info(
+                f"⏳ {QUEUE.limit} trainings are running on this server; you are number {place} in the queue. "
+                "Your run starts by itself when a place is free (the ready experiment is instant meanwhile)."
+            )
         else:
             ss.tr_used += train_chunk(trainer, stop_at, left)
             ss.tr_view = -1
     if ss.tr_used >= STEP_BUDGET:
-        st.warning(f"This session has used its {STEP_BUDGET} live training steps (the server is shared by the class). "
-                   "The ready experiment and the scrubber still work.")
+        st.warning(
+            f"This session has used its {STEP_BUDGET} live training steps (the server is shared by the class). "
+            "The ready experiment and the scrubber still work."
+        )
     traj = from_trainer(trainer, current=not ss.tr_playing)  # while playing: the newest kept snapshot
     status = "training" if ss.tr_playing else "paused"
-    st.markdown(f"**Step {trainer.step}** of {cfg.steps} ({status}); held-out loss "
-                f"{traj.heldout_loss[-1]:.3f}, held-out accuracy {traj.heldout_acc[-1]:.1%}.")
+    st.markdown(
+        f"**Step {trainer.step}** of {cfg.steps} ({status}); held-out loss "
+        f"{traj.heldout_loss[-1]:.3f}, held-out accuracy {traj.heldout_acc[-1]:.1%}."
+    )
     if ss.tr_playing:
         index = len(traj.steps) - 1
         st.caption("Following the newest snapshot; pause to scrub.")
@@ -299,11 +375,21 @@ def live_view() -> None:
     for col, name in zip(cols, names):
         col.vega_lite_chart(scores_chart(sf, name, f"{name} score of every head", marks, shown), width="stretch")
     if cliff:
-        st.markdown(f"Phase change at about **step {cliff}**: the best head's prefix-matching score went from "
-                    f"{best[0]:.2f} to {np.nanmax(best):.2f}.")
-    qp.update({"mode": "live", "step": str(trainer.step), "show": str(shown),
-               **{URL_NAMES.get(f, f): str(int(v) if isinstance(v, bool) else v)
-                  for f, v in ((f, getattr(cfg, f)) for f in LIVE_FIELDS)}})
+        st.markdown(
+            f"Phase change at about **step {cliff}**: the best head's prefix-matching score went from "
+            f"{best[0]:.2f} to {np.nanmax(best):.2f}."
+        )
+    qp.update(
+        {
+            "mode": "live",
+            "step": str(trainer.step),
+            "show": str(shown),
+            **{
+                URL_NAMES.get(f, f): str(int(v) if isinstance(v, bool) else v)
+                for f, v in ((f, getattr(cfg, f)) for f in LIVE_FIELDS)
+            },
+        }
+    )
     show_details(traj, index, lambda layer, head: snapshot_view(cfg, traj.params[index], layer, head), key="live")
 
 
@@ -313,12 +399,19 @@ else:
     live_section()
 
 show_code(Trainer.train, prefix_matching_score, attention_parity, query_key_picture, train_chunk)
-page_end(PAGE, [
-    ("Why can one layer not form an induction head?",
-     "An induction head needs two steps: a previous-token head writes \"the token before me was X\" into each "
-     "position, and a head in the next layer matches the current token against that. With one layer the keys only "
-     "know their own token and position, so no head can look for \"the token after my earlier copy\"."),
-    ("Why do the repeat lengths vary from sequence to sequence?",
-     "With a fixed period p the target is always p − 1 positions back, and one layer fakes induction with a "
-     "fixed-offset positional head; varying p forces the content-based two-layer circuit."),
-])
+page_end(
+    PAGE,
+    [
+        (
+            "Why can one layer not form an induction head?",
+            'An induction head needs two steps: a previous-token head writes "the token before me was X" into each '
+            "position, and a head in the next layer matches the current token against that. With one layer the keys only "
+            'know their own token and position, so no head can look for "the token after my earlier copy".',
+        ),
+        (
+            "Why do the repeat lengths vary from sequence to sequence?",
+            "With a fixed period p the target is always p − 1 positions back, and one layer fakes induction with a "
+            "fixed-offset positional head; varying p forces the content-based two-layer circuit.",
+        ),
+    ],
+)

@@ -61,9 +61,11 @@ def main(argv=None) -> int:
         path = save_trajectory(traj, ready_path(exp.name))
         best = np.nanmax(traj.scores[..., 1], axis=(1, 2))
         cliff = find_phase_change(traj.steps, best)
-        print(f"{exp.name}: {traj.n_steps} steps in {secs:.1f} s, {path.stat().st_size / 1e6:.2f} MB, "
-              f"held-out loss {traj.heldout_loss[0]:.2f} -> {traj.heldout_loss[-1]:.2f}, "
-              f"best prefix-matching {best[-1]:.2f}, phase change at step {cliff}")
+        print(
+            f"{exp.name}: {traj.n_steps} steps in {secs:.1f} s, {path.stat().st_size / 1e6:.2f} MB, "
+            f"held-out loss {traj.heldout_loss[0]:.2f} -> {traj.heldout_loss[-1]:.2f}, "
+            f"best prefix-matching {best[-1]:.2f}, phase change at step {cliff}"
+        )
     return status
 
 

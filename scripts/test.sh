@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything the tests need and run every test (core, AppTest pages, real browser).
+# Set up everything the tests need, check the tree with ruff, and run every test (core, AppTest pages,
+# protocol client, deployment, training, real browser).
 # Usage: bash scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,5 +22,9 @@ if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
 fi
+
+# Lint and format (ruff.toml): the tree must be clean before the tests run.
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
 
 exec .venv/bin/python -m pytest "$@"

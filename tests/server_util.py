@@ -13,8 +13,16 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
 
 
 def free_port() -> int:
@@ -27,11 +35,26 @@ def free_port() -> int:
 def streamlit_server(script: str = "streamlit_app.py", cwd: Path = ROOT, timeout: float = 60, env: dict | None = None):
     """Yield the base URL of a running `streamlit run script`; stop it afterwards."""
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address",
-           "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**os.environ, **(env or {})})
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        script,
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -72,5 +95,8 @@ def wait_for_app(page, timeout_ms: int = 90000) -> None:
             return app && app.getAttribute('data-test-script-state') === 'notRunning'
                 && !document.querySelector('[data-testid="stSkeleton"]')
                 && !document.querySelector('[data-testid="stStatusWidget"]');
-        }""", timeout=timeout_ms, polling=100)
+        }""",
+        timeout=timeout_ms,
+        polling=100,
+    )
     page.wait_for_timeout(200)

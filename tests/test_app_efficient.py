@@ -110,8 +110,24 @@ def test_every_control_moves():
 
 @pytest.mark.slow
 def test_extremes_long_sequence_wide_model():
-    at = run_ok(app(PAGE, {"seq_len": "512", "d_model": "1024", "heads": "16", "kv": "1", "tile": "1", "window": "512",
-                           "layers": "32", "step": "512", "fq": "512", "mask": "causal"}, timeout=240))
+    at = run_ok(
+        app(
+            PAGE,
+            {
+                "seq_len": "512",
+                "d_model": "1024",
+                "heads": "16",
+                "kv": "1",
+                "tile": "1",
+                "window": "512",
+                "layers": "32",
+                "step": "512",
+                "fq": "512",
+                "mask": "causal",
+            },
+            timeout=240,
+        )
+    )
     assert not at.warning
     assert_exact(at)
     assert metric(at, "tiles") == "512 of ≤ 1 keys"
@@ -152,19 +168,25 @@ def test_padding_mask_and_a_fully_masked_row():
     assert "Every key of this row is masked: m stays −∞, l stays 0, and the output is 0 (not NaN)." in texts(at)
 
 
-@pytest.mark.parametrize("query, expected", [
-    ({"kv": "3"}, "kv='3' is not allowed for 4 query heads (KV heads must divide them) (allowed: 1, 2, 4); using 2."),
-    ({"kv": "3", "heads": "8"}, "using 2."),
-    ({"step": "abc"}, "step='abc' is not a whole number; using 5."),
-    ({"window": "999"}, "window=999 is outside 1 to 8 for seq_len 8; using 8."),
-    ({"layers": "0"}, "layers=0 is outside 1 to 32; using 1."),
-    ({"tile": "2.5"}, "tile='2.5' is not a whole number; using 2."),
-    ({"fq": "nan"}, "fq='nan' is not a whole number"),
-    ({"llm": "GPT-5"}, "llm='GPT-5' is not allowed"),
-    ({"dtype": "fp4"}, "dtype='fp4' is not allowed"),
-    ({"ctx": "-5"}, "ctx=-5 is outside 1 to 1048576; using 1."),
-    ({"batch": "1e9"}, "batch=1000000000 is outside 1 to 1024; using 1024."),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        (
+            {"kv": "3"},
+            "kv='3' is not allowed for 4 query heads (KV heads must divide them) (allowed: 1, 2, 4); using 2.",
+        ),
+        ({"kv": "3", "heads": "8"}, "using 2."),
+        ({"step": "abc"}, "step='abc' is not a whole number; using 5."),
+        ({"window": "999"}, "window=999 is outside 1 to 8 for seq_len 8; using 8."),
+        ({"layers": "0"}, "layers=0 is outside 1 to 32; using 1."),
+        ({"tile": "2.5"}, "tile='2.5' is not a whole number; using 2."),
+        ({"fq": "nan"}, "fq='nan' is not a whole number"),
+        ({"llm": "GPT-5"}, "llm='GPT-5' is not allowed"),
+        ({"dtype": "fp4"}, "dtype='fp4' is not allowed"),
+        ({"ctx": "-5"}, "ctx=-5 is outside 1 to 1048576; using 1."),
+        ({"batch": "1e9"}, "batch=1000000000 is outside 1 to 1024; using 1024."),
+    ],
+)
 def test_bad_url_values_give_a_notice_and_a_working_page(query, expected):
     at = run_ok(app(PAGE, query))
     notice = "\n".join(w.value for w in at.warning)

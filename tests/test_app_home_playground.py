@@ -9,12 +9,15 @@ from tests.apptest_util import app, run_ok
 PLAY = "pages/1_Playground.py"
 
 
-@pytest.mark.parametrize("query, notice", [
-    ({"seq_len": "-3"}, "seq_len=-3 is outside 1 to 512; using 1"),
-    ({"heads": "abc"}, "heads='abc' is not a whole number"),
-    ({"d_model": "10", "heads": "3"}, "heads=3 does not divide d_model=10; using 2"),
-    ({"temperature": "nan"}, "temperature='nan' is not a finite number"),
-])
+@pytest.mark.parametrize(
+    "query, notice",
+    [
+        ({"seq_len": "-3"}, "seq_len=-3 is outside 1 to 512; using 1"),
+        ({"heads": "abc"}, "heads='abc' is not a whole number"),
+        ({"d_model": "10", "heads": "3"}, "heads=3 does not divide d_model=10; using 2"),
+        ({"temperature": "nan"}, "temperature='nan' is not a finite number"),
+    ],
+)
 def test_bad_url_gives_notice_and_valid_page(query, notice):
     at = run_ok(app(PLAY, query))
     assert any(notice in w.value for w in at.warning), [w.value for w in at.warning]
@@ -31,7 +34,11 @@ def test_url_values_are_used_and_written_back():
 
 
 def test_long_sentence_is_truncated_with_notice():
-    at = run_ok(app(PLAY, {"input": "sentence", "sentence": " ".join(f"w{i}" for i in range(600)), "d_model": "8", "heads": "1"}))
+    at = run_ok(
+        app(
+            PLAY, {"input": "sentence", "sentence": " ".join(f"w{i}" for i in range(600)), "d_model": "8", "heads": "1"}
+        )
+    )
     assert any("only the first 512 are used" in i.value for i in at.info)
 
 

@@ -39,9 +39,18 @@ def chart(at, title_start: str):
 def move_sidebar_to_extremes(at) -> None:
     """Move the shared sidebar controls through their extremes, one rerun each, ending at 512 tokens, d_model 1024,
     16 heads and temperature 10 (no exception on the way)."""
-    for key, value in (("ctl_seq_len", 1), ("ctl_d_model", 2), ("ctl_temperature", 0.1), ("ctl_temperature", 10.0),
-                       ("ctl_d_model", 1024), ("ctl_n_heads", 16), ("ctl_seq_len", 512)):
-        widget = at.sidebar.slider(key=key) if key in ("ctl_seq_len", "ctl_d_model") else at.sidebar.select_slider(key=key)
+    for key, value in (
+        ("ctl_seq_len", 1),
+        ("ctl_d_model", 2),
+        ("ctl_temperature", 0.1),
+        ("ctl_temperature", 10.0),
+        ("ctl_d_model", 1024),
+        ("ctl_n_heads", 16),
+        ("ctl_seq_len", 512),
+    ):
+        widget = (
+            at.sidebar.slider(key=key) if key in ("ctl_seq_len", "ctl_d_model") else at.sidebar.select_slider(key=key)
+        )
         widget.set_value(value)
         run_ok(at)
 
@@ -50,9 +59,19 @@ def expected_spread(cfg, method, P, head=0, base=10000.0, train_len=16, causal=F
     run = run_whatif(cfg.replace(positional=False))
     x, (w_q, w_k, _, _) = run.x.astype(np.float64), run.w
     cols = slice(head * cfg.d_k, (head + 1) * cfg.d_k)
-    s = pair_scores(method, x[0], x[min(1, run.T - 1)], w_q[:, cols], w_k[:, cols], P, base=base,
-                    table=learned_position_table(train_len, cfg.d_model, seed=cfg.seed),
-                    slope=float(alibi_slopes(cfg.n_heads)[head]), symmetric=not causal, scaled=cfg.scaled)
+    s = pair_scores(
+        method,
+        x[0],
+        x[min(1, run.T - 1)],
+        w_q[:, cols],
+        w_k[:, cols],
+        P,
+        base=base,
+        table=learned_position_table(train_len, cfg.d_model, seed=cfg.seed),
+        slope=float(alibi_slopes(cfg.n_heads)[head]),
+        symmetric=not causal,
+        scaled=cfg.scaled,
+    )
     return offset_profile(s, causal).spread
 
 
@@ -62,15 +81,24 @@ def test_defaults_rope_is_offset_only_and_added_positions_are_not():
     assert "depends **only on the offset**" in texts(at)
     rows = table_rows(at)
     assert rows["RoPE (rotated)"][2] == "offset only" and rows["ALiBi (biased)"][2] == "offset only"
-    assert rows["sinusoidal (added)"][2] == "absolute positions" and rows["learned table (added)"][2] == "absolute positions"
+    assert (
+        rows["sinusoidal (added)"][2] == "absolute positions"
+        and rows["learned table (added)"][2] == "absolute positions"
+    )
     cfg = at.session_state["whatif"]
     assert float(rows["sinusoidal (added)"][0]) == pytest.approx(expected_spread(cfg, "sinusoidal", 8), rel=1e-2)
     assert float(rows["ALiBi (biased)"][0]) == 0.0
     band = chart(at, "rope: score by offset")
     assert len(band) == 15 and (band["high"] - band["low"]).max() < 1e-9  # offsets -7..7, every band of zero width
     assert at.query_params["method"] == "rope" and at.query_params["train_len"] == "6"
-    assert "position 6 has no row" in texts(at) and "offsets up to 7 now occur where training saw at most 5" in texts(at)
-    assert table_rows(at)["learned table (added)"][1:] == ["6", "absolute positions", "only positions 0 to 5 have a row"]
+    assert "position 6 has no row" in texts(at) and "offsets up to 7 now occur where training saw at most 5" in texts(
+        at
+    )
+    assert table_rows(at)["learned table (added)"][1:] == [
+        "6",
+        "absolute positions",
+        "only positions 0 to 5 have a row",
+    ]
     at.slider(key="pos_train_len").set_value(16)
     run_ok(at)
     assert "Set the trained length below seq_len = 8" in texts(at) and "has no row" not in texts(at)
@@ -128,12 +156,19 @@ def test_causal_mask_keeps_non_positive_offsets():
     assert "36 pairs of positions allowed by the causal mask" in texts(at)
 
 
-@pytest.mark.parametrize("query", [
-    {"seq_len": "1"}, {"d_model": "2", "heads": "1"}, {"d_model": "2", "heads": "2"},
-    {"heads": "16"}, {"temperature": "0.1", "method": "alibi"}, {"temperature": "10", "method": "sinusoidal"},
-    {"seq_len": "512", "d_model": "1024", "heads": "16"},
-    {"seq_len": "512", "d_model": "1024", "heads": "16", "method": "learned", "train_len": "1", "mask": "causal"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"seq_len": "1"},
+        {"d_model": "2", "heads": "1"},
+        {"d_model": "2", "heads": "2"},
+        {"heads": "16"},
+        {"temperature": "0.1", "method": "alibi"},
+        {"temperature": "10", "method": "sinusoidal"},
+        {"seq_len": "512", "d_model": "1024", "heads": "16"},
+        {"seq_len": "512", "d_model": "1024", "heads": "16", "method": "learned", "train_len": "1", "mask": "causal"},
+    ],
+)
 def test_extremes(query):
     at = run_ok(app(POS, query, timeout=240))
     cfg = at.session_state["whatif"]
@@ -143,14 +178,17 @@ def test_extremes(query):
         assert spread_shown(at) < 1e-4
 
 
-@pytest.mark.parametrize("query, notice", [
-    ({"method": "nope"}, "method='nope' is not one of sinusoidal, learned, rope, alibi; using rope"),
-    ({"base": "7"}, "base=7 is not offered"),
-    ({"base": "abc"}, "base='abc' is not a finite number; using 10000"),
-    ({"train_len": "-5"}, "train_len=-5 is outside 1 to 512; using 1"),
-    ({"train_len": "2.5"}, "train_len='2.5' is not a whole number"),
-    ({"head": "9"}, "head=9 is more than 4 (there are 4 heads); using 4"),
-])
+@pytest.mark.parametrize(
+    "query, notice",
+    [
+        ({"method": "nope"}, "method='nope' is not one of sinusoidal, learned, rope, alibi; using rope"),
+        ({"base": "7"}, "base=7 is not offered"),
+        ({"base": "abc"}, "base='abc' is not a finite number; using 10000"),
+        ({"train_len": "-5"}, "train_len=-5 is outside 1 to 512; using 1"),
+        ({"train_len": "2.5"}, "train_len='2.5' is not a whole number"),
+        ({"head": "9"}, "head=9 is more than 4 (there are 4 heads); using 4"),
+    ],
+)
 def test_bad_url_values_give_a_notice(query, notice):
     at = run_ok(app(POS, query))
     assert any(notice in w.value for w in at.warning), [w.value for w in at.warning]

@@ -18,8 +18,9 @@ PAGE = "pages/14_Sinks_and_linear_attention.py"
 def head_sums(at) -> dict[int, float]:
     """'head 1 (s = -2): 0.9892; head 2 (s = -10): 1 − 2.1e-09' -> {1: 0.9892, 2: 1 - 2.1e-09}."""
     found = re.findall(r"head (\d+) \(s = [-\d.]+\): (\d\.\d+|1 − [\d.e+-]+\d|1 \(to float rounding\))", texts(at))
-    return {int(h): 1 - float(v[4:]) if v.startswith("1 − ") else 1.0 if v.startswith("1 (") else float(v)
-            for h, v in found}
+    return {
+        int(h): 1 - float(v[4:]) if v.startswith("1 − ") else 1.0 if v.startswith("1 (") else float(v) for h, v in found
+    }
 
 
 def metric(at, label_start: str) -> str:
@@ -36,8 +37,13 @@ def chart(at, title: str):
 
 def expected_sums(cfg, sinks):
     run = run_whatif(cfg.replace(positional=False))
-    _, w, _ = sink_attention(*(a.astype(np.float64) for a in (run.q, run.k, run.v)), np.asarray(sinks), mask=run.mask,
-                             scaled=cfg.scaled, temperature=cfg.temperature)
+    _, w, _ = sink_attention(
+        *(a.astype(np.float64) for a in (run.q, run.k, run.v)),
+        np.asarray(sinks),
+        mask=run.mask,
+        scaled=cfg.scaled,
+        temperature=cfg.temperature,
+    )
     return w.sum(-1).mean(-1)
 
 
@@ -74,8 +80,10 @@ def test_sink_sliders_no_sink_toggle_and_head():
     assert chart(at, "weight on real tokens (mean over query rows)")["v"].tolist() == pytest.approx([1.0] * 4)
     at.selectbox(key="sk_head").set_value(2)
     run_ok(at)
-    assert any("head 2: weights and the sink" in (json.loads(e.proto.spec).get("title") or "")
-               for e in at.get("vega_lite_chart"))
+    assert any(
+        "head 2: weights and the sink" in (json.loads(e.proto.spec).get("title") or "")
+        for e in at.get("vega_lite_chart")
+    )
     assert at.query_params["head"] == "2"
 
 
@@ -89,8 +97,10 @@ def test_streaming_window_controls_and_mask():
         shown = np.zeros((12, 12))
         shown[frame["r"], frame["c"]] = frame["v"]
         np.testing.assert_array_equal(shown, streaming_mask(12, n_sink, window).astype(float))
-    assert "The last query (token 12) keeps **8 of 12** keys: the first 4 (tokens 1–4, the sinks) and the last 4 " \
-           "(tokens 9–12)" in texts(at)
+    assert (
+        "The last query (token 12) keeps **8 of 12** keys: the first 4 (tokens 1–4, the sinks) and the last 4 "
+        "(tokens 9–12)" in texts(at)
+    )
     assert at.query_params["n_sink"] == "4" and at.query_params["window"] == "4"
 
 
@@ -104,19 +114,31 @@ def test_linear_attention_section_with_causal_mask():
     assert set(mem["numbers"][mem["kind"].str.startswith("linear")]) == {20}
 
 
-@pytest.mark.parametrize("query", [
-    {"seq_len": "1"}, {"d_model": "2", "heads": "2"}, {"heads": "16"}, {"temperature": "0.1"}, {"temperature": "10"},
-    {"mask": "padding", "pad": "512"}, {"mask": "causal+padding", "pad": "3", "nosink": "1"},
-    {"seq_len": "512", "d_model": "1024", "heads": "16"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"seq_len": "1"},
+        {"d_model": "2", "heads": "2"},
+        {"heads": "16"},
+        {"temperature": "0.1"},
+        {"temperature": "10"},
+        {"mask": "padding", "pad": "512"},
+        {"mask": "causal+padding", "pad": "3", "nosink": "1"},
+        {"seq_len": "512", "d_model": "1024", "heads": "16"},
+    ],
+)
 def test_extremes(query):
     at = run_ok(app(PAGE, query, timeout=300))
     cfg = at.session_state["whatif"]
     sums = head_sums(at)
     if query.get("nosink") != "1":
         assert len(sums) == cfg.n_heads
-        np.testing.assert_allclose([sums[h + 1] for h in range(cfg.n_heads)],
-                                   expected_sums(cfg, default_sinks(cfg.n_heads)), rtol=1e-3, atol=1e-4)
+        np.testing.assert_allclose(
+            [sums[h + 1] for h in range(cfg.n_heads)],
+            expected_sums(cfg, default_sinks(cfg.n_heads)),
+            rtol=1e-3,
+            atol=1e-4,
+        )
         assert "sums to less than 1" in texts(at) or "is 1 in float64" in texts(at)
     assert float(metric(at, "max |causal parallel − recurrent|")) < 1e-9
 
@@ -134,17 +156,20 @@ def test_sidebar_to_extremes_then_page_controls():
     assert float(metric(at, "max |causal parallel − recurrent|")) < 1e-9
 
 
-@pytest.mark.parametrize("query, notice", [
-    ({"sinks": "1,abc,3"}, "sinks: 'abc' for head 2 is not a finite number; using 0"),
-    ({"sinks": "1,2,3,4,5,6"}, "sinks has 6 values but there are 4 heads; the extra ones are ignored"),
-    ({"sinks": "0.3"}, "sinks: 0.3 for head 1 is not a multiple of 0.5 from -10 to 10; using 0.5"),
-    ({"sinks": "99"}, "using 10"),
-    ({"nosink": "maybe"}, "nosink='maybe' is not 1 or 0; using 0"),
-    ({"n_sink": "-1"}, "n_sink=-1 is outside 0 to 64; using 0"),
-    ({"window": "9999"}, "window=9999 is outside 1 to 512; using 512"),
-    ({"head": "x"}, "head='x' is not a whole number; using 1"),
-    ({"head": "7"}, "head=7 is more than 4 (there are 4 heads); using 4"),
-])
+@pytest.mark.parametrize(
+    "query, notice",
+    [
+        ({"sinks": "1,abc,3"}, "sinks: 'abc' for head 2 is not a finite number; using 0"),
+        ({"sinks": "1,2,3,4,5,6"}, "sinks has 6 values but there are 4 heads; the extra ones are ignored"),
+        ({"sinks": "0.3"}, "sinks: 0.3 for head 1 is not a multiple of 0.5 from -10 to 10; using 0.5"),
+        ({"sinks": "99"}, "using 10"),
+        ({"nosink": "maybe"}, "nosink='maybe' is not 1 or 0; using 0"),
+        ({"n_sink": "-1"}, "n_sink=-1 is outside 0 to 64; using 0"),
+        ({"window": "9999"}, "window=9999 is outside 1 to 512; using 512"),
+        ({"head": "x"}, "head='x' is not a whole number; using 1"),
+        ({"head": "7"}, "head=7 is more than 4 (there are 4 heads); using 4"),
+    ],
+)
 def test_bad_url_values_give_a_notice(query, notice):
     at = run_ok(app(PAGE, query))
     assert any(notice in w.value for w in at.warning), [w.value for w in at.warning]

@@ -61,8 +61,12 @@ def opened(browser, url: str, size=(1400, 1000)):
 
 
 def assert_no_errors(page):
-    assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').all_inner_texts()
-    assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
+        '[data-testid="stException"]'
+    ).all_inner_texts()
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.locator(
+        '[data-testid="stAlertContentError"]'
+    ).all_inner_texts()
 
 
 def horizontal_overflow(page) -> list[str]:
@@ -159,7 +163,9 @@ def test_locked_classroom_link_hides_the_weights_until_a_prediction(browser_and_
         main = page.locator('[data-testid="stMain"]')
         assert "Predict first" in main.inner_text()
         assert "Attention weights, one map per head" not in main.inner_text()
-        assert page.locator('[data-testid="stSidebar"] [data-testid="stToggle"]:has-text("Classroom mode")').count() == 0
+        assert (
+            page.locator('[data-testid="stSidebar"] [data-testid="stToggle"]:has-text("Classroom mode")').count() == 0
+        )
         page.locator('button:has-text("Reveal the weights")').click()
         wait_for_app(page)
         assert "Attention weights, one map per head" in main.inner_text()
@@ -232,8 +238,11 @@ def test_preset_link_opens_right_page_with_settings(browser_and_base):
 def test_gallery_button_opens_preset(browser_and_base):
     browser, base = browser_and_base
     with opened(browser, base + "/") as (page, _):
-        card = page.locator('[data-testid="stVerticalBlock"]', has_text="Why scale?").filter(
-            has=page.locator('button:has-text("Open this experiment")')).last
+        card = (
+            page.locator('[data-testid="stVerticalBlock"]', has_text="Why scale?")
+            .filter(has=page.locator('button:has-text("Open this experiment")'))
+            .last
+        )
         card.locator('button:has-text("Open this experiment")').click()
         page.wait_for_url("**/Compare**", timeout=30000)
         wait_for_app(page)

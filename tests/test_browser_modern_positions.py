@@ -16,7 +16,9 @@ PAGES = {
     "/Positions?method=alibi&heads=16&d_model=64": ["ALiBi slope m per head", "depends only on the offset"],
     "/Sinks_and_linear_attention": ["Every row of every head sums to less than 1", "272 vs 64"],
     "/Sinks_and_linear_attention?nosink=1&mask=causal&n_sink=1&window=3": [
-        "With no sink every row with an allowed key sums to exactly 1", "keeps 4 of 8 keys"],
+        "With no sink every row with an allowed key sums to exactly 1",
+        "keeps 4 of 8 keys",
+    ],
 }
 
 

@@ -49,8 +49,11 @@ def test_play_trains_in_the_browser(browser_and_base, tmp_path):  # noqa: F811
         page.goto(base + URL + LIVE)
         wait_for_app(page, timeout_ms=240000)
         page.get_by_role("button", name="▶ Play").click()
-        page.wait_for_function("() => /Step ([1-9][0-9]*)\\*?\\*? of/.test(document.body.innerText) || "
-                               "/Step [1-9][0-9]* of/.test(document.body.innerText)", timeout=240000)
+        page.wait_for_function(
+            "() => /Step ([1-9][0-9]*)\\*?\\*? of/.test(document.body.innerText) || "
+            "/Step [1-9][0-9]* of/.test(document.body.innerText)",
+            timeout=240000,
+        )
         text = page.inner_text("body")
         step = int(re.search(r"Step (\d+) of", text).group(1))
         assert step > 0

@@ -22,8 +22,14 @@ PAGE_SET = {"streamlit_app.py"} | {f"pages/{p.name}" for p in (ROOT / "pages").g
 def test_repo_presets_are_all_valid():
     assert ERRORS == []
     names = {p.name for p in PRESETS}
-    assert {"Looking for B", "Why scale?", "Causal decoder", "One head vs eight", "Temperature",
-            "It refers to the animal"} <= names
+    assert {
+        "Looking for B",
+        "Why scale?",
+        "Causal decoder",
+        "One head vs eight",
+        "Temperature",
+        "It refers to the animal",
+    } <= names
     for p in PRESETS:
         assert len(p.link("https://attention-explorer.streamlit.app")) < MAX_LINK
 
@@ -33,8 +39,11 @@ def test_every_preset_loads_and_sets_its_controls(preset):
     at = run_ok(app("streamlit_app.py"))
     at.button(key=f"preset_{preset.slug}").click()
     run_ok(at)
-    page_title = {"pages/1_Playground.py": "Playground", "pages/2_Step_by_step.py": "Step by step",
-                  "pages/8_Compare.py": "Compare"}[preset.page]
+    page_title = {
+        "pages/1_Playground.py": "Playground",
+        "pages/2_Step_by_step.py": "Step by step",
+        "pages/8_Compare.py": "Compare",
+    }[preset.page]
     assert at.title[0].value.endswith(page_title)
     assert at.session_state["whatif"] == preset.settings
     if preset.a is not None:
@@ -47,17 +56,37 @@ def test_every_preset_loads_and_sets_its_controls(preset):
         assert "looking for B" in texts(at)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("{not json", "not valid JSON"),
-    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/9_Nope.py"}', "does not exist"),
-    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"heads": "3", "d_model": "10"}}',
-     "heads=3 does not divide"),
-    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"colour": "red"}}', "unknown parameters"),
-    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "a": {}}', "only for the Compare page"),
-    ('{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/2_Step_by_step.py", "matrices": {"wq": "1,nan;0,1"}}', "invalid entry"),
-    ('{"name": "", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py"}', "non-empty text field 'name'"),
-    ('[1, 2]', "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{not json", "not valid JSON"),
+        (
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/9_Nope.py"}',
+            "does not exist",
+        ),
+        (
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"heads": "3", "d_model": "10"}}',
+            "heads=3 does not divide",
+        ),
+        (
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"colour": "red"}}',
+            "unknown parameters",
+        ),
+        (
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "a": {}}',
+            "only for the Compare page",
+        ),
+        (
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/2_Step_by_step.py", "matrices": {"wq": "1,nan;0,1"}}',
+            "invalid entry",
+        ),
+        (
+            '{"name": "", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py"}',
+            "non-empty text field 'name'",
+        ),
+        ("[1, 2]", "must be a JSON object"),
+    ],
+)
 def test_bad_preset_is_rejected_with_reason(text, message):
     with pytest.raises(ValueError, match=message):
         parse_preset("bad", text, PAGE_SET)
@@ -66,8 +95,18 @@ def test_bad_preset_is_rejected_with_reason(text, message):
 def test_bad_preset_files_are_skipped_and_reported(tmp_path, monkeypatch):
     (tmp_path / "a_good.json").write_text((ROOT / "presets" / "5_temperature.json").read_text())
     (tmp_path / "b_broken.json").write_text("{oops")
-    (tmp_path / "c_bad_heads.json").write_text(json.dumps(
-        {"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"heads": 7}}))
+    (tmp_path / "c_bad_heads.json").write_text(
+        json.dumps(
+            {
+                "name": "x",
+                "description": "y",
+                "question": "q",
+                "look_for": "l",
+                "page": "pages/1_Playground.py",
+                "settings": {"heads": 7},
+            }
+        )
+    )
     presets, errors = load_presets(tmp_path, PAGE_SET)
     assert [p.name for p in presets] == ["Temperature"]
     assert [e.split(":")[0] for e in errors] == ["b_broken.json", "c_bad_heads.json"]
@@ -105,22 +144,36 @@ def test_csv_exports_have_labels_and_numbers():
     assert z[0] == "position,token,z0,z1,z2,z3" and z[2].startswith("2,<b>,")
 
 
-@pytest.mark.parametrize("cfg", [
-    WhatIf(),
-    WhatIf(input_kind="sentence", sentence="it was it, wasn't it", mask="causal", scaled=False, temperature=0.5),
-    WhatIf(input_kind="one_hot", seq_len=6, d_model=4, n_heads=2, mask="causal+padding", pad_count=2, positional=True),
-], ids=["default", "sentence-causal", "one-hot-padding-pe"])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        WhatIf(),
+        WhatIf(input_kind="sentence", sentence="it was it, wasn't it", mask="causal", scaled=False, temperature=0.5),
+        WhatIf(
+            input_kind="one_hot", seq_len=6, d_model=4, n_heads=2, mask="causal+padding", pad_count=2, positional=True
+        ),
+    ],
+    ids=["default", "sentence-causal", "one-hot-padding-pe"],
+)
 def test_reproduce_snippets_print_the_pages_weights(cfg, tmp_path):
     at = run_ok(app("pages/1_Playground.py", to_query_params(cfg)))
     assert at.session_state["whatif"] == cfg
     codes = [c.value.strip() for c in at.code]
-    assert snippet_core(cfg).strip() in codes and snippet_torch(cfg).strip() in codes  # what the page offers is what we run
+    assert (
+        snippet_core(cfg).strip() in codes and snippet_torch(cfg).strip() in codes
+    )  # what the page offers is what we run
     page_weights = run_whatif(cfg).weights
     for name, src in (("core.py", snippet_core(cfg)), ("torch_only.py", snippet_torch(cfg))):
         path = tmp_path / name
         path.write_text(src)
-        out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        out = subprocess.run(
+            [sys.executable, str(path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        )
         assert out.returncode == 0, out.stderr
         heads = parse_printed_weights(out.stdout)
         assert len(heads) == cfg.n_heads

@@ -129,8 +129,11 @@ def test_run_whatif_inputs_and_masks():
     run = ac.run_whatif(ac.WhatIf(seq_len=3, mask="padding", pad_count=9, d_model=8, n_heads=1))
     assert np.all(run.weights == 0) and np.all(run.output == 0) and run.notices
     pe_run = ac.run_whatif(ac.WhatIf(seq_len=3, positional=True, d_model=8, n_heads=1))
-    np.testing.assert_allclose(pe_run.x - ac.run_whatif(ac.WhatIf(seq_len=3, d_model=8, n_heads=1)).x,
-                               ac.sinusoidal_positional_encoding(3, 8), atol=1e-6)
+    np.testing.assert_allclose(
+        pe_run.x - ac.run_whatif(ac.WhatIf(seq_len=3, d_model=8, n_heads=1)).x,
+        ac.sinusoidal_positional_encoding(3, 8),
+        atol=1e-6,
+    )
 
 
 def test_js_divergence_bounds_and_head_matrix():

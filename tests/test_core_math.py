@@ -13,8 +13,7 @@ import attention_core as ac
 finite = st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False, width=64)
 
 
-@given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 9)), elements=finite),
-       st.floats(0.05, 20))
+@given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 9)), elements=finite), st.floats(0.05, 20))
 def test_softmax_rows_sum_to_one_and_are_finite(x, t):
     p = ac.softmax(x, temperature=t)
     assert np.all(np.isfinite(p))
@@ -22,8 +21,10 @@ def test_softmax_rows_sum_to_one_and_are_finite(x, t):
     np.testing.assert_allclose(p.sum(-1), 1.0, rtol=1e-12)
 
 
-@given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 9)), elements=st.floats(-100, 100)),
-       st.floats(-1e3, 1e3))
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 9)), elements=st.floats(-100, 100)),
+    st.floats(-1e3, 1e3),
+)
 def test_softmax_shift_invariance(x, c):
     np.testing.assert_allclose(ac.softmax(x + c), ac.softmax(x), atol=1e-12)
 
@@ -62,8 +63,11 @@ def test_softmax_where_excludes_and_empty_row_is_zero():
 
 
 def _qkv(rng, lead, T_q, T_k, d_k, d_v):
-    return (rng.standard_normal((*lead, T_q, d_k)), rng.standard_normal((*lead, T_k, d_k)),
-            rng.standard_normal((*lead, T_k, d_v)))
+    return (
+        rng.standard_normal((*lead, T_q, d_k)),
+        rng.standard_normal((*lead, T_k, d_k)),
+        rng.standard_normal((*lead, T_k, d_v)),
+    )
 
 
 @given(st.integers(0, 2**31), st.integers(1, 7), st.integers(1, 7), st.integers(1, 8), st.booleans())
@@ -163,15 +167,18 @@ def test_huge_logits_stay_finite():
     np.testing.assert_array_equal(w, [[1.0, 0.0]])
 
 
-@pytest.mark.parametrize("args, match", [
-    (dict(q=np.zeros((2, 3)), k=np.zeros((2, 4)), v=np.zeros((2, 1))), "share d_k"),
-    (dict(q=np.zeros((2, 3)), k=np.zeros((2, 3)), v=np.zeros((5, 1))), "T_k"),
-    (dict(q=np.zeros(3), k=np.zeros((2, 3)), v=np.zeros((2, 1))), "at least 2"),
-    (dict(q=np.full((2, 3), np.inf), k=np.zeros((2, 3)), v=np.zeros((2, 1))), "finite"),
-    (dict(q=np.zeros((2, 3)), k=np.zeros((2, 3)), v=np.zeros((2, 1)), mask=np.ones((3, 3), bool)), "broadcast"),
-    (dict(q=np.zeros((2, 3)), k=np.zeros((2, 3)), v=np.zeros((2, 1)), mask=np.ones((2, 2))), "boolean"),
-    (dict(q=np.zeros((2, 3)), k=np.zeros((2, 3)), v=np.zeros((2, 1)), temperature=0), "temperature"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (dict(q=np.zeros((2, 3)), k=np.zeros((2, 4)), v=np.zeros((2, 1))), "share d_k"),
+        (dict(q=np.zeros((2, 3)), k=np.zeros((2, 3)), v=np.zeros((5, 1))), "T_k"),
+        (dict(q=np.zeros(3), k=np.zeros((2, 3)), v=np.zeros((2, 1))), "at least 2"),
+        (dict(q=np.full((2, 3), np.inf), k=np.zeros((2, 3)), v=np.zeros((2, 1))), "finite"),
+        (dict(q=np.zeros((2, 3)), k=np.zeros((2, 3)), v=np.zeros((2, 1)), mask=np.ones((3, 3), bool)), "broadcast"),
+        (dict(q=np.zeros((2, 3)), k=np.zeros((2, 3)), v=np.zeros((2, 1)), mask=np.ones((2, 2))), "boolean"),
+        (dict(q=np.zeros((2, 3)), k=np.zeros((2, 3)), v=np.zeros((2, 1)), temperature=0), "temperature"),
+    ],
+)
 def test_attention_rejects_bad_arguments(args, match):
     with pytest.raises(ValueError, match=match):
         ac.scaled_dot_product_attention(**args)
@@ -199,8 +206,9 @@ def test_multi_head_equals_heads_computed_one_by_one():
     heads = []
     for h in range(H):
         cols = slice(h * d_k, (h + 1) * d_k)
-        z, wh = ac.scaled_dot_product_attention(x @ ws[0][:, cols], x @ ws[1][:, cols], x @ ws[2][:, cols],
-                                                mask=ac.causal_mask(T))
+        z, wh = ac.scaled_dot_product_attention(
+            x @ ws[0][:, cols], x @ ws[1][:, cols], x @ ws[2][:, cols], mask=ac.causal_mask(T)
+        )
         np.testing.assert_allclose(w[:, h], wh, atol=1e-12)
         heads.append(z)
     np.testing.assert_allclose(out, np.concatenate(heads, -1) @ ws[3], atol=1e-10)

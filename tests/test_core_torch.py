@@ -20,8 +20,14 @@ from attention_core.torch_attention import (
 TOL = dict(atol=2e-5, rtol=1e-4)  # float32
 
 
-@given(st.integers(0, 2**31), st.integers(1, 8), st.integers(1, 8), st.integers(1, 16), st.booleans(),
-       st.sampled_from(["none", "causal", "random"]))
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 8),
+    st.integers(1, 8),
+    st.integers(1, 16),
+    st.booleans(),
+    st.sampled_from(["none", "causal", "random"]),
+)
 def test_sdpa_numpy_torch_and_pytorch_reference_agree(seed, T_q, T_k, d_k, scaled, mask_kind):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((2, 3, T_q, d_k), dtype=np.float32)
@@ -51,25 +57,31 @@ def test_torch_fully_masked_row_is_zero():
     assert (w[1] == 0).all() and (out[1] == 0).all()
 
 
-@given(st.integers(0, 2**31), st.integers(1, 9), st.sampled_from([(8, 1), (8, 2), (12, 3), (16, 4), (16, 16)]),
-       st.booleans())
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 9),
+    st.sampled_from([(8, 1), (8, 2), (12, 3), (16, 4), (16, 16)]),
+    st.booleans(),
+)
 def test_multi_head_matches_nn_multiheadattention(seed, T, dims, causal):
     d_model, H = dims
     torch.manual_seed(seed % 10000)
     ref = torch.nn.MultiheadAttention(d_model, H, bias=False, batch_first=True).eval()
     ours = MultiHeadSelfAttention(d_model, H).eval()
     W = ref.in_proj_weight.detach()
-    w_q, w_k, w_v = (W[i * d_model:(i + 1) * d_model].T.numpy() for i in range(3))
+    w_q, w_k, w_v = (W[i * d_model : (i + 1) * d_model].T.numpy() for i in range(3))
     w_o = ref.out_proj.weight.detach().T.numpy()
     ours.load_numpy_weights(w_q, w_k, w_v, w_o)
     x = torch.randn(2, T, d_model)
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool)) if causal else None
     with torch.no_grad():
-        out_ref, w_ref = ref(x, x, x, attn_mask=None if mask is None else ~mask, need_weights=True,
-                             average_attn_weights=False)
+        out_ref, w_ref = ref(
+            x, x, x, attn_mask=None if mask is None else ~mask, need_weights=True, average_attn_weights=False
+        )
         out_ours, w_ours = ours(x, mask)
-    out_np, w_np = ac.multi_head_attention(x.numpy(), w_q, w_k, w_v, w_o, n_heads=H,
-                                           mask=None if mask is None else mask.numpy())
+    out_np, w_np = ac.multi_head_attention(
+        x.numpy(), w_q, w_k, w_v, w_o, n_heads=H, mask=None if mask is None else mask.numpy()
+    )
     np.testing.assert_allclose(w_ours.numpy(), w_ref.numpy(), **TOL)
     np.testing.assert_allclose(out_ours.numpy(), out_ref.numpy(), **TOL)
     np.testing.assert_allclose(w_np, w_ref.numpy(), **TOL)
@@ -99,6 +111,7 @@ def test_modules_do_not_use_pytorch_attention_internally():
     import inspect
 
     import attention_core.torch_attention as mod
+
     src = inspect.getsource(mod)
     assert "scaled_dot_product_attention(" not in src.replace("def scaled_dot_product_attention_torch(", "")
     assert "MultiheadAttention(" not in src

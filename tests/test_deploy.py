@@ -35,8 +35,10 @@ try:
     HAVE_NGINX = True
 except FileNotFoundError:
     HAVE_NGINX = False
-needs_nginx = pytest.mark.skipif(not HAVE_NGINX, reason="nginx is not installed and could not be installed "
-                                 "(scripts/test.sh installs Debian's nginx with apt-get)")
+needs_nginx = pytest.mark.skipif(
+    not HAVE_NGINX,
+    reason="nginx is not installed and could not be installed (scripts/test.sh installs Debian's nginx with apt-get)",
+)
 
 
 # ---- a student: HTTP requests and one websocket, all with the student's cookie
@@ -80,8 +82,13 @@ class Student:
         from websockets.sync.client import connect
 
         protocols = ["streamlit", "xsrf", self.session_id] if self.session_id else ["streamlit"]
-        self.ws = connect(self.url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=protocols,
-                          additional_headers={"Cookie": self.cookie}, max_size=None, open_timeout=60)
+        self.ws = connect(
+            self.url.replace("http://", "ws://") + "/_stcore/stream",
+            subprotocols=protocols,
+            additional_headers={"Cookie": self.cookie},
+            max_size=None,
+            open_timeout=60,
+        )
         self.upstream = self.ws.response.headers.get("X-Upstream", "")
         return self.upstream
 
@@ -105,8 +112,13 @@ class Student:
                 elif el.WhichOneof("type") == "exception":
                     errors.append(f"{el.exception.type}: {el.exception.message}")
             elif kind == "script_finished":
-                return Run(self.session_id, tuple(images), tuple(texts), tuple(errors),
-                           fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY)
+                return Run(
+                    self.session_id,
+                    tuple(images),
+                    tuple(texts),
+                    tuple(errors),
+                    fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY,
+                )
 
     def close(self) -> None:
         if self.ws is not None:
@@ -215,12 +227,17 @@ def test_systemd_unit_starts_one_replica_per_port():
     ports = re.findall(r"server 127\.0\.0\.1:(\d+)", (DEPLOY / "upstream.systemd.conf").read_text())
     assert len(ports) >= 2 and len(set(ports)) == len(ports)
     # compose, systemd and the loopback test give the replicas the same parameters (weight, failure rule)
-    params = {re.search(r"^server \S+ (.+);$", (DEPLOY / f).read_text(), re.M).group(1)
-              for f in ("upstream.compose.conf", "upstream.systemd.conf")}
+    params = {
+        re.search(r"^server \S+ (.+);$", (DEPLOY / f).read_text(), re.M).group(1)
+        for f in ("upstream.compose.conf", "upstream.systemd.conf")
+    }
     assert params == {SERVER_PARAMS}, params
     if shutil.which("systemd-analyze"):
-        r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(DEPLOY / "attention-explorer@.service")],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            ["systemd-analyze", "verify", "--man=no", str(DEPLOY / "attention-explorer@.service")],
+            capture_output=True,
+            text=True,
+        )
         syntax = [ln for ln in r.stderr.splitlines() if "Unknown" in ln or "Invalid" in ln or "Missing" in ln]
         assert not syntax, syntax
 
@@ -329,8 +346,10 @@ def test_a_replica_dies_its_students_move_and_the_others_notice_nothing():
             assert_media_from(cluster.url, b_cookie, b_after.images, b_addr)
 
 
-IMAGES_LOADED = ("() => { const imgs = [...document.querySelectorAll('[data-testid=\"stImage\"] img')];"
-                 " return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0); }")
+IMAGES_LOADED = (
+    "() => { const imgs = [...document.querySelectorAll('[data-testid=\"stImage\"] img')];"
+    " return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0); }"
+)
 
 
 @needs_nginx
@@ -380,9 +399,12 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
                 assert clicks < 2, f"two clicks on the toggle did not turn scaling off: {page.url}"
                 page.locator('[data-testid="stSidebar"] label').filter(has_text="scale by").first.click()
                 clicks += 1
-                page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
-                                       ".getAttribute('data-test-script-state') === 'running'", timeout=60000,
-                                       polling=20)
+                page.wait_for_function(
+                    "() => document.querySelector('[data-testid=\"stApp\"]')"
+                    ".getAttribute('data-test-script-state') === 'running'",
+                    timeout=60000,
+                    polling=20,
+                )
                 wait_for_app(page)
                 page.wait_for_function(IMAGES_LOADED, timeout=120000)
                 assert page.locator('[data-testid="stException"]').count() == 0

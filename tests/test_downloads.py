@@ -11,8 +11,11 @@ from ui.downloads import LARGE, human_size, weights_csv_size, weights_npz
 from ui.export import weights_csv
 
 
-@pytest.mark.parametrize("cfg", [WhatIf(), WhatIf(input_kind="sentence", sentence='a, "b" c\u00e9'),
-                                 WhatIf(seq_len=64, d_model=64, n_heads=16)], ids=["default", "quoted", "64x16"])
+@pytest.mark.parametrize(
+    "cfg",
+    [WhatIf(), WhatIf(input_kind="sentence", sentence='a, "b" c\u00e9'), WhatIf(seq_len=64, d_model=64, n_heads=16)],
+    ids=["default", "quoted", "64x16"],
+)
 def test_size_estimate_is_within_five_percent(cfg):
     run = run_whatif(cfg)
     for head in (None, 0):

@@ -19,8 +19,11 @@ VALUES = {
     "pattern": ["A", "A B", "x y z w v u t s r q p o n m l k j", " "],
     "seed": ["0", "42", "2147483647", "-3", "1e20"],
     "pe": ["0", "1", "maybe"],
-    "a_heads": ["1", "3"], "b_temperature": ["0.2", "nan"], "b_seq_len": ["5", "-1"],
-    "wq": ["1,0;0,1", "1,2,3", "nan,1;1,1"], "model": ["", "/nonexistent", "no/such-model"],
+    "a_heads": ["1", "3"],
+    "b_temperature": ["0.2", "nan"],
+    "b_seq_len": ["5", "-1"],
+    "wq": ["1,0;0,1", "1,2,3", "nan,1;1,1"],
+    "model": ["", "/nonexistent", "no/such-model"],
 }
 
 

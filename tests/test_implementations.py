@@ -10,14 +10,21 @@ from tests.apptest_util import app, run_ok, texts
 IMPL = "pages/9_Implementations.py"
 
 
-@pytest.mark.parametrize("cfg", [
-    WhatIf(), WhatIf(mask="causal", scaled=False, temperature=0.5), WhatIf(seq_len=33, d_model=96, n_heads=6),
-    WhatIf(mask="padding", pad_count=3, d_model=16, n_heads=16, temperature=3.0),
-], ids=["default", "causal-unscaled", "odd-sizes", "padding-16-heads"])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        WhatIf(),
+        WhatIf(mask="causal", scaled=False, temperature=0.5),
+        WhatIf(seq_len=33, d_model=96, n_heads=6),
+        WhatIf(mask="padding", pad_count=3, d_model=16, n_heads=16, temperature=3.0),
+    ],
+    ids=["default", "causal-unscaled", "odd-sizes", "padding-16-heads"],
+)
 def test_every_implementation_agrees_with_numpy(cfg):
     run = run_whatif(cfg)
-    rows = compare_implementations(run.x, *run.w, n_heads=cfg.n_heads, mask=run.mask, scaled=cfg.scaled,
-                                   temperature=cfg.temperature, repeat=1)
+    rows = compare_implementations(
+        run.x, *run.w, n_heads=cfg.n_heads, mask=run.mask, scaled=cfg.scaled, temperature=cfg.temperature, repeat=1
+    )
     names = [r.name for r in rows]
     assert len(names) == 7 and names[0].startswith("NumPy")
     for r in rows:
@@ -67,8 +74,14 @@ def test_implementations_page():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"},
-                                   {"mask": "padding", "pad": "512", "seq_len": "4"}])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"seq_len": "1"},
+        {"seq_len": "512", "d_model": "1024", "heads": "16"},
+        {"mask": "padding", "pad": "512", "seq_len": "4"},
+    ],
+)
 def test_implementations_extremes(query):
     at = run_ok(app(IMPL, query, timeout=300))
     table = at.dataframe[0].value

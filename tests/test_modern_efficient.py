@@ -53,8 +53,16 @@ def rand(seed, *shape):
 # ---- grouped-query attention
 
 
-@given(head_counts(), st.integers(1, 7), st.integers(1, 7), st.integers(1, 6), st.integers(0, 10**6), st.booleans(),
-       temperatures, st.booleans())
+@given(
+    head_counts(),
+    st.integers(1, 7),
+    st.integers(1, 7),
+    st.integers(1, 6),
+    st.integers(0, 10**6),
+    st.booleans(),
+    temperatures,
+    st.booleans(),
+)
 def test_gqa_equals_loop_over_heads_with_repeated_kv(hg, T_q, T_k, d, seed, scaled, temperature, masked):
     H, G = hg
     q, k, v = rand(seed, 2, H, T_q, d), rand(seed + 1, 2, G, T_k, d), rand(seed + 2, 2, G, T_k, d + 1)
@@ -63,8 +71,9 @@ def test_gqa_equals_loop_over_heads_with_repeated_kv(hg, T_q, T_k, d, seed, scal
     assert out.shape == (2, H, T_q, d + 1) and w.shape == (2, H, T_q, T_k)
     k_rep, v_rep = repeat_kv(k, H // G), repeat_kv(v, H // G)
     for h in range(H):
-        ref_out, ref_w = scaled_dot_product_attention(q[:, h], k_rep[:, h], v_rep[:, h], mask=mask, scaled=scaled,
-                                                      temperature=temperature)
+        ref_out, ref_w = scaled_dot_product_attention(
+            q[:, h], k_rep[:, h], v_rep[:, h], mask=mask, scaled=scaled, temperature=temperature
+        )
         np.testing.assert_allclose(out[:, h], ref_out, atol=1e-12)
         np.testing.assert_allclose(w[:, h], ref_w, atol=1e-12)
         np.testing.assert_array_equal(k_rep[:, h], k[:, h // (H // G)])  # query head h reads KV head h // (H/G)
@@ -79,8 +88,13 @@ def test_gqa_matches_torch_enable_gqa(hg, T, d, seed, causal):
     np.testing.assert_allclose(out, ref.numpy(), atol=1e-10)
 
 
-@given(st.sampled_from([(8, 1), (8, 2), (12, 3), (16, 4), (6, 6)]), st.integers(1, 6), st.integers(0, 10**6),
-       st.booleans(), temperatures)
+@given(
+    st.sampled_from([(8, 1), (8, 2), (12, 3), (16, 4), (6, 6)]),
+    st.integers(1, 6),
+    st.integers(0, 10**6),
+    st.booleans(),
+    temperatures,
+)
 def test_gqa_layer_with_all_kv_heads_is_multi_head_attention(dh, T, seed, causal, temperature):
     d_model, H = dh
     x = rand(seed, T, d_model)
@@ -99,20 +113,34 @@ def test_mqa_shares_one_key_per_query_head():
         np.testing.assert_allclose(w[h], scaled_dot_product_attention(q[h], k[0], v[0])[1])
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: grouped_query_attention(rand(0, 6, 2, 2), rand(1, 4, 2, 2), rand(2, 4, 2, 2)),
-     r"allowed n_kv_heads: \[1, 2, 3, 6\]"),
-    (lambda: grouped_query_attention(rand(0, 4, 2, 2), rand(1, 2, 2, 2), rand(2, 1, 2, 2)),
-     "same number of key/value heads"),
-    (lambda: grouped_query_attention(rand(0, 2, 2), rand(1, 2, 2), rand(2, 2, 2)), "at least 3"),
-    (lambda: grouped_query_attention(rand(0, 2, 2, 2), rand(1, 1, 2, 2), rand(2, 1, 2, 2), mask=np.ones((3, 3), bool)),
-     "broadcast"),
-    (lambda: gqa_self_attention(rand(0, 3, 8), *random_projection_weights(8, 0), n_heads=4, n_kv_heads=2), r"G \* d_k"),
-    (lambda: kv_cache_bytes(0, 8, 128, 4096), "layers=0"),
-    (lambda: MODELS[0].cache_bytes(10, dtype="float8"), "dtype='float8'"),
-    (lambda: MODELS[0].cache_bytes(10, kv_heads=5), "allowed n_kv_heads"),
-    (lambda: ModelShape("x", 1, 6, 4, 8, 16, None, "-"), "does not divide"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda: grouped_query_attention(rand(0, 6, 2, 2), rand(1, 4, 2, 2), rand(2, 4, 2, 2)),
+            r"allowed n_kv_heads: \[1, 2, 3, 6\]",
+        ),
+        (
+            lambda: grouped_query_attention(rand(0, 4, 2, 2), rand(1, 2, 2, 2), rand(2, 1, 2, 2)),
+            "same number of key/value heads",
+        ),
+        (lambda: grouped_query_attention(rand(0, 2, 2), rand(1, 2, 2), rand(2, 2, 2)), "at least 3"),
+        (
+            lambda: grouped_query_attention(
+                rand(0, 2, 2, 2), rand(1, 1, 2, 2), rand(2, 1, 2, 2), mask=np.ones((3, 3), bool)
+            ),
+            "broadcast",
+        ),
+        (
+            lambda: gqa_self_attention(rand(0, 3, 8), *random_projection_weights(8, 0), n_heads=4, n_kv_heads=2),
+            r"G \* d_k",
+        ),
+        (lambda: kv_cache_bytes(0, 8, 128, 4096), "layers=0"),
+        (lambda: MODELS[0].cache_bytes(10, dtype="float8"), "dtype='float8'"),
+        (lambda: MODELS[0].cache_bytes(10, kv_heads=5), "allowed n_kv_heads"),
+        (lambda: ModelShape("x", 1, 6, 4, 8, 16, None, "-"), "does not divide"),
+    ],
+)
 def test_gqa_bad_arguments_raise(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -136,25 +164,33 @@ def test_kv_cache_bytes_formula_and_published_shapes():
 # ---- the KV cache
 
 
-@given(st.sampled_from([(8, 1, 1), (8, 2, 2), (8, 2, 1), (12, 4, 2), (16, 4, 4), (12, 6, 3)]), st.integers(1, 9),
-       st.integers(0, 10**6), st.booleans(), temperatures)
+@given(
+    st.sampled_from([(8, 1, 1), (8, 2, 2), (8, 2, 1), (12, 4, 2), (16, 4, 4), (12, 6, 3)]),
+    st.integers(1, 9),
+    st.integers(0, 10**6),
+    st.booleans(),
+    temperatures,
+)
 def test_decoding_with_cache_equals_one_causal_pass(shape, T, seed, scaled, temperature):
     d_model, H, G = shape
     x = rand(seed, T, d_model)
     w_q, w_k, w_v, w_o = random_projection_weights(d_model, seed % 1000)
     cols = G * (d_model // H)
-    run = decode_with_cache(x, w_q, w_k[:, :cols], w_v[:, :cols], w_o, n_heads=H, n_kv_heads=G, scaled=scaled,
-                            temperature=temperature)
-    ref, ref_w = gqa_self_attention(x, w_q, w_k[:, :cols], w_v[:, :cols], w_o, H, G, mask=causal_mask(T), scaled=scaled,
-                                    temperature=temperature)
+    run = decode_with_cache(
+        x, w_q, w_k[:, :cols], w_v[:, :cols], w_o, n_heads=H, n_kv_heads=G, scaled=scaled, temperature=temperature
+    )
+    ref, ref_w = gqa_self_attention(
+        x, w_q, w_k[:, :cols], w_v[:, :cols], w_o, H, G, mask=causal_mask(T), scaled=scaled, temperature=temperature
+    )
     np.testing.assert_allclose(run.output, ref, atol=1e-5)
     if G == H:
-        mha, _ = multi_head_attention(x, w_q, w_k, w_v, w_o, H, mask=causal_mask(T), scaled=scaled,
-                                      temperature=temperature)
+        mha, _ = multi_head_attention(
+            x, w_q, w_k, w_v, w_o, H, mask=causal_mask(T), scaled=scaled, temperature=temperature
+        )
         np.testing.assert_allclose(run.output, mha, atol=1e-5)
     for step in run.steps:  # each step: one new q, k, v row; t rows reused; its weights are row t of the full map
         assert step.q.shape == (H, d_model // H) and step.k.shape == (G, d_model // H) and step.reused == step.t
-        np.testing.assert_allclose(step.weights, ref_w[:, step.t, :step.t + 1], atol=1e-6)
+        np.testing.assert_allclose(step.weights, ref_w[:, step.t, : step.t + 1], atol=1e-6)
     assert run.k.shape == (G, T, d_model // H) and run.cache_bytes == 2 * G * T * (d_model // H) * run.k.itemsize
 
 
@@ -199,9 +235,17 @@ def test_sliding_window_mask(T, w):
         np.testing.assert_array_equal(m, causal_mask(T))
 
 
-@pytest.mark.parametrize("call", [lambda: sliding_window_mask(4, 0), lambda: sliding_window_mask(0, 2),
-                                  lambda: receptive_field_formula(3, 0), lambda: influence_by_layer(4, 2, 2, query=4),
-                                  lambda: reach_matrix(4, 2, -1), lambda: sliding_window_mask(4, 2.5)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: sliding_window_mask(4, 0),
+        lambda: sliding_window_mask(0, 2),
+        lambda: receptive_field_formula(3, 0),
+        lambda: influence_by_layer(4, 2, 2, query=4),
+        lambda: reach_matrix(4, 2, -1),
+        lambda: sliding_window_mask(4, 2.5),
+    ],
+)
 def test_window_bad_arguments_raise(call):
     with pytest.raises(ValueError, match="not allowed|must be an integer"):
         call()
@@ -210,9 +254,17 @@ def test_window_bad_arguments_raise(call):
 # ---- the tiled online softmax
 
 
-@given(st.integers(1, 24), st.integers(1, 24), st.integers(1, 8), st.integers(1, 30), st.integers(0, 10**6),
-       st.sampled_from(["none", "causal", "random", "random+causal"]), st.booleans(), temperatures,
-       st.sampled_from([1.0, 200.0]))
+@given(
+    st.integers(1, 24),
+    st.integers(1, 24),
+    st.integers(1, 8),
+    st.integers(1, 30),
+    st.integers(0, 10**6),
+    st.sampled_from(["none", "causal", "random", "random+causal"]),
+    st.booleans(),
+    temperatures,
+    st.sampled_from([1.0, 200.0]),
+)
 def test_flash_equals_full_attention_for_any_tile(T_q, T_k, d, tile, seed, mask_kind, scaled, temperature, boost):
     q, k, v = rand(seed, 2, T_q, d) * boost, rand(seed + 1, 2, T_k, d), rand(seed + 2, 2, T_k, d + 2)
     mask = np.random.default_rng(seed).random((T_q, T_k)) < 0.6 if "random" in mask_kind else None
@@ -247,9 +299,9 @@ def test_stepper_records_the_running_max_sum_and_rescale(T, tile, seed, causal):
     if causal:
         logits = np.where(causal_mask(T), logits, -np.inf)
     for s in run.steps:
-        np.testing.assert_allclose(s.m, logits[:, :s.stop].max(axis=1))  # running max = max over the keys seen
+        np.testing.assert_allclose(s.m, logits[:, : s.stop].max(axis=1))  # running max = max over the keys seen
         m_safe = np.where(np.isfinite(s.m), s.m, 0)
-        np.testing.assert_allclose(s.l, np.exp(logits[:, :s.stop] - m_safe[:, None]).sum(axis=1), rtol=1e-10)
+        np.testing.assert_allclose(s.l, np.exp(logits[:, : s.stop] - m_safe[:, None]).sum(axis=1), rtol=1e-10)
         np.testing.assert_allclose(s.rescale, np.exp(s.m_before - m_safe))
         assert np.all(s.rescale <= 1)
     assert run.tile_bytes == T * min(tile, T) * 8 and run.full_bytes == T * T * 8
@@ -260,8 +312,10 @@ def test_flash_never_allocates_t_by_t():
     q, k, v = (np.random.default_rng(i).standard_normal((T, d), dtype=np.float32) for i in range(3))
     full_bytes = T * T * 4  # one float32 T x T matrix: 16 MiB
     peaks = {}
-    for name, fn in (("tiled", lambda: flash_attention(q, k, v, causal=True, tile_size=64)),
-                     ("full", lambda: scaled_dot_product_attention(q, k, v, mask=causal_mask(T)))):
+    for name, fn in (
+        ("tiled", lambda: flash_attention(q, k, v, causal=True, tile_size=64)),
+        ("full", lambda: scaled_dot_product_attention(q, k, v, mask=causal_mask(T))),
+    ):
         tracemalloc.start()
         fn()
         peaks[name] = tracemalloc.get_traced_memory()[1]
@@ -270,16 +324,19 @@ def test_flash_never_allocates_t_by_t():
     assert peaks["tiled"] < full_bytes / 4, peaks  # the tiled one never comes near it
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 3, 2), tile_size=0), "tile_size=0"),
-    (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 3), rand(2, 3, 2)), "share d_k"),
-    (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 4, 2)), "T_k >= 1"),
-    (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 3, 2), mask=np.ones((2, 2), bool)), "broadcast"),
-    (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 3, 2), mask=np.ones((3, 3))), "boolean"),
-    (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 3, 2), causal="yes"), "causal must be"),
-    (lambda: flash_attention(rand(0, 3, 2) * np.nan, rand(1, 3, 2), rand(2, 3, 2)), "finite"),
-    (lambda: flash_attention_steps(rand(0, 2, 3, 2), rand(1, 2, 3, 2), rand(2, 2, 3, 2)), "one head"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 3, 2), tile_size=0), "tile_size=0"),
+        (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 3), rand(2, 3, 2)), "share d_k"),
+        (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 4, 2)), "T_k >= 1"),
+        (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 3, 2), mask=np.ones((2, 2), bool)), "broadcast"),
+        (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 3, 2), mask=np.ones((3, 3))), "boolean"),
+        (lambda: flash_attention(rand(0, 3, 2), rand(1, 3, 2), rand(2, 3, 2), causal="yes"), "causal must be"),
+        (lambda: flash_attention(rand(0, 3, 2) * np.nan, rand(1, 3, 2), rand(2, 3, 2)), "finite"),
+        (lambda: flash_attention_steps(rand(0, 2, 3, 2), rand(1, 2, 3, 2), rand(2, 2, 3, 2)), "one head"),
+    ],
+)
 def test_flash_bad_arguments_raise(call, match):
     with pytest.raises(ValueError, match=match):
         call()

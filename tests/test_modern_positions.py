@@ -30,13 +30,13 @@ def rope_complex(x, positions, base=10000.0, pairing="interleaved"):
     """Reference: each pair as one complex number, multiplied by exp(i * position * theta)."""
     d = x.shape[-1]
     theta = base ** (-np.arange(0, d, 2) / d)
-    z = x[..., 0::2] + 1j * x[..., 1::2] if pairing == "interleaved" else x[..., : d // 2] + 1j * x[..., d // 2:]
+    z = x[..., 0::2] + 1j * x[..., 1::2] if pairing == "interleaved" else x[..., : d // 2] + 1j * x[..., d // 2 :]
     z = z * np.exp(1j * np.asarray(positions, dtype=np.float64)[:, None] * theta)
     out = np.empty(x.shape)
     if pairing == "interleaved":
         out[..., 0::2], out[..., 1::2] = z.real, z.imag
     else:
-        out[..., : d // 2], out[..., d // 2:] = z.real, z.imag
+        out[..., : d // 2], out[..., d // 2 :] = z.real, z.imag
     return out
 
 
@@ -44,8 +44,9 @@ def rope_torch_llama(x, positions, base=10000.0):
     """Meta's Llama reference: interleaved pairs viewed as complex numbers (torch.view_as_complex)."""
     d = x.shape[-1]
     freqs = 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
-    freqs_cis = torch.polar(torch.ones(len(positions), d // 2, dtype=torch.float64),
-                            torch.outer(positions.to(torch.float64), freqs))
+    freqs_cis = torch.polar(
+        torch.ones(len(positions), d // 2, dtype=torch.float64), torch.outer(positions.to(torch.float64), freqs)
+    )
     xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
     return torch.view_as_real(xc * freqs_cis).flatten(-2)
 
@@ -55,15 +56,20 @@ def rope_torch_hf(x, positions, base=10000.0):
     d = x.shape[-1]
     inv_freq = 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
     emb = torch.cat([torch.outer(positions.to(torch.float64), inv_freq)] * 2, dim=-1)
-    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
     return x * emb.cos() + torch.cat((-x2, x1), dim=-1) * emb.sin()
 
 
 # ---------------------------------------------------------------- RoPE
 
 
-@given(st.integers(0, 2**31), st.integers(1, 9), even_d, st.sampled_from(["interleaved", "halves"]),
-       st.sampled_from([100.0, 10000.0, 500000.0]))
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 9),
+    even_d,
+    st.sampled_from(["interleaved", "halves"]),
+    st.sampled_from([100.0, 10000.0, 500000.0]),
+)
 def test_rope_matches_complex_reference_and_torch(seed, T, d, pairing, base):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((2, T, d))
@@ -74,8 +80,14 @@ def test_rope_matches_complex_reference_and_torch(seed, T, d, pairing, base):
     np.testing.assert_allclose(ours, ref(torch.from_numpy(x), torch.from_numpy(pos), base).numpy(), atol=1e-9)
 
 
-@given(st.integers(0, 2**31), st.integers(1, 9), st.integers(1, 9), even_d, st.sampled_from(["interleaved", "halves"]),
-       st.integers(-1000, 100000))
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 9),
+    st.integers(1, 9),
+    even_d,
+    st.sampled_from(["interleaved", "halves"]),
+    st.integers(-1000, 100000),
+)
 def test_rope_scores_depend_only_on_the_offset(seed, T_q, T_k, d, pairing, shift):
     rng = np.random.default_rng(seed)
     q, k = rng.standard_normal((T_q, d)), rng.standard_normal((T_k, d))
@@ -83,8 +95,9 @@ def test_rope_scores_depend_only_on_the_offset(seed, T_q, T_k, d, pairing, shift
     s = rope_scores(q, k, pq, pk, pairing=pairing)
     shifted = rope_scores(q, k, pq + 1000, pk + 1000, pairing=pairing)
     np.testing.assert_allclose(shifted, s, atol=1e-9 * (1 + np.abs(s).max()))
-    np.testing.assert_allclose(rope_scores(q, k, pq + shift, pk + shift, pairing=pairing), s,
-                               atol=1e-8 * (1 + np.abs(s).max()))
+    np.testing.assert_allclose(
+        rope_scores(q, k, pq + shift, pk + shift, pairing=pairing), s, atol=1e-8 * (1 + np.abs(s).max())
+    )
     # <R_m q, R_n k> = <q, R_(n-m) k>: rotate only the key, by the offset
     for i in range(T_q):
         direct = q[i] @ apply_rope(k, pk - pq[i], pairing=pairing).T / math.sqrt(d)
@@ -97,8 +110,16 @@ def test_rope_keeps_norms_and_position_zero_is_identity(seed, T, d, pairing):
     x = rng.standard_normal((3, T, d))
     r = apply_rope(x, rng.integers(0, 10**6, T), pairing=pairing)
     np.testing.assert_allclose(np.linalg.norm(r, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-10)
-    pairs = r[..., 0::2] ** 2 + r[..., 1::2] ** 2 if pairing == "interleaved" else r[..., : d // 2] ** 2 + r[..., d // 2:] ** 2
-    orig = x[..., 0::2] ** 2 + x[..., 1::2] ** 2 if pairing == "interleaved" else x[..., : d // 2] ** 2 + x[..., d // 2:] ** 2
+    pairs = (
+        r[..., 0::2] ** 2 + r[..., 1::2] ** 2
+        if pairing == "interleaved"
+        else r[..., : d // 2] ** 2 + r[..., d // 2 :] ** 2
+    )
+    orig = (
+        x[..., 0::2] ** 2 + x[..., 1::2] ** 2
+        if pairing == "interleaved"
+        else x[..., : d // 2] ** 2 + x[..., d // 2 :] ** 2
+    )
     np.testing.assert_allclose(pairs, orig, rtol=1e-9, atol=1e-12)  # every pair keeps its own norm
     np.testing.assert_array_equal(apply_rope(x, np.zeros(T), pairing=pairing), x)
 
@@ -122,22 +143,25 @@ def test_rope_frequencies_and_angles():
     np.testing.assert_allclose(halves[0, perm], apply_rope(np.arange(8.0)[perm][None], [3])[0])
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: apply_rope(np.ones((4, 3))), "even"),
-    (lambda: apply_rope(np.ones((4, 1))), "even"),
-    (lambda: rope_frequencies(7), "even"),
-    (lambda: rope_frequencies(True), "even"),
-    (lambda: apply_rope(np.ones((4, 4)), pairing="llama"), "pairing"),
-    (lambda: apply_rope(np.ones((4, 4)), base=1.0), "base"),
-    (lambda: apply_rope(np.ones((4, 4)), base="x"), "base"),
-    (lambda: apply_rope(np.ones((4, 4)), positions=[0, 1]), "positions"),
-    (lambda: apply_rope(np.ones((4, 4)), positions=[0, 1, np.nan, 3]), "finite"),
-    (lambda: apply_rope(np.ones(4)), "dimension"),
-    (lambda: rope_scores(np.ones((2, 4)), np.ones((2, 6))), "share d"),
-    (lambda: rope_attention(np.ones((2, 4)), np.ones((2, 4)), np.ones((3, 4))), "T_k"),
-    (lambda: rope_attention(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 4)), temperature=0), "temperature"),
-    (lambda: rope_angles(np.ones((2, 2)), 4), "1-D"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: apply_rope(np.ones((4, 3))), "even"),
+        (lambda: apply_rope(np.ones((4, 1))), "even"),
+        (lambda: rope_frequencies(7), "even"),
+        (lambda: rope_frequencies(True), "even"),
+        (lambda: apply_rope(np.ones((4, 4)), pairing="llama"), "pairing"),
+        (lambda: apply_rope(np.ones((4, 4)), base=1.0), "base"),
+        (lambda: apply_rope(np.ones((4, 4)), base="x"), "base"),
+        (lambda: apply_rope(np.ones((4, 4)), positions=[0, 1]), "positions"),
+        (lambda: apply_rope(np.ones((4, 4)), positions=[0, 1, np.nan, 3]), "finite"),
+        (lambda: apply_rope(np.ones(4)), "dimension"),
+        (lambda: rope_scores(np.ones((2, 4)), np.ones((2, 6))), "share d"),
+        (lambda: rope_attention(np.ones((2, 4)), np.ones((2, 4)), np.ones((3, 4))), "T_k"),
+        (lambda: rope_attention(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 4)), temperature=0), "temperature"),
+        (lambda: rope_angles(np.ones((2, 2)), 4), "1-D"),
+    ],
+)
 def test_rope_rejects_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -148,19 +172,22 @@ def test_rope_rejects_bad_arguments(call, match):
 
 def paper_slopes(n):
     """The slopes as written in the ALiBi authors' code (ofirpress/attention_with_linear_biases)."""
+
     def get_slopes_power_of_2(n):
-        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
         ratio = start
-        return [start * ratio ** i for i in range(n)]
+        return [start * ratio**i for i in range(n)]
 
     if math.log2(n).is_integer():
         return get_slopes_power_of_2(n)
     closest_power_of_2 = 2 ** math.floor(math.log2(n))
-    return get_slopes_power_of_2(closest_power_of_2) + paper_slopes(2 * closest_power_of_2)[0::2][: n - closest_power_of_2]
+    return (
+        get_slopes_power_of_2(closest_power_of_2) + paper_slopes(2 * closest_power_of_2)[0::2][: n - closest_power_of_2]
+    )
 
 
 def test_alibi_slopes_match_the_paper():
-    np.testing.assert_allclose(alibi_slopes(8), [1 / 2 ** h for h in range(1, 9)])
+    np.testing.assert_allclose(alibi_slopes(8), [1 / 2**h for h in range(1, 9)])
     for H in range(1, 65):
         np.testing.assert_allclose(alibi_slopes(H), paper_slopes(H), rtol=1e-12)
         if H & (H - 1) == 0:
@@ -187,7 +214,7 @@ def test_alibi_bias_shape_and_decode_rows(T_q, extra, H):
     full = alibi_bias(T_k, T_k, H)
     part = alibi_bias(T_q, T_k, H)
     assert part.shape == (H, T_q, T_k)
-    np.testing.assert_array_equal(part, full[:, T_k - T_q:])  # queries are the last T_q positions
+    np.testing.assert_array_equal(part, full[:, T_k - T_q :])  # queries are the last T_q positions
     sym = alibi_bias(T_k, T_k, H, "symmetric")
     low = np.tril(np.ones((T_k, T_k), bool))
     np.testing.assert_array_equal(sym[:, low], full[:, low])
@@ -221,18 +248,24 @@ def test_attention_with_zero_bias_is_plain_attention(seed, T, temperature):
         assert np.isfinite(x).all()
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: alibi_slopes(0), "n_heads"),
-    (lambda: alibi_slopes(2.5), "integer"),
-    (lambda: alibi_bias(5, 4, 2), "T_q=5 must be <= T_k=4"),
-    (lambda: alibi_bias(4, 4, 2, form="abs"), "form"),
-    (lambda: alibi_bias(0, 4, 2), "T_q"),
-    (lambda: alibi_attention(np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4))), "heads"),
-    (lambda: alibi_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 4))), "dimension"),
-    (lambda: attention_with_bias(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 2))), "broadcast"),
-    (lambda: attention_with_bias(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 4)), np.full((3, 3), np.inf)), "finite"),
-    (lambda: attention_with_bias(np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 4))), "T_k"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: alibi_slopes(0), "n_heads"),
+        (lambda: alibi_slopes(2.5), "integer"),
+        (lambda: alibi_bias(5, 4, 2), "T_q=5 must be <= T_k=4"),
+        (lambda: alibi_bias(4, 4, 2, form="abs"), "form"),
+        (lambda: alibi_bias(0, 4, 2), "T_q"),
+        (lambda: alibi_attention(np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4))), "heads"),
+        (lambda: alibi_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 4))), "dimension"),
+        (lambda: attention_with_bias(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 2))), "broadcast"),
+        (
+            lambda: attention_with_bias(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 4)), np.full((3, 3), np.inf)),
+            "finite",
+        ),
+        (lambda: attention_with_bias(np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 4))), "T_k"),
+    ],
+)
 def test_alibi_rejects_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -241,8 +274,13 @@ def test_alibi_rejects_bad_arguments(call, match):
 # ---------------------------------------------------------------- the four methods side by side
 
 
-@given(st.integers(0, 2**31), st.integers(1, 40), st.sampled_from([(8, 2), (16, 4), (12, 6)]), st.booleans(),
-       st.sampled_from([100.0, 10000.0]))
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 40),
+    st.sampled_from([(8, 2), (16, 4), (12, 6)]),
+    st.booleans(),
+    st.sampled_from([100.0, 10000.0]),
+)
 def test_pair_scores_offset_only_for_rope_and_alibi(seed, P, dims, causal, base):
     d_model, d_k = dims
     rng = np.random.default_rng(seed)
@@ -250,8 +288,9 @@ def test_pair_scores_offset_only_for_rope_and_alibi(seed, P, dims, causal, base)
     w_q, w_k = rng.standard_normal((2, d_model, d_k))
     rope = pair_scores("rope", x_q, x_k, w_q, w_k, P, base=base)
     assert offset_profile(rope, causal).spread < 1e-9 * (1 + np.abs(rope).max())
-    np.testing.assert_allclose(rope, rope_scores(np.tile(x_q @ w_q, (P, 1)), np.tile(x_k @ w_k, (P, 1)), base=base),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        rope, rope_scores(np.tile(x_q @ w_q, (P, 1)), np.tile(x_k @ w_k, (P, 1)), base=base), atol=1e-12
+    )
     alibi = pair_scores("alibi", x_q, x_k, w_q, w_k, P, slope=0.25, symmetric=not causal)
     assert offset_profile(alibi, causal).spread == 0.0
     assert alibi[P - 1, 0] == pytest.approx(float(x_q @ w_q @ (x_k @ w_k)) / math.sqrt(d_k) - 0.25 * (P - 1))
@@ -282,8 +321,12 @@ def test_offset_profile_groups_by_diagonal():
     assert causal.spread == 0.5 and causal.high[2] - causal.low[2] == 0.5
 
 
-@given(st.integers(0, 2**31), st.integers(1, 10), st.sampled_from([(8, 1), (8, 2), (12, 3)]),
-       st.sampled_from(["none", "causal"]))
+@given(
+    st.integers(0, 2**31),
+    st.integers(1, 10),
+    st.sampled_from([(8, 1), (8, 2), (12, 3)]),
+    st.sampled_from(["none", "causal"]),
+)
 def test_position_attention_matches_the_plain_paths(seed, T, dims, mask_kind):
     d_model, H = dims
     rng = np.random.default_rng(seed)
@@ -330,17 +373,20 @@ def test_angles_beyond_training():
     assert counts == sorted(counts, reverse=True) and 0 < counts[-1] < counts[0] <= 32
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: pair_scores("nope", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "method"),
-    (lambda: pair_scores("rope", np.ones(4), np.ones(4), np.ones((4, 3)), np.ones((4, 3)), 4), "even"),
-    (lambda: pair_scores("learned", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "needs a table"),
-    (lambda: pair_scores("alibi", np.ones(3), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "d_model"),
-    (lambda: pair_scores("alibi", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 0), "n_positions"),
-    (lambda: offset_profile(np.ones((2, 3))), "square"),
-    (lambda: learned_position_table(0, 4), "n_positions"),
-    (lambda: position_attention("rope", np.ones((3, 4)), *np.ones((3, 4, 4)), 4), "even"),
-    (lambda: angles_beyond_training(0, 4, 4), "train_len"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: pair_scores("nope", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "method"),
+        (lambda: pair_scores("rope", np.ones(4), np.ones(4), np.ones((4, 3)), np.ones((4, 3)), 4), "even"),
+        (lambda: pair_scores("learned", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "needs a table"),
+        (lambda: pair_scores("alibi", np.ones(3), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "d_model"),
+        (lambda: pair_scores("alibi", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 0), "n_positions"),
+        (lambda: offset_profile(np.ones((2, 3))), "square"),
+        (lambda: learned_position_table(0, 4), "n_positions"),
+        (lambda: position_attention("rope", np.ones((3, 4)), *np.ones((3, 4, 4)), 4), "even"),
+        (lambda: angles_beyond_training(0, 4, 4), "train_len"),
+    ],
+)
 def test_positions_reject_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -27,8 +27,9 @@ def test_home_runs_and_shows_class_notes_numbers():
     assert len([k for k in answers if k[0].isdigit()]) == 3
     booster = next(v for k, v in answers.items() if "W_k = 10 I change" in k)
     assert f"{_booster_weight(1):.4f} instead of {_booster_weight(10):.4f}" in booster
-    assert any(link.proto.page == "Playground" and link.proto.label.startswith("Playground: ")
-               for link in at.get("page_link"))  # the lesson footer's "next in the reading order"
+    assert any(
+        link.proto.page == "Playground" and link.proto.label.startswith("Playground: ") for link in at.get("page_link")
+    )  # the lesson footer's "next in the reading order"
 
 
 def test_home_map_is_labelled_and_sized_to_its_content(monkeypatch):
@@ -46,7 +47,7 @@ def test_home_map_is_labelled_and_sized_to_its_content(monkeypatch):
     at = run_ok(app("streamlit_app.py"))
     imgs = [img for el in at.get("image") for img in el.proto.imgs if "Attention weights" in img.caption]
     assert len(imgs) == 1 and "purple (0) to yellow (1)" in imgs[0].caption
-    (m, rows, cols, png), = drawn
+    ((m, rows, cols, png),) = drawn
     assert rows == cols == ["A1", "A2", "B3", "A4"] and m.shape == (4, 4)
     np.testing.assert_allclose(m[:, 2], _booster_weight(10), atol=1e-6)
     w, h = Image.open(io.BytesIO(png)).size
@@ -59,8 +60,10 @@ def test_home_imports_no_chart_library():
 
     from tests.apptest_util import ROOT
 
-    code = ("import sys; from tests.apptest_util import app, run_ok; run_ok(app('streamlit_app.py')); "
-            "print(sorted(m for m in ('altair', 'ui.charts') if m in sys.modules))")
+    code = (
+        "import sys; from tests.apptest_util import app, run_ok; run_ok(app('streamlit_app.py')); "
+        "print(sorted(m for m in ('altair', 'ui.charts') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout

@@ -61,9 +61,16 @@ def test_positional_page_shuffle_experiment():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"},
-                                   {"input": "sentence", "sentence": "a b a b"}, {"d_model": "1", "heads": "1"},
-                                   {"seq_len": "2"}])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"seq_len": "1"},
+        {"seq_len": "512", "d_model": "1024", "heads": "16"},
+        {"input": "sentence", "sentence": "a b a b"},
+        {"d_model": "1", "heads": "1"},
+        {"seq_len": "2"},
+    ],
+)
 def test_positional_extremes(query):
     at = run_ok(app(PE, query, timeout=180))
     cfg = at.session_state["whatif"]

@@ -63,8 +63,9 @@ def test_transformer_block_page():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("query", [{"d_model": "1", "heads": "1"}, {"d_model": "1024", "heads": "16"},
-                                   {"temperature": "0.1", "scaled": "0"}])
+@pytest.mark.parametrize(
+    "query", [{"d_model": "1", "heads": "1"}, {"d_model": "1024", "heads": "16"}, {"temperature": "0.1", "scaled": "0"}]
+)
 def test_transformer_block_extremes(query):
     at = run_ok(app(BLOCK, query, timeout=300))
     shown = texts(at)

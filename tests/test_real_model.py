@@ -146,8 +146,10 @@ def test_default_model_offline_gives_message_not_traceback():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("query", [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"},
-                                   {"mask": "causal", "temperature": "0.1"}])
+@pytest.mark.parametrize(
+    "query",
+    [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"}, {"mask": "causal", "temperature": "0.1"}],
+)
 def test_toy_attention_extremes(query):
     from attention_core import run_whatif
 

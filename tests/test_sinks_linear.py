@@ -30,15 +30,18 @@ def gpt_oss_sdpa(q, k, v, sinks, mask=None):
 # ---------------------------------------------------------------- sinks
 
 
-@given(st.integers(0, 2**31), st.integers(1, 9), st.integers(1, 9), st.integers(1, 8), st.floats(0.1, 10),
-       st.booleans())
+@given(
+    st.integers(0, 2**31), st.integers(1, 9), st.integers(1, 9), st.integers(1, 8), st.floats(0.1, 10), st.booleans()
+)
 def test_sink_weights_are_softmax_over_scores_and_sink_without_the_sink_column(seed, T_q, T_k, H, temperature, scaled):
     rng = np.random.default_rng(seed)
     q, k, v = rng.standard_normal((H, T_q, 4)), rng.standard_normal((H, T_k, 4)), rng.standard_normal((H, T_k, 3))
     sinks = rng.uniform(-5, 5, H)
     out, w, sink_w = sink_attention(q, k, v, sinks, scaled=scaled, temperature=temperature)
     scores = q @ np.swapaxes(k, -1, -2) / (np.sqrt(4) if scaled else 1.0)
-    both = softmax(np.concatenate([scores, np.broadcast_to(sinks[:, None, None], (H, T_q, 1))], -1), temperature=temperature)
+    both = softmax(
+        np.concatenate([scores, np.broadcast_to(sinks[:, None, None], (H, T_q, 1))], -1), temperature=temperature
+    )
     np.testing.assert_allclose(w, both[..., :-1], atol=1e-12)
     np.testing.assert_allclose(sink_w, both[..., -1], atol=1e-12)
     np.testing.assert_allclose(out, both[..., :-1] @ v, atol=1e-12)
@@ -55,7 +58,9 @@ def test_sink_attention_matches_gpt_oss_torch_reference(seed, T, H, causal):
     sinks = rng.uniform(-3, 3, H)
     mask = causal_mask(T) if causal else None
     out, w, _ = sink_attention(q, k, v, sinks, mask=mask)
-    ref_out, ref_w = gpt_oss_sdpa(*map(torch.from_numpy, (q, k, v, sinks)), None if mask is None else torch.from_numpy(mask))
+    ref_out, ref_w = gpt_oss_sdpa(
+        *map(torch.from_numpy, (q, k, v, sinks)), None if mask is None else torch.from_numpy(mask)
+    )
     np.testing.assert_allclose(w, ref_w.numpy(), atol=1e-12)
     np.testing.assert_allclose(out, ref_out.numpy(), atol=1e-12)
 
@@ -85,18 +90,24 @@ def test_sink_edge_cases_never_nan():
     assert sink_attention(q, k, v, 0.0)[2].shape == (2, 3)  # one logit for every head broadcasts
 
 
-@pytest.mark.parametrize("sinks, match", [([np.nan, 0], "NaN"), ([np.inf, 0], "inf"), ([0, 1, 2], "broadcast"),
-                                          ("abc", "numbers")])
+@pytest.mark.parametrize(
+    "sinks, match", [([np.nan, 0], "NaN"), ([np.inf, 0], "inf"), ([0, 1, 2], "broadcast"), ("abc", "numbers")]
+)
 def test_sink_attention_rejects_bad_sinks(sinks, match):
     with pytest.raises(ValueError, match=match):
         sink_attention(np.ones((2, 3, 4)), np.ones((2, 3, 4)), np.ones((2, 3, 4)), sinks)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(k=np.ones((2, 3, 5))), "share d_k"), (dict(v=np.ones((2, 2, 4))), "T_k"),
-    (dict(temperature=-1), "temperature"), (dict(mask=np.ones((3, 3))), "boolean"),
-    (dict(mask=np.ones((4, 4), bool)), "broadcast"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(k=np.ones((2, 3, 5))), "share d_k"),
+        (dict(v=np.ones((2, 2, 4))), "T_k"),
+        (dict(temperature=-1), "temperature"),
+        (dict(mask=np.ones((3, 3))), "boolean"),
+        (dict(mask=np.ones((4, 4), bool)), "broadcast"),
+    ],
+)
 def test_sink_attention_rejects_bad_arguments(kwargs, match):
     args = dict(q=np.ones((2, 3, 4)), k=np.ones((2, 3, 4)), v=np.ones((2, 3, 4)), sink_logits=[0.0, 0.0]) | kwargs
     with pytest.raises(ValueError, match=match):
@@ -116,8 +127,9 @@ def test_streaming_mask_keeps_first_tokens_and_last_window(T, n_sink, window):
         np.testing.assert_array_equal(m, np.tril(np.triu(np.ones((T, T), bool), -(window - 1))))  # a plain band
 
 
-@pytest.mark.parametrize("args, match", [((0, 1, 1), "T"), ((4, -1, 1), "n_sink"), ((4, 1, 0), "window"),
-                                         ((4, 1.5, 2), "integer")])
+@pytest.mark.parametrize(
+    "args, match", [((0, 1, 1), "T"), ((4, -1, 1), "n_sink"), ((4, 1, 0), "window"), ((4, 1.5, 2), "integer")]
+)
 def test_streaming_mask_rejects_bad_arguments(args, match):
     with pytest.raises(ValueError, match=match):
         streaming_mask(*args)
@@ -176,15 +188,18 @@ def test_feature_map_is_positive_and_continuous():
     np.testing.assert_allclose(phi, [0.0, np.exp(-1), 1.0, 1.0, 1.0, 2.0, 51.0], atol=1e-11)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: linear_attention(np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 2))), "share d_k"),
-    (lambda: linear_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 2))), "T_k"),
-    (lambda: linear_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)), causal=True), "T_q == T_k"),
-    (lambda: linear_attention_recurrent(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2))), "T_q == T_k"),
-    (lambda: linear_attention_factorised(np.ones(4), np.ones((3, 4)), np.ones((3, 2))), "dimension"),
-    (lambda: linear_attention(np.full((3, 4), np.nan), np.ones((3, 4)), np.ones((3, 2))), "finite"),
-    (lambda: elu_feature_map("x"), "numeric"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: linear_attention(np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 2))), "share d_k"),
+        (lambda: linear_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 2))), "T_k"),
+        (lambda: linear_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)), causal=True), "T_q == T_k"),
+        (lambda: linear_attention_recurrent(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2))), "T_q == T_k"),
+        (lambda: linear_attention_factorised(np.ones(4), np.ones((3, 4)), np.ones((3, 2))), "dimension"),
+        (lambda: linear_attention(np.full((3, 4), np.nan), np.ones((3, 4)), np.ones((3, 2))), "finite"),
+        (lambda: elu_feature_map("x"), "numeric"),
+    ],
+)
 def test_linear_attention_rejects_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -43,8 +43,9 @@ def test_config_rejects_bad_values_with_what_is_allowed():
 
 
 def test_clamped_gives_nearest_valid_config_and_notices():
-    cfg, notes = TrainConfig.clamped(task="nope", d_model="30", n_heads="4", lr="inf", steps="99999", mlp="1",
-                                     context="4", seed="abc")
+    cfg, notes = TrainConfig.clamped(
+        task="nope", d_model="30", n_heads="4", lr="inf", steps="99999", mlp="1", context="4", seed="abc"
+    )
     assert cfg.task == "induction" and cfg.d_model == 30 and cfg.n_heads == 3 and cfg.lr == 1e-3
     assert cfg.steps == 5000 and cfg.mlp is True and cfg.context == 10 and cfg.seed == 0
     joined = " ".join(notes)
@@ -85,7 +86,7 @@ def test_every_task_batch_is_well_formed(task):
     x = b.tokens.numpy()
     if task in ("copy", "reverse", "sort"):
         half = 8
-        src, ans = x[:, :half], b.targets.numpy()[:, half:2 * half]
+        src, ans = x[:, :half], b.targets.numpy()[:, half : 2 * half]
         want = {"copy": src, "reverse": src[:, ::-1], "sort": np.sort(src, axis=1)}[task]
         assert np.array_equal(ans, want) and (x[:, half] == cfg.vocab).all()
     if task == "previous":
@@ -140,8 +141,11 @@ def test_scores_lie_in_unit_interval_for_any_causal_weights(T, seed):
     w = np.exp(logits - logits.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
     period = rng.integers(2, T, size=3)
-    for score in (previous_token_score(w), prefix_matching_score(w, period),
-                  attention_on_b_score(w, rng.integers(0, T, size=3))):
+    for score in (
+        previous_token_score(w),
+        prefix_matching_score(w, period),
+        attention_on_b_score(w, rng.integers(0, T, size=3)),
+    ):
         assert -1e-12 <= float(score) <= 1 + 1e-12
 
 
@@ -228,10 +232,22 @@ def test_one_layer_never_gets_there():
     assert max(s.scores[..., 1].max() for s in tr.snapshots) < 0.3
 
 
-SCRIPT_CONFIGS = [TrainConfig(steps=4),
-                  TrainConfig(task="sort", pos="sinusoidal", mlp=True, layernorm=True, n_heads=4, vocab=10, context=13,
-                              batch=8, seed=3, steps=4),
-                  TrainConfig(task="find_b", n_layers=1, d_model=8, n_heads=1, batch=5, steps=4)]
+SCRIPT_CONFIGS = [
+    TrainConfig(steps=4),
+    TrainConfig(
+        task="sort",
+        pos="sinusoidal",
+        mlp=True,
+        layernorm=True,
+        n_heads=4,
+        vocab=10,
+        context=13,
+        batch=8,
+        seed=3,
+        steps=4,
+    ),
+    TrainConfig(task="find_b", n_layers=1, d_model=8, n_heads=1, batch=5, steps=4),
+]
 
 
 @pytest.mark.parametrize("cfg", SCRIPT_CONFIGS)
@@ -241,8 +257,14 @@ def test_standalone_script_prints_the_same_losses(cfg, tmp_path):
 
     script = tmp_path / "train_tiny.py"
     script.write_text(standalone_script(cfg))
-    out = subprocess.run([sys.executable, str(script), "--steps", "4"], capture_output=True, text=True, timeout=120,
-                         env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(script), "--steps", "4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+        check=True,
+    ).stdout
     printed = [float(line.split("loss")[1]) for line in out.splitlines() if line.startswith("step")]
     ours = Trainer(cfg).train(4).train_loss
     assert len(printed) == 4
@@ -267,7 +289,8 @@ def test_regenerating_a_shipped_trajectory_reproduces_it_bit_for_bit():
     from attention_core.training.ready import READY, generate, ready_path
 
     spec = importlib.util.spec_from_file_location(
-        "make_trajectories", Path(__file__).resolve().parents[1] / "scripts" / "make_trajectories.py")
+        "make_trajectories", Path(__file__).resolve().parents[1] / "scripts" / "make_trajectories.py"
+    )
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     for exp in READY:

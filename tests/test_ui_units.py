@@ -36,8 +36,10 @@ def test_heatmap_png_colours_and_size():
 
 
 def test_heatmap_spec_labels_are_data_not_html():
-    labels = ('<img src=x onerror=alert(1)>', '"quoted"', "it")
-    spec = json.loads(heatmap_spec((3, 3), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 200, True))
+    labels = ("<img src=x onerror=alert(1)>", '"quoted"', "it")
+    spec = json.loads(
+        heatmap_spec((3, 3), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 200, True)
+    )
     expr = spec["encoding"]["x"]["axis"]["labelExpr"]
     shown = json.loads(expr[: expr.index("[datum.value]")])  # a JSON array literal, indexed by position
     assert shown == ["<img src=…", '"quoted"', "it"]  # long tokens shortened on the axis, text never HTML
@@ -52,8 +54,9 @@ def test_every_label_up_to_40_then_a_regular_subset():
 
     for n in (1, 11, 40):
         labels = tuple(f"tok{i}" for i in range(n))
-        spec = json.loads(heatmap_spec((n, n), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis",
-                                       260, True))
+        spec = json.loads(
+            heatmap_spec((n, n), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
+        )
         axis = spec["encoding"]["x"]["axis"]
         assert axis["labelOverlap"] is False and "%" not in axis["labelExpr"]
         assert spec["encoding"]["x"]["scale"]["domain"] == list(range(n))
@@ -77,7 +80,9 @@ def test_nearly_uniform_weights_are_stretched_and_say_so():
 
 
 def test_md_escape():
-    assert md_escape("**bold** <b>x</b> [a](javascript:1)") == r"\*\*bold\*\* \<b\>x\<\/b\> \[a\]\(javascript\:1\)".replace(r"\/", "/")
+    assert md_escape(
+        "**bold** <b>x</b> [a](javascript:1)"
+    ) == r"\*\*bold\*\* \<b\>x\<\/b\> \[a\]\(javascript\:1\)".replace(r"\/", "/")
     assert md_escape("plain") == "plain"
 
 
@@ -88,4 +93,6 @@ def test_head_view_keeps_both_token_columns_inside_the_chart():
     spec = head_view_chart(w, ["a", "b", "c"]).to_dict()
     left_x, right_x = (layer["encoding"]["x"]["value"] for layer in spec["layer"][1:])
     assert 60 <= left_x < right_x <= spec["width"] - 60  # room for the labels on both sides
-    assert spec["layer"][0]["encoding"]["x"]["value"] == left_x and spec["layer"][0]["encoding"]["x2"]["value"] == right_x
+    assert (
+        spec["layer"][0]["encoding"]["x"]["value"] == left_x and spec["layer"][0]["encoding"]["x2"]["value"] == right_x
+    )

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from attention_core.config import DEFAULT_SENTENCE
 
-WORDS = sorted({w.strip(".,").lower() for w in DEFAULT_SENTENCE.split()} | {"the", "cat", "sat", "on", "mat", "'", "t", "n"})
+WORDS = sorted(
+    {w.strip(".,").lower() for w in DEFAULT_SENTENCE.split()} | {"the", "cat", "sat", "on", "mat", "'", "t", "n"}
+)
 
 
 def make_tiny_bert(folder: Path, hidden: int = 32, layers: int = 2, heads: int = 4) -> Path:
@@ -23,8 +25,14 @@ def make_tiny_bert(folder: Path, hidden: int = 32, layers: int = 2, heads: int =
     except TypeError:  # older releases take a file path
         tok = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                        intermediate_size=2 * hidden, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=128,
+    )
     BertModel(config).save_pretrained(folder, safe_serialization=True)
     tok.save_pretrained(folder)
     return folder
@@ -62,8 +70,9 @@ def make_tiny_gpt2(folder: Path) -> Path:
         tok = GPT2TokenizerFast(vocab_file=str(folder / "vocab.json"), merges_file=str(folder / "merges.txt"))
     torch.manual_seed(1)
     eos = vocab["<|endoftext|>"]
-    config = GPT2Config(vocab_size=len(vocab), n_embd=32, n_layer=2, n_head=4, n_positions=256, bos_token_id=eos,
-                        eos_token_id=eos)
+    config = GPT2Config(
+        vocab_size=len(vocab), n_embd=32, n_layer=2, n_head=4, n_positions=256, bos_token_id=eos, eos_token_id=eos
+    )
     GPT2Model(config).save_pretrained(folder, safe_serialization=True)
     tok.save_pretrained(folder)
     return folder

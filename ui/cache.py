@@ -142,8 +142,18 @@ def cached(max_mb: float, name: str | None = None) -> Callable:
 
 def cache_report() -> list[dict]:
     """One row per cache: name, entries, bytes held, budget, hits, misses, evictions."""
-    return [dict(name=c.name, entries=len(c), bytes=c.bytes, max_bytes=c.max_bytes, hits=c.hits, misses=c.misses,
-                 evictions=c.evictions) for c in _REGISTRY.values()]
+    return [
+        dict(
+            name=c.name,
+            entries=len(c),
+            bytes=c.bytes,
+            max_bytes=c.max_bytes,
+            hits=c.hits,
+            misses=c.misses,
+            evictions=c.evictions,
+        )
+        for c in _REGISTRY.values()
+    ]
 
 
 def total_budget_mb() -> float:

@@ -43,8 +43,15 @@ def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12) -> al
     expr = f"{names}[datum.value]" if k == 1 else f"datum.value % {k} == 0 ? {names}[datum.value] : ''"
     if k > 1:
         title = f"{title} (every {k}th of {n} labelled)"
-    return alt.Axis(title=title, labelExpr=expr, labelAngle=angle, labelOverlap=False, labelLimit=80,
-                    labelFontSize=int(max(8, min(11, step - 1))), labelPadding=2)
+    return alt.Axis(
+        title=title,
+        labelExpr=expr,
+        labelAngle=angle,
+        labelOverlap=False,
+        labelLimit=80,
+        labelFontSize=int(max(8, min(11, step - 1))),
+        labelPadding=2,
+    )
 
 
 def _step(n: int, size: int) -> int:
@@ -58,53 +65,119 @@ def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_ti
     n_r, n_c = m.shape
     ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
     keep = np.ones_like(m, dtype=bool) if blank is None else ~np.asarray(blank, dtype=bool)
-    return pd.DataFrame({"r": ii[keep].astype(np.int16), "c": jj[keep].astype(np.int16),
-                         "v": np.round(m[keep].astype(np.float32), 4),
-                         row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
-                         col_title: np.asarray(col_labels, dtype=object)[jj[keep]]})
+    return pd.DataFrame(
+        {
+            "r": ii[keep].astype(np.int16),
+            "c": jj[keep].astype(np.int16),
+            "v": np.round(m[keep].astype(np.float32), 4),
+            row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
+            col_title: np.asarray(col_labels, dtype=object)[jj[keep]],
+        }
+    )
 
 
-def _heatmap_altair(df, shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
-                    legend, note: str = "") -> alt.Chart:
+def _heatmap_altair(
+    df,
+    shape,
+    row_labels,
+    col_labels,
+    title,
+    row_title,
+    col_title,
+    value_name,
+    domain,
+    scheme,
+    size,
+    legend,
+    note: str = "",
+) -> alt.Chart:
     """One rect per cell, tooltips with both tokens and the value (cells missing from ``df`` stay blank)."""
     n_r, n_c = shape
     step_x, step_y = _step(n_c, size), _step(n_r, size)
     if scheme == "viridis":
         color_scale = alt.Scale(scheme="viridis", domain=list(domain)) if domain else alt.Scale(scheme="viridis")
     else:
-        color_scale = alt.Scale(scheme="redblue", reverse=True, domainMid=0, **({"domain": list(domain)} if domain else {}))
-    chart = alt.Chart(df, title=title or alt.Undefined).mark_rect().encode(
-        x=alt.X("c:O", axis=_axis(list(col_labels), col_title + (f" · {note}" if note else ""), step=step_x),
-                scale=alt.Scale(domain=list(range(n_c)))),
-        y=alt.Y("r:O", axis=_axis(list(row_labels), row_title, angle=0, step=step_y),
-                scale=alt.Scale(domain=list(range(n_r)))),
-        color=alt.Color("v:Q", scale=color_scale, title=value_name,
-                        legend=alt.Legend(gradientLength=max(60, min(200, step_y * n_r))) if legend else None),
-        tooltip=[alt.Tooltip(f"{row_title}:N"), alt.Tooltip(f"{col_title}:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
-    ).properties(width=alt.Step(step_x), height=alt.Step(step_y))
+        color_scale = alt.Scale(
+            scheme="redblue", reverse=True, domainMid=0, **({"domain": list(domain)} if domain else {})
+        )
+    chart = (
+        alt.Chart(df, title=title or alt.Undefined)
+        .mark_rect()
+        .encode(
+            x=alt.X(
+                "c:O",
+                axis=_axis(list(col_labels), col_title + (f" · {note}" if note else ""), step=step_x),
+                scale=alt.Scale(domain=list(range(n_c))),
+            ),
+            y=alt.Y(
+                "r:O",
+                axis=_axis(list(row_labels), row_title, angle=0, step=step_y),
+                scale=alt.Scale(domain=list(range(n_r))),
+            ),
+            color=alt.Color(
+                "v:Q",
+                scale=color_scale,
+                title=value_name,
+                legend=alt.Legend(gradientLength=max(60, min(200, step_y * n_r))) if legend else None,
+            ),
+            tooltip=[
+                alt.Tooltip(f"{row_title}:N"),
+                alt.Tooltip(f"{col_title}:N"),
+                alt.Tooltip("v:Q", title=value_name, format=".4f"),
+            ],
+        )
+        .properties(width=alt.Step(step_x), height=alt.Step(step_y))
+    )
     return chart
 
 
 @cached(max_mb=8)
-def _skeleton(shape, row_labels, col_labels, title, row_title, col_title, value_name, has_domain, scheme, size,
-              legend) -> str:
+def _skeleton(
+    shape, row_labels, col_labels, title, row_title, col_title, value_name, has_domain, scheme, size, legend
+) -> str:
     """The Vega-Lite spec of a heatmap without its data and colour domain, as JSON text, built by Altair once
     per layout. Altair validates every chart it serialises (tens of ms); the pages redraw the same layouts
     with new numbers and new colour ranges, so the skeleton is cached and the numbers are patched in.
     ``autosize: pad`` keeps Vega from trying to fit a chart whose size is set by its cells (no warnings)."""
     empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], row_title: [""], col_title: [""]})
-    spec = _heatmap_altair(empty, shape, row_labels, col_labels, title, row_title, col_title, value_name,
-                           (0.0, 1.0) if has_domain else None, scheme, size, legend).to_dict()
+    spec = _heatmap_altair(
+        empty,
+        shape,
+        row_labels,
+        col_labels,
+        title,
+        row_title,
+        col_title,
+        value_name,
+        (0.0, 1.0) if has_domain else None,
+        scheme,
+        size,
+        legend,
+    ).to_dict()
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}
     spec["autosize"] = {"type": "pad", "contains": "padding"}
     return json.dumps(spec)
 
 
-def _heatmap_dict(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
-                  legend, note: str = "") -> dict:
-    spec = json.loads(_skeleton(shape, row_labels, col_labels, title, row_title, col_title, value_name,
-                                domain is not None, scheme, size, legend))
+def _heatmap_dict(
+    shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size, legend, note: str = ""
+) -> dict:
+    spec = json.loads(
+        _skeleton(
+            shape,
+            row_labels,
+            col_labels,
+            title,
+            row_title,
+            col_title,
+            value_name,
+            domain is not None,
+            scheme,
+            size,
+            legend,
+        )
+    )
     if domain is not None:
         spec["encoding"]["color"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
     if note:
@@ -112,11 +185,15 @@ def _heatmap_dict(shape, row_labels, col_labels, title, row_title, col_title, va
     return spec
 
 
-def heatmap_spec(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size,
-                 legend, note: str = "") -> str:
+def heatmap_spec(
+    shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size, legend, note: str = ""
+) -> str:
     """The Vega-Lite spec of a heatmap without its data, as JSON text (the cells travel as a named dataset)."""
-    return json.dumps(_heatmap_dict(shape, row_labels, col_labels, title, row_title, col_title, value_name, domain,
-                                    scheme, size, legend, note))
+    return json.dumps(
+        _heatmap_dict(
+            shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size, legend, note
+        )
+    )
 
 
 def _digest(*arrays) -> bytes:
@@ -140,7 +217,9 @@ def _cells_arrow(m: np.ndarray, blank, rows: tuple, cols: tuple, row_title: str,
     key = (_digest(m, None if blank is None else np.asarray(blank, dtype=bool)), rows, cols, row_title, col_title)
     hit, data = _CELLS.get(key)
     if not hit:
-        data = dataframe_util.convert_anything_to_arrow_bytes(_heatmap_frame(m, rows, cols, row_title, col_title, blank))
+        data = dataframe_util.convert_anything_to_arrow_bytes(
+            _heatmap_frame(m, rows, cols, row_title, col_title, blank)
+        )
         _CELLS.put(key, data)
     return data
 
@@ -170,16 +249,29 @@ def colour_domain(m: np.ndarray, domain, blank=None) -> tuple[tuple[float, float
     vals = vals[np.isfinite(vals)]
     if vals.size == 0 or float(vals.max()) >= NEARLY_UNIFORM:
         return domain, ""
-    lo, hi = (float(x) for x in np.quantile(vals, [0.01, 0.99])) if vals.size >= 100 else (float(vals.min()),
-                                                                                          float(vals.max()))
+    lo, hi = (
+        (float(x) for x in np.quantile(vals, [0.01, 0.99]))
+        if vals.size >= 100
+        else (float(vals.min()), float(vals.max()))
+    )
     if hi - lo < 1e-6:
         return domain, ""
     what = "the 1st–99th percentile, " if vals.size >= 100 else ""
     return (lo, hi), f"colour stretched to {what}{lo:.3g}–{hi:.3g}"
 
 
-def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None = None, container=None,
-                 max_px: int = 256, max_cells: int = MAX_VECTOR_CELLS, **kw) -> str:
+def show_heatmap(
+    m,
+    row_labels,
+    col_labels,
+    *,
+    title: str = "",
+    key: str | None = None,
+    container=None,
+    max_px: int = 256,
+    max_cells: int = MAX_VECTOR_CELLS,
+    **kw,
+) -> str:
     """Draw ``m`` as an Altair heatmap, or as an image above ``max_cells``; returns "vector" or "image".
 
     A heatmap without a legend states its colour range under its key axis; a nearly uniform weight map is
@@ -197,8 +289,20 @@ def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None 
         if stretched or not legend:
             lo, hi = domain if domain is not None else (float(np.nanmin(m)), float(np.nanmax(m)))
             note = stretched or f"colour {lo:.3g}–{hi:.3g}"
-        spec = _heatmap_dict(m.shape, rows, cols, title, row_title, col_title, kw.get("value_name", "weight"), domain,
-                             kw.get("scheme", "viridis"), kw.get("size", 260), legend, note)
+        spec = _heatmap_dict(
+            m.shape,
+            rows,
+            cols,
+            title,
+            row_title,
+            col_title,
+            kw.get("value_name", "weight"),
+            domain,
+            kw.get("scheme", "viridis"),
+            kw.get("size", 260),
+            legend,
+            note,
+        )
         spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, row_title, col_title)}
         box.vega_lite_chart(spec, key=key, width="content")
         return "vector"
@@ -214,13 +318,21 @@ def show_heatmap(m, row_labels, col_labels, *, title: str = "", key: str | None 
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
     grey = f"; grey = {kw.get('blank_label', 'masked')}" if blank is not None and np.asarray(blank).any() else ""
     how = stretched or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
-    box.image(png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; "
-                                                 f"{how}{grey})")
+    box.image(
+        png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; {how}{grey})"
+    )
     return "image"
 
 
-def bar_chart(values, labels: list[str], *, title: str = "", value_name: str = "weight",
-              highlight: int | None = None, domain: tuple[float, float] | None = None) -> alt.Chart:
+def bar_chart(
+    values,
+    labels: list[str],
+    *,
+    title: str = "",
+    value_name: str = "weight",
+    highlight: int | None = None,
+    domain: tuple[float, float] | None = None,
+) -> alt.Chart:
     """Bars in token order with the token as tooltip; ``highlight`` colours one bar."""
     values = np.asarray(values, dtype=np.float64)
     domain, stretched = colour_domain(values, domain)
@@ -229,12 +341,17 @@ def bar_chart(values, labels: list[str], *, title: str = "", value_name: str = "
     df = pd.DataFrame({"i": np.arange(len(values)), "token": list(labels), "v": np.round(values, 4)})
     df["top"] = df["i"] == (int(np.argmax(values)) if highlight is None else highlight)
     y = alt.Y("v:Q", title=value_name, scale=alt.Scale(domain=list(domain)) if domain else alt.Undefined)
-    return alt.Chart(df, title=title or alt.Undefined).mark_bar().encode(
-        x=alt.X("i:O", axis=_axis(list(labels), "key")),
-        y=y,
-        color=alt.Color("top:N", legend=None, scale=alt.Scale(domain=[False, True], range=["#8aa1c1", "#e45756"])),
-        tooltip=[alt.Tooltip("token:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
-    ).properties(height=220)
+    return (
+        alt.Chart(df, title=title or alt.Undefined)
+        .mark_bar()
+        .encode(
+            x=alt.X("i:O", axis=_axis(list(labels), "key")),
+            y=y,
+            color=alt.Color("top:N", legend=None, scale=alt.Scale(domain=[False, True], range=["#8aa1c1", "#e45756"])),
+            tooltip=[alt.Tooltip("token:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
+        )
+        .properties(height=220)
+    )
 
 
 def matrix_frame(m: np.ndarray, row_labels: list[str], col_prefix: str = "") -> pd.DataFrame:

@@ -38,9 +38,14 @@ def classroom_toggle() -> bool:
     if link_options().classroom == "lock":
         st.sidebar.info("🎓 Classroom mode is on for this lesson: predict, then reveal.")
         return True
-    kept_toggle(st.sidebar, "🎓 Classroom mode: predict, then reveal", TOGGLE_KEY, link_options().classroom == "on",
-                on_change=_remember,
-                help="Hides the attention weights until you predict which key a query attends to most.")
+    kept_toggle(
+        st.sidebar,
+        "🎓 Classroom mode: predict, then reveal",
+        TOGGLE_KEY,
+        link_options().classroom == "on",
+        on_change=_remember,
+        help="Hides the attention weights until you predict which key a query attends to most.",
+    )
     return classroom_on()
 
 
@@ -60,18 +65,26 @@ def prediction_gate(page: str, signature: tuple, row: np.ndarray, query_label: s
     if state["guess"] is None:
         with st.container(border=True):
             st.markdown(f"🎓 **Predict first.** Which key will query **{md_escape(query_label)}** attend to most?")
-            guess = st.selectbox("Your prediction", range(len(key_labels)), format_func=lambda j: key_labels[j],
-                                 key=f"classroom_guess_{page}")
+            guess = st.selectbox(
+                "Your prediction",
+                range(len(key_labels)),
+                format_func=lambda j: key_labels[j],
+                key=f"classroom_guess_{page}",
+            )
             if st.button("Reveal the weights", key=f"classroom_reveal_{page}"):
                 state["guess"] = int(guess)
                 st.rerun()
             st.caption("The weights stay hidden until you reveal them.")
         return False
     if state["guess"] == answer:
-        st.success(f"🎓 Right: query {md_escape(query_label)} attends most to **{md_escape(key_labels[answer])}** "
-                   f"(weight {row[answer]:.3f}).")
+        st.success(
+            f"🎓 Right: query {md_escape(query_label)} attends most to **{md_escape(key_labels[answer])}** "
+            f"(weight {row[answer]:.3f})."
+        )
     else:
-        st.warning(f"🎓 Not this time: you predicted {md_escape(key_labels[state['guess']])} (weight "
-                   f"{row[state['guess']]:.3f}); the largest weight goes to **{md_escape(key_labels[answer])}** "
-                   f"({row[answer]:.3f}).")
+        st.warning(
+            f"🎓 Not this time: you predicted {md_escape(key_labels[state['guess']])} (weight "
+            f"{row[state['guess']]:.3f}); the largest weight goes to **{md_escape(key_labels[answer])}** "
+            f"({row[answer]:.3f})."
+        )
     return True

@@ -43,8 +43,12 @@ def cached_shuffle(cfg: WhatIf, shuffle: int) -> tuple[np.ndarray, float, float]
     Returns (perm, max difference without positional encoding, max difference with it)."""
     run = cached_run(cfg.replace(positional=False))
     perm = np.random.default_rng([cfg.seed, shuffle]).permutation(run.T)
-    diffs = [shuffle_experiment(run.x, *run.w, n_heads=cfg.n_heads, perm=perm, positional=pe, scaled=cfg.scaled,
-                                temperature=cfg.temperature).max_diff for pe in (False, True)]
+    diffs = [
+        shuffle_experiment(
+            run.x, *run.w, n_heads=cfg.n_heads, perm=perm, positional=pe, scaled=cfg.scaled, temperature=cfg.temperature
+        ).max_diff
+        for pe in (False, True)
+    ]
     return perm, diffs[0], diffs[1]
 
 
@@ -142,8 +146,10 @@ def cached_sweep_specs(seq_len: int, temperature: float, d_k: int, scaled: bool)
         ("effective_tokens", "effective tokens exp(entropy)", "effective tokens", False, False, False),
         ("near_one_hot_share", "share of rows with largest weight > 0.99", "near-one-hot share", False, False, False),
     ]
-    return tuple(json.dumps(sweep_chart_spec(sweep, m, title, y, now, other, log_y=log_y, with_sqrt_dk=sq, theory=th))
-                 for m, title, y, log_y, sq, th in charts)
+    return tuple(
+        json.dumps(sweep_chart_spec(sweep, m, title, y, now, other, log_y=log_y, with_sqrt_dk=sq, theory=th))
+        for m, title, y, log_y, sq, th in charts
+    )
 
 
 # ---- Real model
@@ -202,8 +208,11 @@ def cached_implementations(cfg: WhatIf):
     from attention_core.implementations import compare_implementations
 
     run = cached_run(cfg)
-    return tuple(compare_implementations(run.x, *run.w, n_heads=cfg.n_heads, mask=run.mask, scaled=cfg.scaled,
-                                         temperature=cfg.temperature))
+    return tuple(
+        compare_implementations(
+            run.x, *run.w, n_heads=cfg.n_heads, mask=run.mask, scaled=cfg.scaled, temperature=cfg.temperature
+        )
+    )
 
 
 # ---- Positional encoding
@@ -227,5 +236,6 @@ def cached_mask_lab(cfg: WhatIf, head: int):
     from attention_core.mask_demo import mask_lab
 
     run = cached_run(cfg.replace(mask="none"))
-    return mask_lab(run.q[head], run.k[head], run.v[head], cfg.pad_count, scaled=cfg.scaled,
-                    temperature=cfg.temperature)
+    return mask_lab(
+        run.q[head], run.k[head], run.v[head], cfg.pad_count, scaled=cfg.scaled, temperature=cfg.temperature
+    )

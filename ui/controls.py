@@ -29,8 +29,12 @@ from ui.state import STRETCH_KEY, kept_toggle, visit
 from ui.url import URL_NAMES, from_query_params, to_query_params
 
 TEMPERATURES = [round(10 ** (e / 10), 3) for e in range(-10, 11)]  # 0.1 .. 10 in log steps
-MASK_LABELS = {"none": "none", "causal": "causal (no peeking ahead)", "padding": "padding (last keys are pads)",
-               "causal+padding": "causal + padding"}
+MASK_LABELS = {
+    "none": "none",
+    "causal": "causal (no peeking ahead)",
+    "padding": "padding (last keys are pads)",
+    "causal+padding": "causal + padding",
+}
 INPUT_LABELS = {"random": "seeded random", "sentence": "typed sentence", "one_hot": "one-hot pattern"}
 ALL_CONTROLS = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional")
 
@@ -118,7 +122,9 @@ def _text_kept_valid(name: str, cs: ControlSet) -> None:
     key = cs.widget_key(name)
     if not str(st.session_state.get(key) or "").split():
         st.session_state[key] = getattr(st.session_state[cs.good_key], name)
-        st.session_state[cs.notice_key] = [f"The {name} is empty; it must have at least one token. Kept the previous one."]
+        st.session_state[cs.notice_key] = [
+            f"The {name} is empty; it must have at least one token. Kept the previous one."
+        ]
     else:
         st.session_state[cs.notice_key] = []
 
@@ -127,8 +133,13 @@ def _clear_notices(cs: ControlSet) -> None:
     st.session_state[cs.notice_key] = []
 
 
-def whatif_controls(box, cs: ControlSet = SHARED, show: tuple[str, ...] = ALL_CONTROLS,
-                    default: WhatIf | None = None, label_suffix: str = "") -> WhatIf:
+def whatif_controls(
+    box,
+    cs: ControlSet = SHARED,
+    show: tuple[str, ...] = ALL_CONTROLS,
+    default: WhatIf | None = None,
+    label_suffix: str = "",
+) -> WhatIf:
     """Draw the chosen controls of one set into ``box`` (the sidebar or a column) and return its WhatIf.
 
     Controls not in ``show`` keep their values (and stay in the URL). Bounds come from the field declarations.
@@ -144,45 +155,69 @@ def whatif_controls(box, cs: ControlSet = SHARED, show: tuple[str, ...] = ALL_CO
 
     sfx = label_suffix
     if "input_kind" in show:
-        box.radio(f"Input{sfx}", INPUT_KINDS, format_func=INPUT_LABELS.get, horizontal=True,
-                  help="Seeded random vectors, a sentence you type (one vector per word), or one-hot symbols.",
-                  **kw("input_kind"))
+        box.radio(
+            f"Input{sfx}",
+            INPUT_KINDS,
+            format_func=INPUT_LABELS.get,
+            horizontal=True,
+            help="Seeded random vectors, a sentence you type (one vector per word), or one-hot symbols.",
+            **kw("input_kind"),
+        )
         if cfg.input_kind == "sentence":
-            box.text_area(f"Sentence{sfx}", max_chars=SETTINGS["sentence"].max_len,
-                          help=f"Split on spaces; up to {bounds('seq_len')[1]} tokens are used.",
-                          **kw("sentence", _text_kept_valid, ("sentence", cs)))
+            box.text_area(
+                f"Sentence{sfx}",
+                max_chars=SETTINGS["sentence"].max_len,
+                help=f"Split on spaces; up to {bounds('seq_len')[1]} tokens are used.",
+                **kw("sentence", _text_kept_valid, ("sentence", cs)),
+            )
         elif cfg.input_kind == "one_hot":
-            box.text_input(f"One-hot pattern{sfx}", max_chars=SETTINGS["pattern"].max_len,
-                           help="Symbols separated by spaces, repeated to seq_len.",
-                           **kw("pattern", _text_kept_valid, ("pattern", cs)))
+            box.text_input(
+                f"One-hot pattern{sfx}",
+                max_chars=SETTINGS["pattern"].max_len,
+                help="Symbols separated by spaces, repeated to seq_len.",
+                **kw("pattern", _text_kept_valid, ("pattern", cs)),
+            )
     if "seq_len" in show:
         sentence = cfg.input_kind == "sentence" and "input_kind" in show
-        box.slider(f"seq_len (tokens){sfx}", *bounds("seq_len"), disabled=sentence,
-                   help="The sentence sets the number of tokens." if sentence else "Number of tokens T.",
-                   **kw("seq_len"))
+        box.slider(
+            f"seq_len (tokens){sfx}",
+            *bounds("seq_len"),
+            disabled=sentence,
+            help="The sentence sets the number of tokens." if sentence else "Number of tokens T.",
+            **kw("seq_len"),
+        )
         if sentence:
-            box.caption(f"The sentence has {min(len(cfg.sentence.split()), bounds('seq_len')[1])} tokens; seq_len "
-                        "applies to the other inputs.")
+            box.caption(
+                f"The sentence has {min(len(cfg.sentence.split()), bounds('seq_len')[1])} tokens; seq_len "
+                "applies to the other inputs."
+            )
     if "d_model" in show:
-        box.slider(f"d_model{sfx}", *bounds("d_model"), help="Embedding width.",
-                   **kw("d_model", _heads_follow_d_model))
+        box.slider(f"d_model{sfx}", *bounds("d_model"), help="Embedding width.", **kw("d_model", _heads_follow_d_model))
     if "n_heads" in show:
-        box.select_slider(f"heads{sfx}", options=allowed_heads(cfg.d_model),
-                          help=f"Only head counts that divide d_model={cfg.d_model} are offered.", **kw("n_heads"))
+        box.select_slider(
+            f"heads{sfx}",
+            options=allowed_heads(cfg.d_model),
+            help=f"Only head counts that divide d_model={cfg.d_model} are offered.",
+            **kw("n_heads"),
+        )
         box.caption(f"d_k = d_model / heads = {cfg.d_model} / {cfg.n_heads} = {cfg.d_k}")
     if "scaled" in show:
         box.toggle(f"scale by 1/√d_k{sfx}", **kw("scaled"))
     if "temperature" in show:
         spec = SETTINGS["temperature"]
-        box.select_slider(f"temperature{sfx}", options=sorted(set(TEMPERATURES) | {cfg.temperature}),
-                          format_func=lambda t: f"{t:g}",
-                          help=f"Divides the logits before the softmax; {spec.lo:g} to {spec.hi:g} in log steps.",
-                          **kw("temperature"))
+        box.select_slider(
+            f"temperature{sfx}",
+            options=sorted(set(TEMPERATURES) | {cfg.temperature}),
+            format_func=lambda t: f"{t:g}",
+            help=f"Divides the logits before the softmax; {spec.lo:g} to {spec.hi:g} in log steps.",
+            **kw("temperature"),
+        )
     if "mask" in show:
         box.selectbox(f"mask{sfx}", MASK_KINDS, format_func=MASK_LABELS.get, **kw("mask"))
     if ("mask" in show and cfg.padded) or "pad_count" in show:
-        box.slider(f"pad count{sfx}", *bounds("pad_count"), help="How many keys at the end are padding.",
-                   **kw("pad_count"))
+        box.slider(
+            f"pad count{sfx}", *bounds("pad_count"), help="How many keys at the end are padding.", **kw("pad_count")
+        )
     if "positional" in show:
         box.checkbox(f"add positional encoding{sfx}", **kw("positional"))
     if "seed" in show:
@@ -190,19 +225,28 @@ def whatif_controls(box, cs: ControlSet = SHARED, show: tuple[str, ...] = ALL_CO
     return current(cs)
 
 
-def sidebar_controls(show: tuple[str, ...] = ALL_CONTROLS, heading: str = "What-if controls",
-                     share: bool = True) -> WhatIf:
+def sidebar_controls(
+    show: tuple[str, ...] = ALL_CONTROLS, heading: str = "What-if controls", share: bool = True
+) -> WhatIf:
     """The shared controls in the sidebar, the notices, the URL and (unless ``share`` is False, for a
     page that adds its own URL parameters later and draws the box itself) the share link."""
     st.sidebar.header(heading)
     hidden = [name for name in link_options().hide if name in show]
     cfg = whatif_controls(st.sidebar, SHARED, tuple(n for n in show if n not in hidden))
     if hidden:
-        st.sidebar.caption("This lesson's link fixes " + ", ".join(f"{URL_NAMES[n]} = {getattr(cfg, n)}" for n in hidden)
-                           + "; those controls are hidden.")
-    kept_toggle(st.sidebar, "stretch the colours of nearly uniform maps", STRETCH_KEY, True,
-                      help="When no weight reaches 0.5, weight maps use their own range instead of 0 to 1; "
-                           "the chart's title states the range.")
+        st.sidebar.caption(
+            "This lesson's link fixes "
+            + ", ".join(f"{URL_NAMES[n]} = {getattr(cfg, n)}" for n in hidden)
+            + "; those controls are hidden."
+        )
+    kept_toggle(
+        st.sidebar,
+        "stretch the colours of nearly uniform maps",
+        STRETCH_KEY,
+        True,
+        help="When no weight reaches 0.5, weight maps use their own range instead of 0 to 1; "
+        "the chart's title states the range.",
+    )
     show_notices()
     write_url(cfg)
     if share:
@@ -240,5 +284,7 @@ def share_box(box) -> None:
     with box.expander("🔗 Share this experiment"):
         link = share_link()
         st.code(link, language=None, wrap_lines=True)
-        st.caption(f"Copy it with the button at the top right of the box ({len(link)} characters). "
-                   "Whoever opens it gets this page with these settings.")
+        st.caption(
+            f"Copy it with the button at the top right of the box ({len(link)} characters). "
+            "Whoever opens it gets this page with these settings."
+        )

@@ -48,21 +48,52 @@ def download_buttons(run: WhatIfRun, head: int) -> None:
     c1, c2, c3 = st.columns(3)
     size = weights_csv_size(run)
     if size <= LARGE:
-        c1.download_button(f"Weights (CSV, every head, about {human_size(size)})", lambda: weights_csv(run),
-                           "attention_weights.csv", "text/csv", key="dl_w", on_click="ignore")
+        c1.download_button(
+            f"Weights (CSV, every head, about {human_size(size)})",
+            lambda: weights_csv(run),
+            "attention_weights.csv",
+            "text/csv",
+            key="dl_w",
+            on_click="ignore",
+        )
     else:
         one = weights_csv_size(run, heads=1)
-        c1.download_button(f"Weights of head {head + 1} (CSV, about {human_size(one)})",
-                           lambda: weights_csv(run, head=head), f"attention_weights_head{head + 1}.csv", "text/csv",
-                           key="dl_w", on_click="ignore")
+        c1.download_button(
+            f"Weights of head {head + 1} (CSV, about {human_size(one)})",
+            lambda: weights_csv(run, head=head),
+            f"attention_weights_head{head + 1}.csv",
+            "text/csv",
+            key="dl_w",
+            on_click="ignore",
+        )
         raw = run.weights.size * 4
-        c1.download_button(f"Weights, every head (.npz, float32, about {human_size(raw)})", lambda: weights_npz(run),
-                           "attention_weights.npz", "application/octet-stream", key="dl_w_npz", on_click="ignore")
-        c1.caption(f"Every head as CSV would be about {human_size(size)}; the .npz holds the same numbers "
-                   "(np.load(...)['weights'] has shape (heads, T, T)).")
+        c1.download_button(
+            f"Weights, every head (.npz, float32, about {human_size(raw)})",
+            lambda: weights_npz(run),
+            "attention_weights.npz",
+            "application/octet-stream",
+            key="dl_w_npz",
+            on_click="ignore",
+        )
+        c1.caption(
+            f"Every head as CSV would be about {human_size(size)}; the .npz holds the same numbers "
+            "(np.load(...)['weights'] has shape (heads, T, T))."
+        )
     H, T, d_k = run.q.shape
     qkv = 3 * H * T * (d_k * 11 + 12)
-    c2.download_button(f"Q, K, V (CSV, every head, about {human_size(qkv)})", lambda: qkv_csv(run),
-                       "attention_qkv.csv", "text/csv", key="dl_qkv", on_click="ignore")
-    c3.download_button(f"Output Z (CSV, about {human_size(T * (run.output.shape[1] * 11 + 10))})",
-                       lambda: output_csv(run), "attention_output.csv", "text/csv", key="dl_z", on_click="ignore")
+    c2.download_button(
+        f"Q, K, V (CSV, every head, about {human_size(qkv)})",
+        lambda: qkv_csv(run),
+        "attention_qkv.csv",
+        "text/csv",
+        key="dl_qkv",
+        on_click="ignore",
+    )
+    c3.download_button(
+        f"Output Z (CSV, about {human_size(T * (run.output.shape[1] * 11 + 10))})",
+        lambda: output_csv(run),
+        "attention_output.csv",
+        "text/csv",
+        key="dl_z",
+        on_click="ignore",
+    )

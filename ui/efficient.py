@@ -53,12 +53,19 @@ def decode_view(cfg: WhatIf, kv_heads: int) -> DecodeView:
     """Decode cfg's input token by token with a cache of ``kv_heads`` K/V heads; compare with one causal pass."""
     tokens, x, _ = build_input(cfg)
     w = kv_weights(cfg, kv_heads)
-    run = decode_with_cache(x, *w, n_heads=cfg.n_heads, n_kv_heads=kv_heads, scaled=cfg.scaled,
-                            temperature=cfg.temperature)
-    full, weights = gqa_self_attention(x, *w, n_heads=cfg.n_heads, n_kv_heads=kv_heads, mask=causal_mask(x.shape[0]),
-                                       scaled=cfg.scaled, temperature=cfg.temperature)
-    return DecodeView(tuple(tokens), run, full, weights.astype(np.float32),
-                      float(np.abs(run.output - full).max()))
+    run = decode_with_cache(
+        x, *w, n_heads=cfg.n_heads, n_kv_heads=kv_heads, scaled=cfg.scaled, temperature=cfg.temperature
+    )
+    full, weights = gqa_self_attention(
+        x,
+        *w,
+        n_heads=cfg.n_heads,
+        n_kv_heads=kv_heads,
+        mask=causal_mask(x.shape[0]),
+        scaled=cfg.scaled,
+        temperature=cfg.temperature,
+    )
+    return DecodeView(tuple(tokens), run, full, weights.astype(np.float32), float(np.abs(run.output - full).max()))
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,9 @@ def flash_view(cfg: WhatIf, head: int, tile: int) -> FlashView:
     keys = (np.arange(T) < T - pad)[None, :]  # (1, T): a padding mask broadcasts over queries, no T x T copy
     causal = "causal" in cfg.mask
     mask = keys if pad else None
-    flash = flash_attention_steps(q, k, v, mask=mask, causal=causal, tile_size=tile, scaled=cfg.scaled,
-                                  temperature=cfg.temperature)
+    flash = flash_attention_steps(
+        q, k, v, mask=mask, causal=causal, tile_size=tile, scaled=cfg.scaled, temperature=cfg.temperature
+    )
     full_mask = mask if not causal else (causal_mask(T) if mask is None else causal_mask(T) & mask)
     ref, _ = scaled_dot_product_attention(q, k, v, mask=full_mask, scaled=cfg.scaled, temperature=cfg.temperature)
     note = " and ".join(n for n, on in (("causal (computed per tile)", causal), (f"padding ({pad} keys)", pad)) if on)
@@ -207,43 +215,92 @@ def _labels_axis(labels, title: str | None) -> dict:
     """An ordinal axis over positions 0..n-1 labelled by ``labels`` (a JSON array in a Vega expression, never HTML)."""
     if len(labels) > 64:
         return {"title": title, "labels": False, "ticks": False}
-    return {"title": title, "labelExpr": f"{json.dumps([str(t) for t in labels])}[datum.value]", "labelAngle": -45,
-            "labelLimit": 90}
+    return {
+        "title": title,
+        "labelExpr": f"{json.dumps([str(t) for t in labels])}[datum.value]",
+        "labelAngle": -45,
+        "labelLimit": 90,
+    }
 
 
 def weights_bar_spec(labels, title: str) -> dict:
     """Bars of one weights row (fields i, token, weight) in token order, y fixed to 0..1."""
-    return {"title": title, "height": 180, "autosize": FIT_X, "mark": {"type": "bar", "color": "#4c78a8"},
-            "encoding": {"x": {"field": "i", "type": "ordinal", "axis": _labels_axis(labels, "key")},
-                         "y": {"field": "weight", "type": "quantitative", "scale": {"domain": [0, 1]}},
-                         "tooltip": [{"field": "token", "type": "nominal"},
-                                     {"field": "weight", "type": "quantitative", "format": ".4f"}]}}
+    return {
+        "title": title,
+        "height": 180,
+        "autosize": FIT_X,
+        "mark": {"type": "bar", "color": "#4c78a8"},
+        "encoding": {
+            "x": {"field": "i", "type": "ordinal", "axis": _labels_axis(labels, "key")},
+            "y": {"field": "weight", "type": "quantitative", "scale": {"domain": [0, 1]}},
+            "tooltip": [
+                {"field": "token", "type": "nominal"},
+                {"field": "weight", "type": "quantitative", "format": ".4f"},
+            ],
+        },
+    }
 
 
 def memory_bar_spec(own_label: str) -> dict:
     """Bars of KV-cache GB per attention kind (fields attention, GB, KV heads, own) with the value on top."""
-    color = {"field": "own", "type": "nominal", "title": None,
-             "scale": {"domain": [own_label, "what-if"], "range": ["#e45756", "#8aa1c1"]}, "legend": {"orient": "top"}}
-    x = {"field": "attention", "type": "nominal", "sort": None, "title": None,
-         "axis": {"labelAngle": 0, "labelLimit": 220}}
+    color = {
+        "field": "own",
+        "type": "nominal",
+        "title": None,
+        "scale": {"domain": [own_label, "what-if"], "range": ["#e45756", "#8aa1c1"]},
+        "legend": {"orient": "top"},
+    }
+    x = {
+        "field": "attention",
+        "type": "nominal",
+        "sort": None,
+        "title": None,
+        "axis": {"labelAngle": 0, "labelLimit": 220},
+    }
     y = {"field": "GB", "type": "quantitative", "title": "KV cache (GB)"}
-    return {"height": 240, "autosize": FIT_X, "layer": [
-        {"mark": "bar", "encoding": {"x": x, "y": y, "color": color, "tooltip": [
-            {"field": "attention", "type": "nominal"}, {"field": "KV heads", "type": "quantitative"},
-            {"field": "GB", "type": "quantitative", "format": ".4g"}]}},
-        {"mark": {"type": "text", "dy": -7, "color": "#333"},
-         "encoding": {"x": x, "y": y, "text": {"field": "GB", "type": "quantitative", "format": ".3g"}}}]}
+    return {
+        "height": 240,
+        "autosize": FIT_X,
+        "layer": [
+            {
+                "mark": "bar",
+                "encoding": {
+                    "x": x,
+                    "y": y,
+                    "color": color,
+                    "tooltip": [
+                        {"field": "attention", "type": "nominal"},
+                        {"field": "KV heads", "type": "quantitative"},
+                        {"field": "GB", "type": "quantitative", "format": ".4g"},
+                    ],
+                },
+            },
+            {
+                "mark": {"type": "text", "dy": -7, "color": "#333"},
+                "encoding": {"x": x, "y": y, "text": {"field": "GB", "type": "quantitative", "format": ".3g"}},
+            },
+        ],
+    }
 
 
-def lines_spec(title: str, x: str, y: str, series: str, x_title: str, y_title: str | None,
-               dashed: bool = False) -> dict:
+def lines_spec(
+    title: str, x: str, y: str, series: str, x_title: str, y_title: str | None, dashed: bool = False
+) -> dict:
     """One line with points per ``series`` over an integer x axis, legend below the chart."""
-    enc = {"x": {"field": x, "type": "quantitative", "title": x_title, "axis": {"tickMinStep": 1}},
-           "y": {"field": y, "type": "quantitative", "title": y_title},
-           "color": {"field": series, "type": "nominal",
-                     "legend": {"orient": "bottom", "direction": "vertical", "title": None, "labelLimit": 260}},
-           "tooltip": [{"field": series, "type": "nominal"}, {"field": x, "type": "quantitative"},
-                       {"field": y, "type": "quantitative", "format": ".4g"}]}
+    enc = {
+        "x": {"field": x, "type": "quantitative", "title": x_title, "axis": {"tickMinStep": 1}},
+        "y": {"field": y, "type": "quantitative", "title": y_title},
+        "color": {
+            "field": series,
+            "type": "nominal",
+            "legend": {"orient": "bottom", "direction": "vertical", "title": None, "labelLimit": 260},
+        },
+        "tooltip": [
+            {"field": series, "type": "nominal"},
+            {"field": x, "type": "quantitative"},
+            {"field": y, "type": "quantitative", "format": ".4g"},
+        ],
+    }
     if dashed:
         enc["strokeDash"] = {"field": series, "type": "nominal", "legend": None}
         enc["strokeWidth"] = {"field": series, "type": "nominal", "legend": None, "scale": {"range": [5, 1.5]}}

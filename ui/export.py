@@ -27,8 +27,16 @@ def weights_csv(run: WhatIfRun, head: int | None = None) -> str:
     h, i, j = np.meshgrid(np.arange(H), np.arange(T), np.arange(T), indexing="ij")
     tok = np.asarray(run.tokens, dtype=object)
     first = 1 if head is None else head + 1
-    df = pd.DataFrame({"head": h.ravel() + first, "query": i.ravel() + 1, "query_token": tok[i.ravel()],
-                       "key": j.ravel() + 1, "key_token": tok[j.ravel()], "weight": weights.ravel()})
+    df = pd.DataFrame(
+        {
+            "head": h.ravel() + first,
+            "query": i.ravel() + 1,
+            "query_token": tok[i.ravel()],
+            "key": j.ravel() + 1,
+            "key_token": tok[j.ravel()],
+            "weight": weights.ravel(),
+        }
+    )
     return df.to_csv(index=False, float_format="%.8g")
 
 
@@ -109,24 +117,24 @@ def token_vector(token):  # one fixed vector per (token, seed)
 
 x = np.stack([token_vector(t) for t in tokens])'''
     elif cfg.input_kind == "one_hot":
-        build = f'''symbols = {cfg.pattern!r}.split()
+        build = f"""symbols = {cfg.pattern!r}.split()
 vocab = sorted(set(symbols))
 tiled = [symbols[i % len(symbols)] for i in range({T})]
 tokens = [f"{{s}}{{i + 1}}" for i, s in enumerate(tiled)]
 x = np.zeros(({T}, {cfg.d_model}), dtype=np.float32)
 for i, s in enumerate(tiled):
-    x[i, vocab.index(s) % {cfg.d_model}] = 1.0'''
+    x[i, vocab.index(s) % {cfg.d_model}] = 1.0"""
     else:
-        build = f'''tokens = [f"t{{i + 1}}" for i in range({T})]
-x = np.random.default_rng({cfg.seed}).standard_normal(({T}, {cfg.d_model}), dtype=np.float32)'''
+        build = f"""tokens = [f"t{{i + 1}}" for i in range({T})]
+x = np.random.default_rng({cfg.seed}).standard_normal(({T}, {cfg.d_model}), dtype=np.float32)"""
     pe = ""
     if cfg.positional:
-        pe = f'''
+        pe = f"""
 pos = np.arange(len(tokens), dtype=np.float64)[:, None]
 angle = pos / 10000.0 ** (np.arange(0, {cfg.d_model}, 2, dtype=np.float64) / {cfg.d_model})
 pe = np.zeros((len(tokens), {cfg.d_model}))
 pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle[:, : {cfg.d_model} // 2])
-x = x + pe.astype(np.float32)'''
+x = x + pe.astype(np.float32)"""
     mask_lines = ["mask = torch.ones(T, T, dtype=torch.bool)  # True = may attend"]
     if "causal" in cfg.mask:
         mask_lines.append("mask &= torch.tril(torch.ones(T, T, dtype=torch.bool))  # no peeking ahead")

@@ -71,7 +71,8 @@ def show_head_grid(
         max_cells=0,
         max_px=max(grid.shape),
         blank=np.isnan(grid),
-        blank_label="gutters between heads" + (" and masked cells" if blank is not None and np.asarray(blank).any() else ""),
+        blank_label="gutters between heads"
+        + (" and masked cells" if blank is not None and np.asarray(blank).any() else ""),
     )
     pooled = f", each mean-pooled {factor[0]} x {factor[1]} to {th} x {tw} pixels" if factor != (1, 1) else ""
     masked = " and grey cells are masked" if blank is not None and np.asarray(blank).any() else ""

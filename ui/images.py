@@ -11,10 +11,24 @@ import numpy as np
 from PIL import Image
 
 # viridis anchors (matplotlib's colormap sampled at 9 points) for the image fallback
-_VIRIDIS = np.array([[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
-                     [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37]], dtype=np.float64)
-_DIVERGING = np.array([[5, 48, 97], [67, 147, 195], [209, 229, 240], [247, 247, 247], [253, 219, 199],
-                       [214, 96, 77], [103, 0, 31]], dtype=np.float64)
+_VIRIDIS = np.array(
+    [
+        [68, 1, 84],
+        [71, 44, 122],
+        [59, 81, 139],
+        [44, 113, 142],
+        [33, 144, 141],
+        [39, 173, 129],
+        [92, 200, 99],
+        [170, 220, 50],
+        [253, 231, 37],
+    ],
+    dtype=np.float64,
+)
+_DIVERGING = np.array(
+    [[5, 48, 97], [67, 147, 195], [209, 229, 240], [247, 247, 247], [253, 219, 199], [214, 96, 77], [103, 0, 31]],
+    dtype=np.float64,
+)
 
 
 def _lut(anchors: np.ndarray, n: int = 256) -> np.ndarray:
@@ -41,8 +55,9 @@ def pool(m: np.ndarray, max_px: int) -> tuple[np.ndarray, tuple[int, int]]:
         return np.nanmean(padded.reshape(h // fr, fr, w // fc, fc), axis=(1, 3)), (fr, fc)
 
 
-def heatmap_png(m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis", max_px: int = 256,
-                min_px: int = 160) -> tuple[bytes, tuple[int, int]]:
+def heatmap_png(
+    m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis", max_px: int = 256, min_px: int = 160
+) -> tuple[bytes, tuple[int, int]]:
     """A heatmap as PNG bytes (rows top to bottom) and the pooling factors used; NaN cells are grey.
 
     Each side is enlarged (nearest neighbour) to at least ``min_px`` / 2 pixels, so a 11 x 256 matrix
@@ -63,8 +78,16 @@ def heatmap_png(m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis"
     return buf.getvalue(), f
 
 
-def labelled_heatmap_png(m: np.ndarray, row_labels: list[str], col_labels: list[str], vmin: float = 0.0,
-                         vmax: float = 1.0, cell: int = 48, font_size: int = 14, decimals: int = 2) -> bytes:
+def labelled_heatmap_png(
+    m: np.ndarray,
+    row_labels: list[str],
+    col_labels: list[str],
+    vmin: float = 0.0,
+    vmax: float = 1.0,
+    cell: int = 48,
+    font_size: int = 14,
+    decimals: int = 2,
+) -> bytes:
     """A small matrix as a PNG sized to its content: row labels on the left, column labels on top and each
     cell's value written in it (white on dark cells, black on light ones). For matrices of a few rows."""
     from PIL import ImageDraw, ImageFont
@@ -89,8 +112,9 @@ def labelled_heatmap_png(m: np.ndarray, row_labels: list[str], col_labels: list[
             box = (left + j * cell, top + i * cell, left + (j + 1) * cell - 1, top + (i + 1) * cell - 1)
             draw.rectangle(box, fill=rgb)
             ink = (0, 0, 0) if level > 0.6 else (255, 255, 255)
-            draw.text((box[0] + cell / 2, box[1] + cell / 2), f"{m[i, j]:.{decimals}f}", fill=ink, font=font,
-                      anchor="mm")
+            draw.text(
+                (box[0] + cell / 2, box[1] + cell / 2), f"{m[i, j]:.{decimals}f}", fill=ink, font=font, anchor="mm"
+            )
     buf = io.BytesIO()
     img.save(buf, format="PNG")
     return buf.getvalue()

@@ -19,36 +19,96 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (file, label, icon, what it teaches) in reading order; the home page links to each.
 PAGES = [
-    ("pages/1_Playground.py", "Playground", "🎛️",
-     "Every head's weights, the outputs and the saturation for the sliders' setting; pick a query to see its row."),
-    ("pages/2_Step_by_step.py", "Step by step", "🧮",
-     "The class-notes example A A B A: Q, K, V, scores, scaling, softmax and Z, one table at a time, with editable W_q, W_k, W_v."),
-    ("pages/3_Softmax_saturation.py", "Softmax saturation", "🌡️",
-     "Why divide by √d_k: score spread, max weight, entropy and the gradient through the softmax, measured over d_k."),
-    ("pages/4_Multi-head.py", "Multi-head", "🧠",
-     "One map per head, the path heads → concat → W_o → output with shapes, and how different the heads are."),
-    ("pages/5_Masks.py", "Masks", "🎭",
-     "Causal and padding masks, the masked scores and the weights; why padded keys get 0 and what a fully masked row does."),
-    ("pages/6_Positional_encoding.py", "Positional encoding", "📍",
-     "The sinusoidal table, similarity by distance, and the shuffle experiment that shows why attention needs positions."),
-    ("pages/7_Cross-attention.py", "Cross-attention", "🔀",
-     "Queries from one sequence, keys and values from another: a T_q x T_k map, and how it differs from self-attention."),
-    ("pages/8_Compare.py", "Compare", "⚖️",
-     "Two settings side by side (A and B) with their weights, outputs and saturation, and the difference B − A."),
-    ("pages/9_Implementations.py", "Implementations", "🧩",
-     "The same attention in NumPy, from-scratch torch, PyTorch's own layers and Keras: differences and times."),
-    ("pages/10_Transformer_block.py", "Transformer block", "🏗️",
-     "Encoder and decoder blocks around attention: residuals, LayerNorm (post- vs pre-norm), feed-forward."),
-    ("pages/11_Real_model.py", "Real model", "🤖",
-     "A pretrained BERT or GPT-2 on your sentence: head view, model view, neuron view, and parity with attention_core."),
-    ("pages/12_Positions.py", "Positions", "🧭",
-     "Sinusoidal, learned, RoPE and ALiBi on the same input: scores that depend on the offset only, and longer inputs."),
-    ("pages/13_Efficient_attention.py", "Efficient attention", "⚡",
-     "The KV cache token by token, KV memory of real models (MHA, GQA, MQA), sliding windows, FlashAttention's tiles."),
-    ("pages/14_Sinks_and_linear_attention.py", "Sinks and linear attention", "🕳️",
-     "A sink logit that lets a head attend to nothing, StreamingLLM's window, and linear attention as an RNN."),
-    ("pages/15_Train.py", "Train", "🏋️",
-     "Train a tiny transformer live or replay shipped runs: watch heads form, and the induction-head phase change."),
+    (
+        "pages/1_Playground.py",
+        "Playground",
+        "🎛️",
+        "Every head's weights, the outputs and the saturation for the sliders' setting; pick a query to see its row.",
+    ),
+    (
+        "pages/2_Step_by_step.py",
+        "Step by step",
+        "🧮",
+        "The class-notes example A A B A: Q, K, V, scores, scaling, softmax and Z, one table at a time, with editable W_q, W_k, W_v.",
+    ),
+    (
+        "pages/3_Softmax_saturation.py",
+        "Softmax saturation",
+        "🌡️",
+        "Why divide by √d_k: score spread, max weight, entropy and the gradient through the softmax, measured over d_k.",
+    ),
+    (
+        "pages/4_Multi-head.py",
+        "Multi-head",
+        "🧠",
+        "One map per head, the path heads → concat → W_o → output with shapes, and how different the heads are.",
+    ),
+    (
+        "pages/5_Masks.py",
+        "Masks",
+        "🎭",
+        "Causal and padding masks, the masked scores and the weights; why padded keys get 0 and what a fully masked row does.",
+    ),
+    (
+        "pages/6_Positional_encoding.py",
+        "Positional encoding",
+        "📍",
+        "The sinusoidal table, similarity by distance, and the shuffle experiment that shows why attention needs positions.",
+    ),
+    (
+        "pages/7_Cross-attention.py",
+        "Cross-attention",
+        "🔀",
+        "Queries from one sequence, keys and values from another: a T_q x T_k map, and how it differs from self-attention.",
+    ),
+    (
+        "pages/8_Compare.py",
+        "Compare",
+        "⚖️",
+        "Two settings side by side (A and B) with their weights, outputs and saturation, and the difference B − A.",
+    ),
+    (
+        "pages/9_Implementations.py",
+        "Implementations",
+        "🧩",
+        "The same attention in NumPy, from-scratch torch, PyTorch's own layers and Keras: differences and times.",
+    ),
+    (
+        "pages/10_Transformer_block.py",
+        "Transformer block",
+        "🏗️",
+        "Encoder and decoder blocks around attention: residuals, LayerNorm (post- vs pre-norm), feed-forward.",
+    ),
+    (
+        "pages/11_Real_model.py",
+        "Real model",
+        "🤖",
+        "A pretrained BERT or GPT-2 on your sentence: head view, model view, neuron view, and parity with attention_core.",
+    ),
+    (
+        "pages/12_Positions.py",
+        "Positions",
+        "🧭",
+        "Sinusoidal, learned, RoPE and ALiBi on the same input: scores that depend on the offset only, and longer inputs.",
+    ),
+    (
+        "pages/13_Efficient_attention.py",
+        "Efficient attention",
+        "⚡",
+        "The KV cache token by token, KV memory of real models (MHA, GQA, MQA), sliding windows, FlashAttention's tiles.",
+    ),
+    (
+        "pages/14_Sinks_and_linear_attention.py",
+        "Sinks and linear attention",
+        "🕳️",
+        "A sink logit that lets a head attend to nothing, StreamingLLM's window, and linear attention as an RNN.",
+    ),
+    (
+        "pages/15_Train.py",
+        "Train",
+        "🏋️",
+        "Train a tiny transformer live or replay shipped runs: watch heads form, and the induction-head phase change.",
+    ),
 ]
 
 
@@ -69,8 +129,12 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
         path = caller.relative_to(ROOT).as_posix() if caller.is_relative_to(ROOT) else None
     enter_page()
     options = link_options()
-    st.set_page_config(page_title=f"{title} · Attention Explorer", page_icon=icon, layout="wide",
-                       initial_sidebar_state="collapsed" if options.projector else "auto")
+    st.set_page_config(
+        page_title=f"{title} · Attention Explorer",
+        page_icon=icon,
+        layout="wide",
+        initial_sidebar_state="collapsed" if options.projector else "auto",
+    )
     settle_memory()  # after the page's imports: later collections skip the libraries' objects
     if options.projector:
         st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
@@ -84,8 +148,9 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
         st.warning(f"Link: {notice}", icon="⚠️")
     preset = find_preset(options.preset) if options.preset else None
     if options.preset and preset is None:
-        st.warning(f"Link: there is no preset called {options.preset!r}; the settings in the link still apply.",
-                   icon="⚠️")
+        st.warning(
+            f"Link: there is no preset called {options.preset!r}; the settings in the link still apply.", icon="⚠️"
+        )
     elif preset is not None and preset.page == path:
         with st.container(border=True):
             st.markdown(f"**🧪 {md_escape(preset.name)}** · {md_escape(preset.question)}")

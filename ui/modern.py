@@ -34,8 +34,12 @@ from ui.compute import cached_run
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES_KEY = "modern_notes"  # notices from this page's URL parameters, shown until one of its controls changes
-METHOD_LABELS = {"sinusoidal": "sinusoidal (added)", "learned": "learned table (added)", "rope": "RoPE (rotated)",
-                 "alibi": "ALiBi (biased)"}
+METHOD_LABELS = {
+    "sinusoidal": "sinusoidal (added)",
+    "learned": "learned table (added)",
+    "rope": "RoPE (rotated)",
+    "alibi": "ALiBi (biased)",
+}
 
 
 # ---- page controls bound to the URL
@@ -72,10 +76,18 @@ def parse_param(p: PageParam, raw: str) -> tuple[object, str | None]:
     except ValueError:
         x = float("nan")
     if not math.isfinite(x) or (p.integer and x != int(x)):
-        return p.default, f"{p.url}={shown} is not {'a whole number' if p.integer else 'a finite number'}; using {p.default}."
+        return (
+            p.default,
+            f"{p.url}={shown} is not {'a whole number' if p.integer else 'a finite number'}; using {p.default}.",
+        )
     if p.choices:
         near = min(p.choices, key=lambda c: (abs(math.log(c / x)) if x > 0 else abs(c - x), c))
-        return near, None if near == x else f"{p.url}={x:g} is not offered ({', '.join(f'{c:g}' for c in p.choices)}); using {near:g}."
+        return (
+            near,
+            None
+            if near == x
+            else f"{p.url}={x:g} is not offered ({', '.join(f'{c:g}' for c in p.choices)}); using {near:g}.",
+        )
     c = min(max(x, p.lo), p.hi)
     c = int(c) if p.integer else c
     return c, None if c == x else f"{p.url}={x:g} is outside {p.lo:g} to {p.hi:g}; using {c:g}."
@@ -173,8 +185,19 @@ def _pair_profile(method, cfg, x, w, head, P, base, table, slope, causal):
     d_k = cfg.d_k
     cols = slice(head * d_k, (head + 1) * d_k)
     i_k = min(1, x.shape[0] - 1)
-    s = pair_scores(method, x[0], x[i_k], w[0][:, cols], w[1][:, cols], P, base=base, table=table, slope=slope,
-                    symmetric=not causal, scaled=cfg.scaled)
+    s = pair_scores(
+        method,
+        x[0],
+        x[i_k],
+        w[0][:, cols],
+        w[1][:, cols],
+        P,
+        base=base,
+        table=table,
+        slope=slope,
+        symmetric=not causal,
+        scaled=cfg.scaled,
+    )
     return s, offset_profile(s, causal)
 
 
@@ -200,8 +223,17 @@ def positions_view(cfg: WhatIf, method: str, base: float, train_len: int, head: 
             chosen = (s, prof)
     weights, problem = None, ""
     try:
-        _, wts = position_attention(method, x, *w[:3], n_heads=H, mask=run.mask, scaled=cfg.scaled,
-                                    temperature=cfg.temperature, base=base, table=table)
+        _, wts = position_attention(
+            method,
+            x,
+            *w[:3],
+            n_heads=H,
+            mask=run.mask,
+            scaled=cfg.scaled,
+            temperature=cfg.temperature,
+            base=base,
+            table=table,
+        )
         weights = wts.astype(np.float32)
     except ValueError as exc:
         problem = str(exc)
@@ -211,31 +243,59 @@ def positions_view(cfg: WhatIf, method: str, base: float, train_len: int, head: 
         learned_error = ""
     except ValueError as exc:
         learned_error = str(exc)
-    return PositionsView(tuple(run.tokens), pair, chosen[0], chosen[1], weights, problem, tuple(summaries), slopes,
-                         angles_beyond_training(train_len, T, cfg.d_model, base),
-                         angles_beyond_training(train_len, T, cfg.d_k, base) if cfg.d_k % 2 == 0 else 0,
-                         learned_error, causal)
+    return PositionsView(
+        tuple(run.tokens),
+        pair,
+        chosen[0],
+        chosen[1],
+        weights,
+        problem,
+        tuple(summaries),
+        slopes,
+        angles_beyond_training(train_len, T, cfg.d_model, base),
+        angles_beyond_training(train_len, T, cfg.d_k, base) if cfg.d_k % 2 == 0 else 0,
+        learned_error,
+        causal,
+    )
 
 
 def offset_chart(profile: OffsetProfile, train_len: int, title: str) -> tuple[dict, dict]:
     """(spec, data) of the scores by offset: a band from the lowest to the highest score among the pairs with
     that offset, their mean as a line, and dashed rules where the trained length ends (|offset| = L - 1)."""
-    data = {"offset": profile.offsets.tolist(), "low": profile.low.tolist(), "high": profile.high.tolist(),
-            "mean": profile.mean.tolist()}
+    data = {
+        "offset": profile.offsets.tolist(),
+        "low": profile.low.tolist(),
+        "high": profile.high.tolist(),
+        "mean": profile.mean.tolist(),
+    }
     x = {"field": "offset", "type": "quantitative", "title": "offset j − i (key position − query position)"}
     limits = [o for o in (-(train_len - 1), train_len - 1) if profile.offsets[0] <= o <= profile.offsets[-1] and o]
     layers = [
-        {"mark": {"type": "area", "opacity": 0.35, "color": "#e45756"},
-         "encoding": {"x": x, "y": {"field": "low", "type": "quantitative", "title": "score (logit)",
-                                    "scale": {"zero": False}}, "y2": {"field": "high"}}},
-        {"mark": {"type": "line", "color": "#4c78a8", "point": len(profile.offsets) <= 64},
-         "encoding": {"x": x, "y": {"field": "mean", "type": "quantitative"},
-                      "tooltip": [{"field": "offset", "type": "quantitative"},
-                                  {"field": "low", "type": "quantitative", "format": ".6g"},
-                                  {"field": "high", "type": "quantitative", "format": ".6g"}]}},
+        {
+            "mark": {"type": "area", "opacity": 0.35, "color": "#e45756"},
+            "encoding": {
+                "x": x,
+                "y": {"field": "low", "type": "quantitative", "title": "score (logit)", "scale": {"zero": False}},
+                "y2": {"field": "high"},
+            },
+        },
+        {
+            "mark": {"type": "line", "color": "#4c78a8", "point": len(profile.offsets) <= 64},
+            "encoding": {
+                "x": x,
+                "y": {"field": "mean", "type": "quantitative"},
+                "tooltip": [
+                    {"field": "offset", "type": "quantitative"},
+                    {"field": "low", "type": "quantitative", "format": ".6g"},
+                    {"field": "high", "type": "quantitative", "format": ".6g"},
+                ],
+            },
+        },
     ]
-    layers += [{"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": {"datum": o}}}
-               for o in limits]  # a datum, not a second data source: the rules share the offset scale
+    layers += [
+        {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": {"datum": o}}}
+        for o in limits
+    ]  # a datum, not a second data source: the rules share the offset scale
     return {"title": title, "height": 260, "width": "container", "layer": layers}, data
 
 
@@ -300,8 +360,14 @@ def sinks_view(cfg: WhatIf, sinks: tuple[float, ...], no_sink: bool) -> SinksVie
     ref = softmax(both, temperature=cfg.temperature, where=where)[..., :-1]  # (H, T, T)
     _, w_none, _ = sink_attention(q, k, v, -np.inf, mask=run.mask, scaled=cfg.scaled, temperature=cfg.temperature)
     _, plain = scaled_dot_product_attention(q, k, v, mask=run.mask, scaled=cfg.scaled, temperature=cfg.temperature)
-    return SinksView(tuple(run.tokens), w.astype(np.float32), sink_w.astype(np.float32), w.sum(-1),
-                     float(np.abs(w - ref).max()), float(np.abs(w_none - plain).max()))
+    return SinksView(
+        tuple(run.tokens),
+        w.astype(np.float32),
+        sink_w.astype(np.float32),
+        w.sum(-1),
+        float(np.abs(w - ref).max()),
+        float(np.abs(w_none - plain).max()),
+    )
 
 
 @dataclass(frozen=True)
@@ -344,8 +410,16 @@ def linear_view(cfg: WhatIf, head: int) -> LinearView:
     par_n, w_n = linear_attention(q, k, v)
     fac, _, _ = linear_attention_factorised(q, k, v)
     d_k, d_v = q.shape[1], v.shape[1]
-    return LinearView(run.weights[head].astype(np.float32), (w_c if causal else w_n).astype(np.float32), causal,
-                      float(np.abs(par_c - rec).max()), float(np.abs(par_n - fac).max()), d_k * d_v + d_k, d_k, d_v)
+    return LinearView(
+        run.weights[head].astype(np.float32),
+        (w_c if causal else w_n).astype(np.float32),
+        causal,
+        float(np.abs(par_c - rec).max()),
+        float(np.abs(par_n - fac).max()),
+        d_k * d_v + d_k,
+        d_k,
+        d_v,
+    )
 
 
 def memory_chart(T: int, state_numbers: int, d_k: int) -> tuple[dict, dict]:
@@ -357,30 +431,73 @@ def memory_chart(T: int, state_numbers: int, d_k: int) -> tuple[dict, dict]:
     colors = ["#4c78a8", "#e45756"]  # linear, softmax (the legend sorts the names)
     data = {key: [r[key] for r in rows] for key in ("T", "numbers", "kind")}
     x = {"field": "T", "type": "quantitative", "scale": {"type": "log", "base": 2}, "title": "sequence length T"}
-    y = {"field": "numbers", "type": "quantitative", "scale": {"type": "log"}, "title": "numbers kept per head",
-         "axis": {"tickCount": 6}}
-    return {"title": "Memory per head: weights matrix vs recurrent state", "height": 260, "width": "container",
-            "layer": [
-                {"mark": {"type": "line", "point": True},
-                 "encoding": {"x": x, "y": y, "color": {"field": "kind", "type": "nominal", "scale": {"range": colors},
-                                                        "legend": {"orient": "right", "title": None, "labelLimit": 260}},
-                              "tooltip": [{"field": "kind", "type": "nominal"}, {"field": "T", "type": "quantitative"},
-                                          {"field": "numbers", "type": "quantitative", "format": ","}]}},
-                {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": {"datum": T}}},
-            ]}, data
+    y = {
+        "field": "numbers",
+        "type": "quantitative",
+        "scale": {"type": "log"},
+        "title": "numbers kept per head",
+        "axis": {"tickCount": 6},
+    }
+    return {
+        "title": "Memory per head: weights matrix vs recurrent state",
+        "height": 260,
+        "width": "container",
+        "layer": [
+            {
+                "mark": {"type": "line", "point": True},
+                "encoding": {
+                    "x": x,
+                    "y": y,
+                    "color": {
+                        "field": "kind",
+                        "type": "nominal",
+                        "scale": {"range": colors},
+                        "legend": {"orient": "right", "title": None, "labelLimit": 260},
+                    },
+                    "tooltip": [
+                        {"field": "kind", "type": "nominal"},
+                        {"field": "T", "type": "quantitative"},
+                        {"field": "numbers", "type": "quantitative", "format": ","},
+                    ],
+                },
+            },
+            {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": {"datum": T}}},
+        ],
+    }, data
 
 
 def per_head_bars(values, title: str, y_title: str, domain=None, text_format: str = ".3f") -> tuple[dict, dict]:
     """(spec, data): one bar per head with the value written above it (``text_format``, a d3 format)."""
     data = {"head": [f"head {h + 1}" for h in range(len(values))], "v": [float(v) for v in values]}
     x = {"field": "head", "type": "nominal", "sort": None, "title": None, "axis": {"labelAngle": -45}}
-    y = {"field": "v", "type": "quantitative", "title": y_title, **({"scale": {"domain": list(domain)}} if domain else {})}
-    return {"title": title, "height": 220, "width": "container", "layer": [
-        {"mark": {"type": "bar", "color": "#4c78a8"},
-         "encoding": {"x": x, "y": y, "tooltip": [{"field": "head", "type": "nominal"},
-                                                  {"field": "v", "type": "quantitative", "format": ".4g"}]}},
-        {"mark": {"type": "text", "dy": -7, "color": "#333", "fontSize": 10},
-         "encoding": {"x": x, "y": y, "text": {"field": "v", "type": "quantitative", "format": text_format}}}]}, data
+    y = {
+        "field": "v",
+        "type": "quantitative",
+        "title": y_title,
+        **({"scale": {"domain": list(domain)}} if domain else {}),
+    }
+    return {
+        "title": title,
+        "height": 220,
+        "width": "container",
+        "layer": [
+            {
+                "mark": {"type": "bar", "color": "#4c78a8"},
+                "encoding": {
+                    "x": x,
+                    "y": y,
+                    "tooltip": [
+                        {"field": "head", "type": "nominal"},
+                        {"field": "v", "type": "quantitative", "format": ".4g"},
+                    ],
+                },
+            },
+            {
+                "mark": {"type": "text", "dy": -7, "color": "#333", "fontSize": 10},
+                "encoding": {"x": x, "y": y, "text": {"field": "v", "type": "quantitative", "format": text_format}},
+            },
+        ],
+    }, data
 
 
 def vega(spec_and_data: tuple[dict, dict], container=None) -> None:
@@ -391,5 +508,6 @@ def vega(spec_and_data: tuple[dict, dict], container=None) -> None:
     spec, columns = spec_and_data
     names = list(columns)
     rows = [dict(zip(names, values)) for values in zip(*columns.values())]
-    (container or st).vega_lite_chart(spec={**spec, "datasets": {"rows": rows}, "data": {"name": "rows"}},
-                                      width="stretch")
+    (container or st).vega_lite_chart(
+        spec={**spec, "datasets": {"rows": rows}, "data": {"name": "rows"}}, width="stretch"
+    )

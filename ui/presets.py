@@ -81,7 +81,9 @@ def parse_preset(slug: str, text: str, pages: set[str]) -> Preset:
     for key in ("name", "description", "question", "look_for", "page"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise ValueError(f"needs a non-empty text field {key!r}")
-    extra = sorted(set(data) - {"name", "description", "question", "look_for", "page", "settings", "a", "b", "matrices"})
+    extra = sorted(
+        set(data) - {"name", "description", "question", "look_for", "page", "settings", "a", "b", "matrices"}
+    )
     if extra:
         raise ValueError(f"has unknown fields {extra}")
     if data["page"] not in pages:
@@ -102,8 +104,18 @@ def parse_preset(slug: str, text: str, pages: set[str]) -> Preset:
                 raise ValueError(f"matrices has unknown key {k!r}; allowed: {list(MATRIX_PARAMS)}")
             parse_matrix(k, str(v), (2, 2))
             matrices[k] = str(v)
-    preset = Preset(slug, data["name"].strip(), data["description"].strip(), data["page"], data["question"].strip(),
-                    data["look_for"].strip(), settings, a, b, matrices)
+    preset = Preset(
+        slug,
+        data["name"].strip(),
+        data["description"].strip(),
+        data["page"],
+        data["question"].strip(),
+        data["look_for"].strip(),
+        settings,
+        a,
+        b,
+        matrices,
+    )
     if len(preset.link("https://example.streamlit.app")) > MAX_LINK:
         raise ValueError(f"its link is longer than {MAX_LINK} characters")
     return preset

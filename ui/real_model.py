@@ -25,8 +25,14 @@ def _model_name() -> str:
         if st.session_state.rm_custom:
             st.session_state.rm_choice = list(CHOICES)[-1]
     choice = st.selectbox("Model", list(CHOICES), key="rm_choice")
-    name = CHOICES[choice] or st.text_input("Hugging Face model id or local folder", key="rm_custom",
-                                            placeholder="e.g. distilbert-base-uncased or /path/to/saved/model").strip()
+    name = (
+        CHOICES[choice]
+        or st.text_input(
+            "Hugging Face model id or local folder",
+            key="rm_custom",
+            placeholder="e.g. distilbert-base-uncased or /path/to/saved/model",
+        ).strip()
+    )
     if CHOICES[choice] == "" and name:
         st.query_params["model"] = name
     elif "model" in st.query_params:
@@ -60,6 +66,8 @@ def hf_model_ui(text: str) -> AttentionRun | None:
 
 def toy_model_ui(cfg: WhatIf) -> AttentionRun:
     """The sidebar's what-if attention as a one-layer model."""
-    st.caption("The toy attention of the sidebar's what-if (seeded random, untrained weights), shown as one layer: "
-               "the same views work for it.")
+    st.caption(
+        "The toy attention of the sidebar's what-if (seeded random, untrained weights), shown as one layer: "
+        "the same views work for it."
+    )
     return toy_attention_run(cached_run(cfg))

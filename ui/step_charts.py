@@ -22,8 +22,9 @@ def cell_px(n: int) -> int:
     return int(max(26, min(56, 420 // max(n, 1))))
 
 
-def _frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str, lo: float, hi: float,
-           diverging: bool) -> pd.DataFrame:
+def _frame(
+    m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str, lo: float, hi: float, diverging: bool
+) -> pd.DataFrame:
     n_r, n_c = m.shape
     ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
     df = pd.DataFrame(
@@ -43,8 +44,18 @@ def _frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str
 
 
 @cached(max_mb=4)
-def _skeleton(shape, row_labels: tuple, col_labels: tuple, title: str, lo: float, hi: float, value_name: str,
-              diverging: bool, row_title: str, col_title: str) -> str:
+def _skeleton(
+    shape,
+    row_labels: tuple,
+    col_labels: tuple,
+    title: str,
+    lo: float,
+    hi: float,
+    value_name: str,
+    diverging: bool,
+    row_title: str,
+    col_title: str,
+) -> str:
     """The layered Vega-Lite spec (rects and their numbers) without data, built and validated by Altair once."""
     n_r, n_c = shape
     px = cell_px(max(n_r, n_c))
@@ -90,12 +101,16 @@ def _skeleton(shape, row_labels: tuple, col_labels: tuple, title: str, lo: float
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
     )
     # "pad": the size comes from the cells; Vega must not try to fit it (no console warnings)
-    spec = alt.layer(rect, text).properties(
-        title=title,
-        width=alt.Step(px),
-        height=alt.Step(px),
-        autosize=alt.AutoSizeParams(type="pad", contains="padding"),
-    ).to_dict()
+    spec = (
+        alt.layer(rect, text)
+        .properties(
+            title=title,
+            width=alt.Step(px),
+            height=alt.Step(px),
+            autosize=alt.AutoSizeParams(type="pad", contains="padding"),
+        )
+        .to_dict()
+    )
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}
     for layer in spec.get("layer", []):

@@ -96,8 +96,9 @@ class TrainingQueue:
 QUEUE = TrainingQueue()
 
 
-def train_chunk(trainer: Trainer, stop_at: int, budget_left: int, seconds: float = CHUNK_SECONDS,
-                max_steps: int = CHUNK_MAX_STEPS) -> int:
+def train_chunk(
+    trainer: Trainer, stop_at: int, budget_left: int, seconds: float = CHUNK_SECONDS, max_steps: int = CHUNK_MAX_STEPS
+) -> int:
     """Train until ``seconds`` have passed, ``max_steps`` were taken, ``stop_at`` is reached or the budget is
     spent; returns the steps taken (>= 1 unless there is nothing to do)."""
     taken, start = 0, time.perf_counter()
@@ -145,9 +146,13 @@ def snapshot_view(cfg: TrainConfig, params: np.ndarray, layer: int, head: int) -
     """Maps, parity and the query/key picture of the weights ``params`` (float16 or float32 vector)."""
     model = model_from_params(cfg, params)
     tokens = probe_batch(cfg).tokens
-    return SnapshotView(probe_maps(model, tokens), probe_labels(cfg), attention_parity(model, tokens)[2],
-                        attention_parity(model, tokens, dtype=torch.float32)[2],
-                        query_key_picture(model, tokens, layer, head))
+    return SnapshotView(
+        probe_maps(model, tokens),
+        probe_labels(cfg),
+        attention_parity(model, tokens)[2],
+        attention_parity(model, tokens, dtype=torch.float32)[2],
+        query_key_picture(model, tokens, layer, head),
+    )
 
 
 @cached(max_mb=16)

@@ -26,15 +26,21 @@ def running_mean(x: np.ndarray, n: int = SMOOTH) -> np.ndarray:
 def curve_frame(traj: Trajectory, run: str = "") -> pd.DataFrame:
     """Long frame (step, value, curve, run, metric) of the loss and accuracy curves of one run."""
     steps = traj.steps
-    parts = [pd.DataFrame({"step": steps, "value": traj.heldout_loss, "curve": "held-out", "metric": "loss"}),
-             pd.DataFrame({"step": steps, "value": traj.heldout_acc, "curve": "held-out", "metric": "accuracy"})]
+    parts = [
+        pd.DataFrame({"step": steps, "value": traj.heldout_loss, "curve": "held-out", "metric": "loss"}),
+        pd.DataFrame({"step": steps, "value": traj.heldout_acc, "curve": "held-out", "metric": "accuracy"}),
+    ]
     if traj.n_steps:
         every = max(1, traj.n_steps // 300)  # at most ~300 points per curve
         idx = np.arange(every - 1, traj.n_steps, every)
-        parts += [pd.DataFrame({"step": idx + 1, "value": running_mean(traj.train_loss)[idx], "curve": "train",
-                                "metric": "loss"}),
-                  pd.DataFrame({"step": idx + 1, "value": running_mean(traj.train_acc)[idx], "curve": "train",
-                                "metric": "accuracy"})]
+        parts += [
+            pd.DataFrame(
+                {"step": idx + 1, "value": running_mean(traj.train_loss)[idx], "curve": "train", "metric": "loss"}
+            ),
+            pd.DataFrame(
+                {"step": idx + 1, "value": running_mean(traj.train_acc)[idx], "curve": "train", "metric": "accuracy"}
+            ),
+        ]
     df = pd.concat(parts, ignore_index=True)
     df["run"] = run
     df["value"] = df["value"].astype(float).round(4)
@@ -50,8 +56,16 @@ def score_frame(traj: Trajectory, run: str = "") -> pd.DataFrame:
             continue
         for layer in range(L):
             for head in range(H):
-                rows.append(pd.DataFrame({"step": traj.steps, "value": traj.scores[:, layer, head, k].round(4),
-                                          "score": name, "head": f"L{layer + 1}H{head + 1}"}))
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "step": traj.steps,
+                            "value": traj.scores[:, layer, head, k].round(4),
+                            "score": name,
+                            "head": f"L{layer + 1}H{head + 1}",
+                        }
+                    )
+                )
     df = pd.concat(rows, ignore_index=True)
     df["run"] = run
     return df
@@ -66,25 +80,42 @@ def _layered(title: str, base: dict, marks: list[tuple[int, str]], shown_step: i
     of ``base`` with the phase changes as red dashed rules and the shown step as a grey rule."""
     layers = [base]
     if marks:
-        layers.append({"data": {"values": [{"step": m[0], "label": m[1]} for m in marks]},
-                       "mark": {"type": "rule", "color": "#e45756", "strokeDash": [5, 3], "strokeWidth": 2},
-                       "encoding": {"x": {"field": "step", "type": "quantitative"},
-                                    "tooltip": [{"field": "label"}, {"field": "step", "type": "quantitative"}]}})
+        layers.append(
+            {
+                "data": {"values": [{"step": m[0], "label": m[1]} for m in marks]},
+                "mark": {"type": "rule", "color": "#e45756", "strokeDash": [5, 3], "strokeWidth": 2},
+                "encoding": {
+                    "x": {"field": "step", "type": "quantitative"},
+                    "tooltip": [{"field": "label"}, {"field": "step", "type": "quantitative"}],
+                },
+            }
+        )
     if shown_step is not None:
-        layers.append({"data": {"values": [{"step": int(shown_step)}]}, "mark": {"type": "rule", "color": "#444"},
-                       "encoding": {"x": {"field": "step", "type": "quantitative"}}})
-    return {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "title": title, "height": height,
-            "layer": layers}
+        layers.append(
+            {
+                "data": {"values": [{"step": int(shown_step)}]},
+                "mark": {"type": "rule", "color": "#444"},
+                "encoding": {"x": {"field": "step", "type": "quantitative"}},
+            }
+        )
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "title": title,
+        "height": height,
+        "layer": layers,
+    }
 
 
 def curves_chart(df: pd.DataFrame, metric: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
     """Lines of one metric over steps (colour = curve, or run and dash = curve), phase changes as red rules."""
     data = df[df["metric"] == metric]
     legend = {"orient": "bottom", "title": None}
-    enc = {"x": {"field": "step", "type": "quantitative", "title": "step"},
-           "y": {"field": "value", "type": "quantitative", "title": metric},
-           "color": {"field": "run" if by_run else "curve", "type": "nominal", "legend": legend},
-           "tooltip": [{"field": f} for f in ("run", "curve", "step", "value")]}
+    enc = {
+        "x": {"field": "step", "type": "quantitative", "title": "step"},
+        "y": {"field": "value", "type": "quantitative", "title": metric},
+        "color": {"field": "run" if by_run else "curve", "type": "nominal", "legend": legend},
+        "tooltip": [{"field": f} for f in ("run", "curve", "step", "value")],
+    }
     if by_run:
         enc["strokeDash"] = {"field": "curve", "type": "nominal", "legend": legend}
     base = {"data": {"values": _records(data)}, "mark": "line", "encoding": enc}
@@ -95,10 +126,12 @@ def scores_chart(df: pd.DataFrame, score: str, title: str, marks=(), shown_step=
     """One score over steps, one line per head (and per run), phase changes as red rules."""
     data = df[df["score"] == score].copy()
     data["line"] = (data["run"] + " " + data["head"]) if by_run else data["head"]
-    enc = {"x": {"field": "step", "type": "quantitative", "title": "step"},
-           "y": {"field": "value", "type": "quantitative", "title": score, "scale": {"domain": [0, 1]}},
-           "color": {"field": "line", "type": "nominal", "legend": {"orient": "right", "title": None}},
-           "tooltip": [{"field": f} for f in ("run", "head", "step", "value")]}
+    enc = {
+        "x": {"field": "step", "type": "quantitative", "title": "step"},
+        "y": {"field": "value", "type": "quantitative", "title": score, "scale": {"domain": [0, 1]}},
+        "color": {"field": "line", "type": "nominal", "legend": {"orient": "right", "title": None}},
+        "tooltip": [{"field": f} for f in ("run", "head", "step", "value")],
+    }
     base = {"data": {"values": _records(data)}, "mark": "line", "encoding": enc}
     return _layered(title, base, list(marks), shown_step, 220)
 
@@ -111,39 +144,79 @@ def show_head_maps(maps: np.ndarray, labels, key: str) -> None:
     for layer, tab in enumerate(tabs):
         boxes = tab.columns(H) if H * T <= 40 else [tab] * H
         for head in range(H):
-            show_heatmap(maps[layer, head], labels, labels, title=f"layer {layer + 1} head {head + 1}",
-                         container=boxes[head], key=f"{key}_{layer}_{head}", size=230, legend=False,
-                         domain=(0.0, 1.0))
+            show_heatmap(
+                maps[layer, head],
+                labels,
+                labels,
+                title=f"layer {layer + 1} head {head + 1}",
+                container=boxes[head],
+                key=f"{key}_{layer}_{head}",
+                size=230,
+                legend=False,
+                domain=(0.0, 1.0),
+            )
 
 
 def qk_chart(pic: QKPicture, labels) -> dict:
     """Queries (circles) and keys (squares) in one plane, a line from each query to its top keys."""
     labels = list(labels)
-    points = ([{"x": float(x), "y": float(y), "token": t, "kind": "query"} for (x, y), t in zip(pic.queries, labels)]
-              + [{"x": float(x), "y": float(y), "token": t, "kind": "key"} for (x, y), t in zip(pic.keys, labels)])
+    points = [{"x": float(x), "y": float(y), "token": t, "kind": "query"} for (x, y), t in zip(pic.queries, labels)] + [
+        {"x": float(x), "y": float(y), "token": t, "kind": "key"} for (x, y), t in zip(pic.keys, labels)
+    ]
     lines = []
     for i in range(len(labels)):
         for j in pic.top_keys[i]:
             if j < 0:
                 continue
             what, w = f"{labels[i]} → {labels[j]}", float(pic.weights[i, j])
-            lines += [{"pair": f"{i}-{j}", "x": float(pic.queries[i, 0]), "y": float(pic.queries[i, 1]), "weight": w,
-                       "what": what},
-                      {"pair": f"{i}-{j}", "x": float(pic.keys[j, 0]), "y": float(pic.keys[j, 1]), "weight": w,
-                       "what": what}]
-    xy = {"x": {"field": "x", "type": "quantitative", "title": "PC 1"},
-          "y": {"field": "y", "type": "quantitative", "title": "PC 2"}}
+            lines += [
+                {
+                    "pair": f"{i}-{j}",
+                    "x": float(pic.queries[i, 0]),
+                    "y": float(pic.queries[i, 1]),
+                    "weight": w,
+                    "what": what,
+                },
+                {"pair": f"{i}-{j}", "x": float(pic.keys[j, 0]), "y": float(pic.keys[j, 1]), "weight": w, "what": what},
+            ]
+    xy = {
+        "x": {"field": "x", "type": "quantitative", "title": "PC 1"},
+        "y": {"field": "y", "type": "quantitative", "title": "PC 2"},
+    }
     kind = {"domain": ["query", "key"]}
-    return {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "height": 380, "layer": [
-        {"data": {"values": lines}, "mark": {"type": "line", "color": "#888"},
-         "encoding": {**xy, "detail": {"field": "pair", "type": "nominal"},
-                      "opacity": {"field": "weight", "type": "quantitative", "scale": {"domain": [0, 1]},
-                                  "legend": None},
-                      "tooltip": [{"field": "what"}, {"field": "weight", "type": "quantitative", "format": ".3f"}]}},
-        {"data": {"values": points}, "mark": {"type": "point", "filled": True, "size": 70},
-         "encoding": {**xy, "color": {"field": "kind", "type": "nominal", "legend": {"orient": "bottom", "title": None},
-                                      "scale": {**kind, "range": ["#4c78a8", "#f58518"]}},
-                      "shape": {"field": "kind", "type": "nominal", "scale": {**kind, "range": ["circle", "square"]}},
-                      "tooltip": [{"field": "kind"}, {"field": "token"}]}},
-        {"data": {"values": points}, "mark": {"type": "text", "dy": -9, "fontSize": 10, "color": "#333"},
-         "encoding": {**xy, "text": {"field": "token"}}}]}
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "height": 380,
+        "layer": [
+            {
+                "data": {"values": lines},
+                "mark": {"type": "line", "color": "#888"},
+                "encoding": {
+                    **xy,
+                    "detail": {"field": "pair", "type": "nominal"},
+                    "opacity": {"field": "weight", "type": "quantitative", "scale": {"domain": [0, 1]}, "legend": None},
+                    "tooltip": [{"field": "what"}, {"field": "weight", "type": "quantitative", "format": ".3f"}],
+                },
+            },
+            {
+                "data": {"values": points},
+                "mark": {"type": "point", "filled": True, "size": 70},
+                "encoding": {
+                    **xy,
+                    "color": {
+                        "field": "kind",
+                        "type": "nominal",
+                        "legend": {"orient": "bottom", "title": None},
+                        "scale": {**kind, "range": ["#4c78a8", "#f58518"]},
+                    },
+                    "shape": {"field": "kind", "type": "nominal", "scale": {**kind, "range": ["circle", "square"]}},
+                    "tooltip": [{"field": "kind"}, {"field": "token"}],
+                },
+            },
+            {
+                "data": {"values": points},
+                "mark": {"type": "text", "dy": -9, "fontSize": 10, "color": "#333"},
+                "encoding": {**xy, "text": {"field": "token"}},
+            },
+        ],
+    }

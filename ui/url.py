@@ -14,8 +14,12 @@ from collections.abc import Mapping
 from attention_core.config import SETTINGS, WhatIf, allowed_heads, nearest_heads
 
 # URL parameter name of each field (short and stable: these names are in shared links); default: the field name
-URL_NAMES = {name: name for name in SETTINGS} | {"n_heads": "heads", "pad_count": "pad", "input_kind": "input",
-                                                "positional": "pe"}
+URL_NAMES = {name: name for name in SETTINGS} | {
+    "n_heads": "heads",
+    "pad_count": "pad",
+    "input_kind": "input",
+    "positional": "pe",
+}
 TRUE, FALSE = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 
 
@@ -26,7 +30,9 @@ def to_query_params(cfg: WhatIf) -> dict[str, str]:
         if (name == "sentence" and cfg.input_kind != "sentence") or (name == "pattern" and cfg.input_kind != "one_hot"):
             continue
         v = getattr(cfg, name)
-        out[URL_NAMES[name]] = ("1" if v else "0") if spec.kind == "bool" else repr(float(v)) if spec.kind == "float" else str(v)
+        out[URL_NAMES[name]] = (
+            ("1" if v else "0") if spec.kind == "bool" else repr(float(v)) if spec.kind == "float" else str(v)
+        )
     return out
 
 
@@ -79,7 +85,9 @@ def from_query_params(params: Mapping[str, object], base: WhatIf | None = None) 
             notices.append(notice)
     if values["d_model"] % values["n_heads"]:
         nearest = nearest_heads(values["d_model"], values["n_heads"])
-        notices.append(f"heads={values['n_heads']} does not divide d_model={values['d_model']}; using {nearest} "
-                       f"(allowed: {', '.join(map(str, allowed_heads(values['d_model'])))}).")
+        notices.append(
+            f"heads={values['n_heads']} does not divide d_model={values['d_model']}; using {nearest} "
+            f"(allowed: {', '.join(map(str, allowed_heads(values['d_model'])))})."
+        )
         values["n_heads"] = nearest
     return WhatIf(**values), notices

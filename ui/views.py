@@ -15,8 +15,9 @@ from ui.images import _LUTS, pool
 MIN_LINE = 0.02  # weights below this are not drawn as lines (they would be invisible anyway)
 
 
-def head_view_chart(weights: np.ndarray, tokens: list[str], isolate: int | None = None,
-                    title: str = "") -> alt.LayerChart:
+def head_view_chart(
+    weights: np.ndarray, tokens: list[str], isolate: int | None = None, title: str = ""
+) -> alt.LayerChart:
     """Queries on the left, keys on the right, a line per (query, key) with opacity = weight.
 
     Hovering a query token on the left isolates its lines; ``isolate`` does the same from Python."""
@@ -25,22 +26,44 @@ def head_view_chart(weights: np.ndarray, tokens: list[str], isolate: int | None 
     if isolate is not None:
         keep = i == isolate
         i, j = i[keep], j[keep]
-    lines = pd.DataFrame({"q": i, "k": j, "w": np.round(weights[i, j], 4), "x0": 0, "x1": 1,
-                          "query": [tokens[a] for a in i], "key": [tokens[b] for b in j]})
+    lines = pd.DataFrame(
+        {
+            "q": i,
+            "k": j,
+            "w": np.round(weights[i, j], 4),
+            "x0": 0,
+            "x1": 1,
+            "query": [tokens[a] for a in i],
+            "key": [tokens[b] for b in j],
+        }
+    )
     text = pd.DataFrame({"pos": np.arange(T), "token": tokens})
     hover = alt.selection_point(fields=["q"], on="pointerover", clear="pointerout", empty=True, name="hover")
     height = max(120, 18 * T)
     x_left, x_right, width = 110, 330, 440  # token columns inside the chart, lines between them
     y = alt.Y("pos:O", axis=None, scale=alt.Scale(domain=list(range(T))))
-    left = alt.Chart(text).mark_text(align="right", dx=-6).encode(
-        x=alt.value(x_left), y=y, text="token:N").transform_calculate(q="datum.pos").add_params(hover)
+    left = (
+        alt.Chart(text)
+        .mark_text(align="right", dx=-6)
+        .encode(x=alt.value(x_left), y=y, text="token:N")
+        .transform_calculate(q="datum.pos")
+        .add_params(hover)
+    )
     right = alt.Chart(text).mark_text(align="left", dx=6).encode(x=alt.value(x_right), y=y, text="token:N")
-    rules = alt.Chart(lines).mark_rule(color="#e45756", strokeWidth=2).encode(
-        x=alt.value(x_left), x2=alt.value(x_right),
-        y=alt.Y("q:O", axis=None, scale=alt.Scale(domain=list(range(T)))), y2="k:O",
-        opacity=alt.condition(hover, alt.Opacity("w:Q", scale=alt.Scale(domain=[0, 1], range=[0.05, 1]), legend=None),
-                              alt.value(0.02)),
-        tooltip=["query:N", "key:N", alt.Tooltip("w:Q", title="weight", format=".4f")])
+    rules = (
+        alt.Chart(lines)
+        .mark_rule(color="#e45756", strokeWidth=2)
+        .encode(
+            x=alt.value(x_left),
+            x2=alt.value(x_right),
+            y=alt.Y("q:O", axis=None, scale=alt.Scale(domain=list(range(T)))),
+            y2="k:O",
+            opacity=alt.condition(
+                hover, alt.Opacity("w:Q", scale=alt.Scale(domain=[0, 1], range=[0.05, 1]), legend=None), alt.value(0.02)
+            ),
+            tooltip=["query:N", "key:N", alt.Tooltip("w:Q", title="weight", format=".4f")],
+        )
+    )
     chart = alt.layer(rules, left, right).properties(width=width, height=height)
     return chart.properties(title=title) if title else chart
 
@@ -60,7 +83,7 @@ def model_view_png(attn: np.ndarray, tile: int = 64, gap: int = 4) -> bytes:
             idx = (np.clip(pool(attn[layer, h], tile)[0], 0, 1) * 255).round().astype(np.int64)
             tile_rgb = np.repeat(np.repeat(lut[idx], scale, axis=0), scale, axis=1)
             r, c = layer * (size + gap), h * (size + gap)
-            canvas[r:r + size, c:c + size] = tile_rgb
+            canvas[r : r + size, c : c + size] = tile_rgb
     buf = io.BytesIO()
     Image.fromarray(canvas, "RGB").save(buf, format="PNG", compress_level=6)
     return buf.getvalue()

@@ -38,6 +38,12 @@ def standalone_script(cfg: TrainConfig) -> str:
     lines = _TEMPLATE.read_text().splitlines(keepends=True)
     if sum(line.startswith(_CONFIG_PREFIX) for line in lines) != 1:
         raise ValueError(f"{_TEMPLATE.name} must have exactly one line starting with {_CONFIG_PREFIX!r}")
-    out = [(f"{_CONFIG_PREFIX}{json.dumps(settings).replace('true', 'True').replace('false', 'False')}  # noqa: E501\n"
-            if line.startswith(_CONFIG_PREFIX) else line) for line in lines]
+    out = [
+        (
+            f"{_CONFIG_PREFIX}{json.dumps(settings).replace('true', 'True').replace('false', 'False')}  # noqa: E501\n"
+            if line.startswith(_CONFIG_PREFIX)
+            else line
+        )
+        for line in lines
+    ]
     return "".join(out)

@@ -29,10 +29,16 @@ class ReadyExperiment:
 
 LANDMARK_STEPS = 1500
 READY = (
-    ReadyExperiment("induction_2layer", "Induction, 2 layers (the landmark)",
-                    TrainConfig(task="induction", n_layers=2, n_heads=2, d_model=32, steps=LANDMARK_STEPS)),
-    ReadyExperiment("induction_1layer", "Induction, 1 layer (the control)",
-                    TrainConfig(task="induction", n_layers=1, n_heads=2, d_model=32, steps=LANDMARK_STEPS)),
+    ReadyExperiment(
+        "induction_2layer",
+        "Induction, 2 layers (the landmark)",
+        TrainConfig(task="induction", n_layers=2, n_heads=2, d_model=32, steps=LANDMARK_STEPS),
+    ),
+    ReadyExperiment(
+        "induction_1layer",
+        "Induction, 1 layer (the control)",
+        TrainConfig(task="induction", n_layers=1, n_heads=2, d_model=32, steps=LANDMARK_STEPS),
+    ),
 )
 READY_BY_NAME = {r.name: r for r in READY}
 

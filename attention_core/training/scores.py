@@ -82,8 +82,9 @@ def attention_on_b_score(weights: np.ndarray, b_pos: np.ndarray) -> np.ndarray:
     return (w * on_b[:, None, :]).sum(axis=-1).mean(axis=(-2, -1))  # (...)
 
 
-def head_scores(weights: list[np.ndarray], period: np.ndarray | None = None,
-                b_pos: np.ndarray | None = None) -> np.ndarray:
+def head_scores(
+    weights: list[np.ndarray], period: np.ndarray | None = None, b_pos: np.ndarray | None = None
+) -> np.ndarray:
     """All three scores for every head.
 
     Args:

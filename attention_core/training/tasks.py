@@ -51,8 +51,10 @@ def period_range(cfg: TrainConfig) -> tuple[int, int]:
     """Induction repeat lengths (low, high), inclusive: 4..16, capped by context/2 and the vocab."""
     high = min(PERIOD_MAX, cfg.context // 2, cfg.vocab)
     if high <= PERIOD_MIN:
-        raise ValueError(f"induction needs varying periods: context={cfg.context} and vocab={cfg.vocab} allow only "
-                         f"{PERIOD_MIN}..{high}; use context >= {2 * PERIOD_MIN + 2} and vocab >= {PERIOD_MIN + 1}")
+        raise ValueError(
+            f"induction needs varying periods: context={cfg.context} and vocab={cfg.vocab} allow only "
+            f"{PERIOD_MIN}..{high}; use context >= {2 * PERIOD_MIN + 2} and vocab >= {PERIOD_MIN + 1}"
+        )
     return PERIOD_MIN, high
 
 
@@ -72,8 +74,9 @@ def _symbols(gen: torch.Generator, shape, vocab: int) -> torch.Tensor:
     return torch.randint(0, vocab, shape, generator=gen)
 
 
-def induction_batch(gen: torch.Generator, n: int, T: int, vocab: int, periods: tuple[int, int],
-                    fixed_period: int | None = None) -> Batch:
+def induction_batch(
+    gen: torch.Generator, n: int, T: int, vocab: int, periods: tuple[int, int], fixed_period: int | None = None
+) -> Batch:
     """Runs of distinct random symbols repeated to fill T + 1 tokens; next-token targets.
 
     ``fixed_period`` is only for the probe sequence drawn on the page; training never uses it.
@@ -100,7 +103,7 @@ def _sequence_task(gen: torch.Generator, task: str, n: int, T: int, vocab: int) 
     if seq.shape[1] < T + 1:
         seq = torch.cat([seq, sep], dim=1)  # odd T: one trailing SEP, not scored
     mask = torch.zeros(n, T, dtype=torch.bool)
-    mask[:, half:2 * half] = True  # positions half..2half-1 predict the answer tokens
+    mask[:, half : 2 * half] = True  # positions half..2half-1 predict the answer tokens
     return Batch(seq[:, :-1], seq[:, 1:], mask)
 
 

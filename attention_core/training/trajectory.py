@@ -43,8 +43,13 @@ class Trajectory:
         s = len(self.steps)
         if not -s <= index < s:
             raise ValueError(f"snapshot index {index} out of range; this run has {s} snapshots")
-        return Snapshot(int(self.steps[index]), self.params[index], float(self.heldout_loss[index]),
-                        float(self.heldout_acc[index]), self.scores[index])
+        return Snapshot(
+            int(self.steps[index]),
+            self.params[index],
+            float(self.heldout_loss[index]),
+            float(self.heldout_acc[index]),
+            self.scores[index],
+        )
 
     def index_at(self, step: int) -> int:
         """Index of the last snapshot at or before ``step``."""
