@@ -9,7 +9,7 @@ from attention_core.gqa import DTYPE_BYTES, MODELS, MODELS_BY_NAME, allowed_kv_h
 from attention_core.kv_cache import decode_with_cache
 from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
-from ui.charts import show_heatmap
+from ui.charts import show_heatmap, with_data
 from ui.compute import cached_run
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -144,7 +144,7 @@ show_heatmap(
 )
 row_df = pd.DataFrame({"i": np.arange(step), "token": list(tokens[:step]), "weight": now.weights[head].round(4)})
 c2.vega_lite_chart(
-    row_df, eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys"), width="stretch"
+    with_data(eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys"), row_df), width="stretch"
 )
 saved = T * (T + 1) // 2 - T
 st.markdown(
@@ -184,7 +184,7 @@ df = pd.DataFrame(
         "own": [f"{model.name}'s own shape" if n == own else "what-if" for n in gb],
     }
 )
-st.vega_lite_chart(df, eff.memory_bar_spec(f"{model.name}'s own shape"), width="stretch")
+st.vega_lite_chart(with_data(eff.memory_bar_spec(f"{model.name}'s own shape"), df), width="stretch")
 mha, mqa = gb["MHA"], gb["MQA"]
 sentence = (
     f"{model.name} ({model.layers} layers, {model.heads} query heads, {model.kv_heads} KV heads of "
@@ -269,8 +269,12 @@ rf = pd.DataFrame(
     }
 )
 c3.vega_lite_chart(
-    rf,
-    eff.lines_spec("receptive field of the last token", "layers", "tokens", "how", "layers L", "tokens", dashed=True),
+    with_data(
+        eff.lines_spec(
+            "receptive field of the last token", "layers", "tokens", "how", "layers L", "tokens", dashed=True
+        ),
+        rf,
+    ),
     width="stretch",
 )
 raw = layers * (window - 1) + 1
@@ -345,8 +349,9 @@ chart = pd.DataFrame(
 )
 long = chart[np.isfinite(chart["value"])]
 c2.vega_lite_chart(
-    long,
-    eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic", "tile", None),
+    with_data(
+        eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic", "tile", None), long
+    ),
     width="stretch",
 )
 rises = [s.index + 1 for s in steps[1:] if s.rescale[fq] < 1 and np.isfinite(s.m_before[fq])]

@@ -265,3 +265,17 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
         assert_no_errors(page)
         page.screenshot(path=str(tmp_path / "real_model.png"), full_page=True)
         assert not dialogs
+
+
+@pytest.mark.parametrize("path", ["/Playground", "/Compare?preset=2_why_scale", "/Step_by_step"])
+def test_projector_view_fits_1280x720(browser_and_base, path):
+    browser, base = browser_and_base
+    sep = "&" if "?" in path else "?"
+    with opened(browser, base + path + sep + "view=projector", size=(1280, 720)) as (page, _):
+        assert page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count() == 0  # collapsed
+        size = page.evaluate("""() => parseFloat(getComputedStyle(
+            document.querySelector('[data-testid="stMainBlockContainer"] p')).fontSize)""")
+        assert size >= 18  # larger type than the default 16 px
+        assert horizontal_overflow(page) == []
+        assert chart_warnings(page) == []
+        assert_no_errors(page)

@@ -324,6 +324,15 @@ def show_heatmap(
     return "image"
 
 
+def with_data(spec: dict, df: pd.DataFrame, name: str = "rows") -> dict:
+    """``spec`` drawing ``df`` from a named dataset sent as Arrow bytes. Data passed beside a spec (or inline)
+    reaches Vega after its first draw, which then warns "Infinite extent" for every positional field."""
+    out = dict(spec)
+    out["data"] = {"name": name}
+    out["datasets"] = {name: dataframe_util.convert_anything_to_arrow_bytes(df)}
+    return out
+
+
 def bar_chart(
     values,
     labels: list[str],

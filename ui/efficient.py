@@ -302,6 +302,5 @@ def lines_spec(
         ],
     }
     if dashed:
-        enc["strokeDash"] = {"field": series, "type": "nominal", "legend": None}
-        enc["strokeWidth"] = {"field": series, "type": "nominal", "legend": None, "scale": {"range": [5, 1.5]}}
+        enc["strokeDash"] = {"field": series, "type": "nominal"}  # one legend with the colour
     return {"title": title, "height": 190, "autosize": FIT_X, "mark": {"type": "line", "point": True}, "encoding": enc}
