@@ -115,6 +115,8 @@ PAGES = [
 PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] { font-size: 1.2rem; max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
 [data-testid="stMainBlockContainer"] h1 { font-size: 2.4rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] li { font-size: 1.2rem; }
 [data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] { font-size: 1.05rem; }
 </style>"""  # static text, never anything a user typed
 
