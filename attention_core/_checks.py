@@ -73,5 +73,18 @@ def check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must share d_k (last dim); got q {q.shape} and k {k.shape}")
     if v.shape[-2] != k.shape[-2]:
-        raise ValueError(f"k and v must have the same number of tokens T_k; got k {k.shape} and v {v.shape}")
+        raise ValueError(f"k and v must have the same number of tokens T_k >= 1; got k {k.shape} and v {v.shape}")
     return q, k, v
+
+
+def check_attention_inputs(q, k, v, mask=None):
+    """``check_qkv``, then the leading (batch / head) dims they broadcast to and the mask as a broadcast view of
+    ``(*lead, T_q, T_k)``; returns ``(q, k, v, mask, lead)``."""
+    q, k, v = check_qkv(q, k, v)
+    try:
+        lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast"
+        ) from None
+    return q, k, v, check_mask(mask, (*lead, q.shape[-2], k.shape[-2])), lead

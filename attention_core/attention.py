@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ._checks import check_finite_array, check_mask, check_positive_int, check_qkv, check_temperature
+from ._checks import check_attention_inputs, check_finite_array, check_positive_int, check_temperature
 from .softmax import _softmax
 
 
@@ -59,14 +59,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scaled: bool = True, temper
         summing to 1 (0 for fully masked rows).
     """
     t = check_temperature(temperature)
-    q, k, v = check_qkv(q, k, v)
-    try:
-        lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast"
-        ) from None
-    m = check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))
+    q, k, v, m, lead = check_attention_inputs(q, k, v, mask)
     # Fold 1/sqrt(d_k) and 1/temperature into q: T_q * d_k multiplications instead of T_q * T_k.
     factor = score_factor(q.shape[-1], scaled, t)
     q_in = q * np.asarray(factor, dtype=q.dtype) if factor != 1.0 else q

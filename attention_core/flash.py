@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_finite_array, check_mask, check_positive_int, check_temperature
+from ._checks import check_attention_inputs, check_positive_int, check_temperature
 from .attention import score_factor
 
 
@@ -49,24 +49,11 @@ class FlashRun:
 def _check(q, k, v, mask, causal, tile_size, temperature):
     t = check_temperature(temperature)
     tile_size = check_positive_int("tile_size", tile_size)
-    q = check_finite_array("q", q, min_ndim=2)
-    k = check_finite_array("k", k, min_ndim=2)
-    v = check_finite_array("v", v, min_ndim=2)
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must share d_k (last dim); got q {q.shape} and k {k.shape}")
-    if v.shape[-2] != k.shape[-2] or k.shape[-2] == 0 or q.shape[-2] == 0:
-        raise ValueError(
-            f"k and v need the same number of tokens T_k >= 1 and q T_q >= 1; got q {q.shape}, k {k.shape}, v {v.shape}"
-        )
     if not isinstance(causal, (bool, np.bool_)):
         raise ValueError(f"causal must be True or False; got {causal!r}")
-    try:
-        lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"leading dims of q {q.shape[:-2]}, k {k.shape[:-2]} and v {v.shape[:-2]} do not broadcast"
-        ) from None
-    mask = check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))  # a broadcast view: no T x T copy
+    q, k, v, mask, lead = check_attention_inputs(q, k, v, mask)  # the mask as a broadcast view: no T x T copy
+    if q.shape[-2] == 0 or k.shape[-2] == 0:
+        raise ValueError(f"q and k need T_q >= 1 and T_k >= 1 tokens; got q {q.shape}, k {k.shape}")
     return q, k, v, mask, tile_size, t, lead
 
 
