@@ -98,6 +98,15 @@ class ByteLRU:
                 self.bytes -= old
                 self.evictions += 1
 
+    def get_or_compute(self, key, compute):
+        """The value stored under ``key``, or ``compute()`` stored (read-only) and returned."""
+        hit, value = self.get(key)
+        if not hit:
+            value = compute()
+            _freeze(value)
+            self.put(key, value)
+        return value
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
@@ -126,13 +135,7 @@ def cached(max_mb: float, name: str | None = None) -> Callable:
         @functools.wraps(fn)
         def inner(*args, **kwargs):
             key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
-            hit, value = cache.get(key)
-            if hit:
-                return value
-            value = fn(*args, **kwargs)
-            _freeze(value)
-            cache.put(key, value)
-            return value
+            return cache.get_or_compute(key, lambda: fn(*args, **kwargs))
 
         inner.cache = cache
         return inner

@@ -215,13 +215,12 @@ def _cells_arrow(m: np.ndarray, blank, rows: tuple, cols: tuple, row_title: str,
     """The cells of one heatmap as Arrow IPC bytes, cached by a digest of the numbers and the labels: a
     rerun that draws the same map again sends stored bytes instead of converting a DataFrame."""
     key = (_digest(m, None if blank is None else np.asarray(blank, dtype=bool)), rows, cols, row_title, col_title)
-    hit, data = _CELLS.get(key)
-    if not hit:
-        data = dataframe_util.convert_anything_to_arrow_bytes(
+    return _CELLS.get_or_compute(
+        key,
+        lambda: dataframe_util.convert_anything_to_arrow_bytes(
             _heatmap_frame(m, rows, cols, row_title, col_title, blank)
-        )
-        _CELLS.put(key, data)
-    return data
+        ),
+    )
 
 
 _PNGS = register(ByteLRU("ui.charts.pngs", 32 * 2**20))  # encoded image heatmaps, by content digest
@@ -230,11 +229,7 @@ _PNGS = register(ByteLRU("ui.charts.pngs", 32 * 2**20))  # encoded image heatmap
 def _png(m: np.ndarray, lo: float, hi: float, lut: str, max_px: int) -> tuple[bytes, tuple[int, int]]:
     """heatmap_png, cached by a digest of the numbers and the colour range (the encoder runs once per map)."""
     key = (_digest(m), lo, hi, lut, max_px)
-    hit, value = _PNGS.get(key)
-    if not hit:
-        value = heatmap_png(m, lo, hi, lut, max_px=max_px)
-        _PNGS.put(key, value)
-    return value
+    return _PNGS.get_or_compute(key, lambda: heatmap_png(m, lo, hi, lut, max_px=max_px))
 
 
 def colour_domain(m: np.ndarray, domain, blank=None) -> tuple[tuple[float, float] | None, str]:
