@@ -34,18 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.protocol import PeakRSS, RunResult, StreamlitClient, Widget, cpu_seconds, start_server  # noqa: E402
+from tests.server_util import CHROMIUM_FLAGS  # noqa: E402
 from ui.presets import load_presets  # noqa: E402
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-    "--disable-quic",
-]
 IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   return app && app.getAttribute('data-test-script-state') === 'notRunning'

@@ -18,10 +18,8 @@ import contextlib
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +34,7 @@ from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.server_util import free_port
+from tests.server_util import free_port, stop, streamlit_command, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 FINISHED = {
@@ -436,24 +434,7 @@ def start_server(
     if cores is not None and not shutil.which("taskset"):
         raise ValueError("cores needs the taskset command (util-linux), which is not installed")
     port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        script,
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-        *flags,
-    ]
+    cmd = streamlit_command(script, port, *flags)
     if cores is not None:
         cmd = ["taskset", "-c", cores, *cmd]
     out = open(log, "wb") if log else subprocess.DEVNULL
@@ -466,27 +447,10 @@ def start_server(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {proc.returncode}; see {log or 'its output'}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not answer {url}/_stcore/health within {timeout:g} s")
-            time.sleep(0.2)
+        wait_healthy(url, proc, timeout, lambda: f"see {log or 'its output'}")
         yield Server(url, proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         if log:
             out.close()
 

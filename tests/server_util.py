@@ -31,52 +31,51 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def streamlit_command(script: str, port: int, *flags: str) -> list[str]:
+    """`streamlit run script` on 127.0.0.1:port, headless, no usage statistics, no file watcher, plus ``flags``."""
+    return [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address",
+            "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none", *flags]  # fmt: skip
+
+
+def wait_healthy(base: str, proc: subprocess.Popen, timeout: float, output=lambda: "its output") -> None:
+    """Poll ``base``/_stcore/health until it answers 200; raise if the process exits or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}: {output()}")
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"streamlit did not answer {base}/_stcore/health within {timeout:g} s")
+        time.sleep(0.2)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextlib.contextmanager
 def streamlit_server(script: str = "streamlit_app.py", cwd: Path = ROOT, timeout: float = 60, env: dict | None = None):
     """Yield the base URL of a running `streamlit run script`; stop it afterwards."""
     port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        script,
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
-    )
+    proc = subprocess.Popen(streamlit_command(script, port), cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited: {proc.stdout.read().decode(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not become healthy in time")
-            time.sleep(0.2)
+        wait_healthy(base, proc, timeout, lambda: proc.stdout.read().decode(errors="replace")[-2000:])
         yield base, proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 def chromium_path() -> str:
