@@ -120,7 +120,7 @@ else:
     head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="tb_head")
     row = enc.weights[head, it]
     top_it = int(np.argmax(row))
-    st.altair_chart(
+    st.vega_lite_chart(
         bar_chart(row, tokens, title=f'attention from "it" (head {head + 1}, encoder block)', domain=(0, 1))
     )
     animal = find_token(tokens, "animal")

@@ -111,7 +111,7 @@ with tab_neuron:
         st.caption(arun.no_parity)
     else:
         nv = neuron_view(arun, layer, head, qi, kj)
-        st.altair_chart(
+        st.vega_lite_chart(
             bar_chart(
                 nv.products, [str(d) for d in range(len(nv.q))], title="q ⊙ k, dimension by dimension", value_name="q×k"
             )

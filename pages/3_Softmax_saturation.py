@@ -74,10 +74,10 @@ if not cfg.scaled:
 cols = st.columns(2)
 for col, (name, logits, weights, formula) in zip(cols, sides):
     tag = " (yours)" if (name == "scaled") == cfg.scaled else ""  # short: bar_chart may append its axis note
-    col.altair_chart(
+    col.vega_lite_chart(
         bar_chart(logits, labels, title=f"{name} logits {formula}{tag}", value_name="logit"), width="stretch"
     )
-    col.altair_chart(bar_chart(weights, labels, title=f"softmax, {name}{tag}", domain=(0, 1)), width="stretch")
+    col.vega_lite_chart(bar_chart(weights, labels, title=f"softmax, {name}{tag}", domain=(0, 1)), width="stretch")
 w_now = row.weights_scaled if cfg.scaled else row.weights_unscaled
 w_other = row.weights_unscaled if cfg.scaled else row.weights_scaled
 other_mode = "unscaled" if cfg.scaled else "scaled"

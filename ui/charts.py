@@ -328,25 +328,13 @@ def with_data(spec: dict, df: pd.DataFrame, name: str = "rows") -> dict:
     return out
 
 
-def bar_chart(
-    values,
-    labels: list[str],
-    *,
-    title: str = "",
-    value_name: str = "weight",
-    highlight: int | None = None,
-    domain: tuple[float, float] | None = None,
-) -> alt.Chart:
-    """Bars in token order with the token as tooltip; ``highlight`` colours one bar."""
-    values = np.asarray(values, dtype=np.float64)
-    domain, stretched = colour_domain(values, domain)
-    if stretched:  # nearly uniform weights on a 0..1 axis would be invisible: let the axis fit them, and say so
-        domain, title = None, f"{title} (axis {stretched.split(' to ', 1)[1]})"
-    df = pd.DataFrame({"i": np.arange(len(values)), "token": list(labels), "v": np.round(values, 4)})
-    df["top"] = df["i"] == (int(np.argmax(values)) if highlight is None else highlight)
-    y = alt.Y("v:Q", title=value_name, scale=alt.Scale(domain=list(domain)) if domain else alt.Undefined)
-    return (
-        alt.Chart(df, title=title or alt.Undefined)
+@cached(max_mb=4)
+def _bar_skeleton(labels: tuple, title: str, value_name: str, has_domain: bool) -> str:
+    """The Vega-Lite spec of a bar chart without its data and y domain, built (and validated) by Altair once."""
+    empty = pd.DataFrame({"i": [0], "token": [""], "v": [0.0], "top": [False]})
+    y = alt.Y("v:Q", title=value_name, scale=alt.Scale(domain=[0.0, 1.0]) if has_domain else alt.Undefined)
+    spec = (
+        alt.Chart(empty, title=title or alt.Undefined)
         .mark_bar()
         .encode(
             x=alt.X("i:O", axis=_axis(list(labels), "key")),
@@ -355,7 +343,33 @@ def bar_chart(
             tooltip=[alt.Tooltip("token:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
         )
         .properties(height=220)
+        .to_dict()
     )
+    spec.pop("datasets", None)
+    return json.dumps(spec)
+
+
+def bar_chart(
+    values,
+    labels: list[str],
+    *,
+    title: str = "",
+    value_name: str = "weight",
+    highlight: int | None = None,
+    domain: tuple[float, float] | None = None,
+) -> dict:
+    """A Vega-Lite spec (for st.vega_lite_chart) of bars in token order with the token as tooltip;
+    ``highlight`` colours one bar (default: the largest). The layout is built by Altair once per labels/title."""
+    values = np.asarray(values, dtype=np.float64)
+    domain, stretched = colour_domain(values, domain)
+    if stretched:  # nearly uniform weights on a 0..1 axis would be invisible: let the axis fit them, and say so
+        domain, title = None, f"{title} (axis {stretched.split(' to ', 1)[1]})"
+    df = pd.DataFrame({"i": np.arange(len(values)), "token": list(map(str, labels)), "v": np.round(values, 4)})
+    df["top"] = df["i"] == (int(np.argmax(values)) if highlight is None else highlight)
+    spec = json.loads(_bar_skeleton(tuple(map(str, labels)), title, value_name, domain is not None))
+    if domain is not None:
+        spec["encoding"]["y"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
+    return with_data(spec, df)
 
 
 def matrix_frame(m: np.ndarray, row_labels: list[str], col_prefix: str = "") -> pd.DataFrame:

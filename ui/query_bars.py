@@ -33,5 +33,5 @@ def query_bars(row, labels: list[str], title: str, container=None) -> str:
         )
     else:
         values, names, shown = row, list(labels), ""
-    box.altair_chart(bar_chart(values, names, title=title, domain=(0.0, 1.0)), width="stretch")
+    box.vega_lite_chart(bar_chart(values, names, title=title, domain=(0.0, 1.0)), width="stretch")
     return shown.strip()
