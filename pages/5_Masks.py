@@ -187,8 +187,13 @@ page_end(
             f"With {plural(pad, 'padded key')}, how much of query {md_escape(tokens[row])}'s weight lands on the "
             "padded keys, and how much "
             "on the real ones?",
-            f"{fmt(float(padding.weights[row, T - pad :].sum()))} on padded keys and {fmt(real)} on the "
-            f"{plural(T - pad, 'real key')}" + (": every key is padded, so the whole row is 0." if pad == T else "."),
+            (
+                f"None is padded (pad count 0): all of it, {fmt(real)}, stays on the {plural(T, 'real key')}."
+                if pad == 0
+                else f"{fmt(float(padding.weights[row, T - pad :].sum()))} on padded keys and {fmt(real)} on the "
+                f"{plural(T - pad, 'real key')}"
+                + (": every key is padded, so the whole row is 0." if pad == T else ".")
+            ),
         ),
         (
             "What does a textbook softmax return for a row whose keys are all blocked, and what does attention_core "
