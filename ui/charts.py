@@ -7,6 +7,7 @@ Token labels always travel as data or as a JSON array in a Vega expression, neve
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -76,54 +77,56 @@ def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_ti
     )
 
 
-def _heatmap_altair(
-    df,
-    shape,
-    row_labels,
-    col_labels,
-    title,
-    row_title,
-    col_title,
-    value_name,
-    domain,
-    scheme,
-    size,
-    legend,
-    note: str = "",
-) -> alt.Chart:
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """Everything about a heatmap's spec but its numbers and colour range (the key its skeleton is cached by)."""
+
+    shape: tuple[int, int]  # (rows, columns) of cells
+    row_labels: tuple  # one label per row, shown on the y axis and in the tooltip
+    col_labels: tuple  # one label per column, shown on the x axis and in the tooltip
+    title: str  # chart title ("" for none)
+    row_title: str  # y axis title and tooltip field of the row label
+    col_title: str  # x axis title and tooltip field of the column label
+    value_name: str  # legend and tooltip title of the value
+    has_domain: bool  # the colour scale has a fixed domain (patched in per draw) rather than the data's range
+    scheme: str  # "viridis", else a red-blue diverging scale centred on 0
+    size: int  # about this many pixels a side
+    legend: bool  # draw the colour legend
+
+
+def _heatmap_altair(df, lay: _Layout) -> alt.Chart:
     """One rect per cell, tooltips with both tokens and the value (cells missing from ``df`` stay blank)."""
-    n_r, n_c = shape
-    step_x, step_y = _step(n_c, size), _step(n_r, size)
-    if scheme == "viridis":
-        color_scale = alt.Scale(scheme="viridis", domain=list(domain)) if domain else alt.Scale(scheme="viridis")
+    n_r, n_c = lay.shape
+    step_x, step_y = _step(n_c, lay.size), _step(n_r, lay.size)
+    domain = {"domain": [0.0, 1.0]} if lay.has_domain else {}
+    if lay.scheme == "viridis":
+        color_scale = alt.Scale(scheme="viridis", **domain)
     else:
-        color_scale = alt.Scale(
-            scheme="redblue", reverse=True, domainMid=0, **({"domain": list(domain)} if domain else {})
-        )
+        color_scale = alt.Scale(scheme="redblue", reverse=True, domainMid=0, **domain)
     chart = (
-        alt.Chart(df, title=title or alt.Undefined)
+        alt.Chart(df, title=lay.title or alt.Undefined)
         .mark_rect()
         .encode(
             x=alt.X(
                 "c:O",
-                axis=_axis(list(col_labels), col_title + (f" · {note}" if note else ""), step=step_x),
+                axis=_axis(list(lay.col_labels), lay.col_title, step=step_x),
                 scale=alt.Scale(domain=list(range(n_c))),
             ),
             y=alt.Y(
                 "r:O",
-                axis=_axis(list(row_labels), row_title, angle=0, step=step_y),
+                axis=_axis(list(lay.row_labels), lay.row_title, angle=0, step=step_y),
                 scale=alt.Scale(domain=list(range(n_r))),
             ),
             color=alt.Color(
                 "v:Q",
                 scale=color_scale,
-                title=value_name,
-                legend=alt.Legend(gradientLength=max(60, min(200, step_y * n_r))) if legend else None,
+                title=lay.value_name,
+                legend=alt.Legend(gradientLength=max(60, min(200, step_y * n_r))) if lay.legend else None,
             ),
             tooltip=[
-                alt.Tooltip(f"{row_title}:N"),
-                alt.Tooltip(f"{col_title}:N"),
-                alt.Tooltip("v:Q", title=value_name, format=".4f"),
+                alt.Tooltip(f"{lay.row_title}:N"),
+                alt.Tooltip(f"{lay.col_title}:N"),
+                alt.Tooltip("v:Q", title=lay.value_name, format=".4f"),
             ],
         )
         .properties(width=alt.Step(step_x), height=alt.Step(step_y))
@@ -132,52 +135,21 @@ def _heatmap_altair(
 
 
 @cached(max_mb=8)
-def _skeleton(
-    shape, row_labels, col_labels, title, row_title, col_title, value_name, has_domain, scheme, size, legend
-) -> str:
+def _skeleton(lay: _Layout) -> str:
     """The Vega-Lite spec of a heatmap without its data and colour domain, as JSON text, built by Altair once
     per layout. Altair validates every chart it serialises (tens of ms); the pages redraw the same layouts
     with new numbers and new colour ranges, so the skeleton is cached and the numbers are patched in.
     ``autosize: pad`` keeps Vega from trying to fit a chart whose size is set by its cells (no warnings)."""
-    empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], row_title: [""], col_title: [""]})
-    spec = _heatmap_altair(
-        empty,
-        shape,
-        row_labels,
-        col_labels,
-        title,
-        row_title,
-        col_title,
-        value_name,
-        (0.0, 1.0) if has_domain else None,
-        scheme,
-        size,
-        legend,
-    ).to_dict()
+    empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], lay.row_title: [""], lay.col_title: [""]})
+    spec = _heatmap_altair(empty, lay).to_dict()
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}
     spec["autosize"] = {"type": "pad", "contains": "padding"}
     return json.dumps(spec)
 
 
-def _heatmap_dict(
-    shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size, legend, note: str = ""
-) -> dict:
-    spec = json.loads(
-        _skeleton(
-            shape,
-            row_labels,
-            col_labels,
-            title,
-            row_title,
-            col_title,
-            value_name,
-            domain is not None,
-            scheme,
-            size,
-            legend,
-        )
-    )
+def _heatmap_dict(lay: _Layout, domain, note: str = "") -> dict:
+    spec = json.loads(_skeleton(lay))
     if domain is not None:
         spec["encoding"]["color"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
     if note:
@@ -189,11 +161,20 @@ def heatmap_spec(
     shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size, legend, note: str = ""
 ) -> str:
     """The Vega-Lite spec of a heatmap without its data, as JSON text (the cells travel as a named dataset)."""
-    return json.dumps(
-        _heatmap_dict(
-            shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size, legend, note
-        )
+    lay = _Layout(
+        tuple(shape),
+        tuple(row_labels),
+        tuple(col_labels),
+        title,
+        row_title,
+        col_title,
+        value_name,
+        domain is not None,
+        scheme,
+        size,
+        legend,
     )
+    return json.dumps(_heatmap_dict(lay, domain, note))
 
 
 def _digest(*arrays) -> bytes:
@@ -284,7 +265,7 @@ def show_heatmap(
         if stretched or not legend:
             lo, hi = domain if domain is not None else (float(np.nanmin(m)), float(np.nanmax(m)))
             note = stretched or f"colour {lo:.3g}–{hi:.3g}"
-        spec = _heatmap_dict(
+        lay = _Layout(
             m.shape,
             rows,
             cols,
@@ -292,12 +273,12 @@ def show_heatmap(
             row_title,
             col_title,
             kw.get("value_name", "weight"),
-            domain,
+            domain is not None,
             kw.get("scheme", "viridis"),
             kw.get("size", 260),
             legend,
-            note,
         )
+        spec = _heatmap_dict(lay, domain, note)
         spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, row_title, col_title)}
         box.vega_lite_chart(spec, key=key, width="content")
         return "vector"
