@@ -19,6 +19,16 @@ def _run(q=Q, kv=KV, **kw):
     return run_cross_attention(base.replace(sentence=q), base.replace(sentence=kv))
 
 
+def _seeded_random(t_q: int, t_k: int):
+    """The page switched to seeded random sequences of ``t_q`` queries and ``t_k`` keys."""
+    at = run_ok(app(CA))
+    at.radio(key="ca_source").set_value("seeded random")
+    run_ok(at)
+    at.slider(key="ca_tq").set_value(t_q)
+    at.slider(key="ca_tk").set_value(t_k)
+    return run_ok(at)
+
+
 def test_default_map_sentences_and_random_weights_are_named():
     at = run_ok(app(CA))
     assert "head 1: 6 x 7" in chart_titles(at)
@@ -46,12 +56,7 @@ def test_default_map_sentences_and_random_weights_are_named():
 
 
 def test_random_sequences_sizes_heads_and_query():
-    at = run_ok(app(CA))
-    at.radio(key="ca_source").set_value("seeded random")
-    run_ok(at)
-    at.slider(key="ca_tq").set_value(3)
-    at.slider(key="ca_tk").set_value(11)
-    run_ok(at)
+    at = _seeded_random(3, 11)
     assert "head 1: 3 x 11" in chart_titles(at)
     el = next(e for e in at.get("vega_lite_chart") if json.loads(e.proto.spec).get("title") == "head 1: 3 x 11")
     df = chart_datasets(el)[0]
@@ -69,12 +74,7 @@ def test_random_sequences_sizes_heads_and_query():
 
 
 def test_large_map_states_its_shape_once():
-    at = run_ok(app(CA))
-    at.radio(key="ca_source").set_value("seeded random")
-    run_ok(at)
-    at.slider(key="ca_tq").set_value(100)
-    at.slider(key="ca_tk").set_value(256)
-    run_ok(at)
+    at = _seeded_random(100, 256)
     caps = [img.caption for el in at.get("image") for img in el.proto.imgs]
     assert any(c.startswith("head 1 (100 x 256 as an image") for c in caps), caps
     assert "Cross-attention weights: 100 queries x 256 keys" in texts(at)
