@@ -21,10 +21,11 @@ from attention_core.training import (
     previous_token_score,
     probe_batch,
 )
-from attention_core.training.export import standalone_script, weights_npz
+from attention_core.training.export import weights_npz
 from attention_core.training.inspect import attention_parity, model_from_params, query_key_picture
 from attention_core.training.tasks import PERIOD_MAX, PERIOD_MIN, heldout_batch
 from attention_core.training.trajectory import find_phase_change, from_trainer, load_trajectory, save_trajectory
+from tests.train_script import SORT_WITH_MLP, assert_script_matches_trainer
 
 torch.set_num_threads(1)
 
@@ -234,41 +235,14 @@ def test_one_layer_never_gets_there():
 
 SCRIPT_CONFIGS = [
     TrainConfig(steps=4),
-    TrainConfig(
-        task="sort",
-        pos="sinusoidal",
-        mlp=True,
-        layernorm=True,
-        n_heads=4,
-        vocab=10,
-        context=13,
-        batch=8,
-        seed=3,
-        steps=4,
-    ),
+    SORT_WITH_MLP.replace(pos="sinusoidal", steps=4),
     TrainConfig(task="find_b", n_layers=1, d_model=8, n_heads=1, batch=5, steps=4),
 ]
 
 
 @pytest.mark.parametrize("cfg", SCRIPT_CONFIGS)
 def test_standalone_script_prints_the_same_losses(cfg, tmp_path):
-    import subprocess
-    import sys
-
-    script = tmp_path / "train_tiny.py"
-    script.write_text(standalone_script(cfg))
-    out = subprocess.run(
-        [sys.executable, str(script), "--steps", "4"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-        check=True,
-    ).stdout
-    printed = [float(line.split("loss")[1]) for line in out.splitlines() if line.startswith("step")]
-    ours = Trainer(cfg).train(4).train_loss
-    assert len(printed) == 4
-    np.testing.assert_allclose(printed, ours, rtol=0, atol=2e-6)  # printed with 6 decimals
+    assert_script_matches_trainer(cfg, tmp_path, steps=4)
 
 
 def test_weights_npz_holds_every_parameter(tmp_path):

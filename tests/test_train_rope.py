@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import torch
@@ -13,10 +10,10 @@ from hypothesis import strategies as st
 
 from attention_core.rope import apply_rope
 from attention_core.training import TrainConfig, Trainer, build_model, flat_parameters, positional_kinds, probe_batch
-from attention_core.training.export import standalone_script
 from attention_core.training.inspect import attention_parity, model_from_params, query_key_picture
 from attention_core.training.rotary import RotarySelfAttention, rope_torch
 from attention_core.training.trajectory import from_trainer
+from tests.train_script import SORT_WITH_MLP, assert_script_matches_trainer
 
 torch.set_num_threads(1)
 
@@ -123,39 +120,11 @@ def test_query_key_picture_of_a_rope_head_uses_the_rotated_vectors():
     assert np.abs(np.abs(pic.queries) - np.abs(plain.queries)).max() > 1e-3
 
 
-SCRIPT_CONFIGS = [
-    ROPE.replace(steps=4),
-    TrainConfig(
-        task="sort",
-        pos="rope",
-        mlp=True,
-        layernorm=True,
-        n_heads=4,
-        d_model=16,
-        vocab=10,
-        context=13,
-        batch=8,
-        seed=3,
-        steps=4,
-    ),
-]
+SCRIPT_CONFIGS = [ROPE.replace(steps=4), SORT_WITH_MLP.replace(pos="rope", d_model=16, steps=4)]
 
 
 @pytest.mark.parametrize("cfg", SCRIPT_CONFIGS)
 def test_standalone_script_prints_the_same_losses_with_rope(cfg, tmp_path):
-    script = tmp_path / "train_tiny.py"
-    script.write_text(standalone_script(cfg))
-    out = subprocess.run(
-        [sys.executable, str(script), "--steps", "4"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-        check=True,
-    ).stdout
-    printed = [float(line.split("loss")[1]) for line in out.splitlines() if line.startswith("step")]
-    ours = Trainer(cfg).train(4).train_loss
-    assert len(printed) == 4
-    np.testing.assert_allclose(printed, ours, rtol=0, atol=2e-6)  # printed with 6 decimals
+    printed = assert_script_matches_trainer(cfg, tmp_path, steps=4)
     learned = Trainer(cfg.replace(pos="learned")).train(4).train_loss
     assert np.abs(np.array(learned) - printed).max() > 1e-4  # the script really ran rope
