@@ -264,6 +264,12 @@ class StreamlitClient:
     async def open(self, timeout: float | None = None) -> RunResult:
         """Connect and run the page once, like opening the link in a new tab (``timeout`` overrides the client's)."""
         wait = timeout or self.timeout
+        await self._connect(wait)
+        return await self._run(ClientState(query_string=self.query_string, page_name=self.page_name), wait)
+
+    async def _connect(self, wait: float, headers: dict[str, str] | None = None) -> None:
+        """Open the websocket within ``wait`` seconds, sending ``headers`` with the handshake (a subclass that
+        carries what a browser would, e.g. a cookie, overrides this and calls it with them)."""
         # no client pings (a browser sends none): a server too busy to answer a ping in time is slow, not gone
         self.ws = await connect(
             self.ws_url,
@@ -275,8 +281,8 @@ class StreamlitClient:
             open_timeout=wait,
             ping_interval=None,
             create_connection=_CountingConnection,
+            additional_headers=headers,
         )
-        return await self._run(ClientState(query_string=self.query_string, page_name=self.page_name), wait)
 
     async def close(self) -> None:
         if self.ws is not None:

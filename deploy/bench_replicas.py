@@ -24,8 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from streamlit.proto.ClientState_pb2 import ClientState  # noqa: E402
-
 import benchmarks.classroom as classroom  # noqa: E402
 from benchmarks import protocol  # noqa: E402
 from deploy.local_cluster import local_cluster  # noqa: E402
@@ -42,22 +40,10 @@ def first_cookie(origin: str) -> str:
 class BrowserLikeClient(protocol.StreamlitClient):
     """benchmarks/protocol.py's client, with the cookie a browser would carry after its first request."""
 
-    async def open(self, timeout: float | None = None) -> protocol.RunResult:
-        wait = timeout or self.timeout
+    async def _connect(self, wait: float, headers: dict[str, str] | None = None) -> None:
         cookie = await asyncio.to_thread(first_cookie, self.origin)
-        self.ws = await protocol.connect(
-            self.ws_url,
-            subprotocols=["streamlit"],
-            origin=self.origin,
-            proxy=None,
-            max_size=None,
-            max_queue=None,
-            open_timeout=wait,
-            create_connection=protocol._CountingConnection,
-            additional_headers={"Cookie": cookie},
-        )
+        await super()._connect(wait, {**(headers or {}), "Cookie": cookie})
         LANDED[self.ws.response.headers.get("X-Upstream", "?")] += 1
-        return await self._run(ClientState(query_string=self.query_string, page_name=self.page_name), wait)
 
 
 async def warm(base: str, path: str) -> None:
