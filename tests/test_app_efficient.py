@@ -168,32 +168,6 @@ def test_padding_mask_and_a_fully_masked_row():
     assert "Every key of this row is masked: m stays −∞, l stays 0, and the output is 0 (not NaN)." in texts(at)
 
 
-@pytest.mark.parametrize(
-    "query, expected",
-    [
-        (
-            {"kv": "3"},
-            "kv='3' is not allowed for 4 query heads (KV heads must divide them) (allowed: 1, 2, 4); using 2.",
-        ),
-        ({"kv": "3", "heads": "8"}, "using 2."),
-        ({"step": "abc"}, "step='abc' is not a whole number; using 5."),
-        ({"window": "999"}, "window=999 is outside 1 to 8 for seq_len 8; using 8."),
-        ({"layers": "0"}, "layers=0 is outside 1 to 32; using 1."),
-        ({"tile": "2.5"}, "tile='2.5' is not a whole number; using 2."),
-        ({"fq": "nan"}, "fq='nan' is not a whole number"),
-        ({"llm": "GPT-5"}, "llm='GPT-5' is not allowed"),
-        ({"dtype": "fp4"}, "dtype='fp4' is not allowed"),
-        ({"ctx": "-5"}, "ctx=-5 is outside 1 to 1048576; using 1."),
-        ({"batch": "1e9"}, "batch=1000000000 is outside 1 to 1024; using 1024."),
-    ],
-)
-def test_bad_url_values_give_a_notice_and_a_working_page(query, expected):
-    at = run_ok(app(PAGE, query))
-    notice = "\n".join(w.value for w in at.warning)
-    assert expected in notice, notice
-    assert_exact(at)
-
-
 def test_typed_sentence_stays_text():
     at = run_ok(app(PAGE, {"input": "sentence", "sentence": "a *b* <i>c</i> [d](x)", "step": "2", "fq": "4"}))
     text = texts(at)

@@ -178,22 +178,6 @@ def test_extremes(query):
         assert spread_shown(at) < 1e-4
 
 
-@pytest.mark.parametrize(
-    "query, notice",
-    [
-        ({"method": "nope"}, "method='nope' is not one of sinusoidal, learned, rope, alibi; using rope"),
-        ({"base": "7"}, "base=7 is not offered"),
-        ({"base": "abc"}, "base='abc' is not a finite number; using 10000"),
-        ({"train_len": "-5"}, "train_len=-5 is outside 1 to 512; using 1"),
-        ({"train_len": "2.5"}, "train_len='2.5' is not a whole number"),
-        ({"head": "9"}, "head=9 is more than 4 (there are 4 heads); using 4"),
-    ],
-)
-def test_bad_url_values_give_a_notice(query, notice):
-    at = run_ok(app(POS, query))
-    assert any(notice in w.value for w in at.warning), [w.value for w in at.warning]
-
-
 @pytest.mark.slow
 def test_sidebar_controls_to_extremes_then_page_controls():
     at = run_ok(app(POS, {"method": "alibi"}))

@@ -154,22 +154,3 @@ def test_sidebar_to_extremes_then_page_controls():
     run_ok(at)
     assert "The last query (token 512) keeps **512 of 512** keys" in texts(at)
     assert float(metric(at, "max |causal parallel − recurrent|")) < 1e-9
-
-
-@pytest.mark.parametrize(
-    "query, notice",
-    [
-        ({"sinks": "1,abc,3"}, "sinks: 'abc' for head 2 is not a finite number; using 0"),
-        ({"sinks": "1,2,3,4,5,6"}, "sinks has 6 values but there are 4 heads; the extra ones are ignored"),
-        ({"sinks": "0.3"}, "sinks: 0.3 for head 1 is not a multiple of 0.5 from -10 to 10; using 0.5"),
-        ({"sinks": "99"}, "using 10"),
-        ({"nosink": "maybe"}, "nosink='maybe' is not 1 or 0; using 0"),
-        ({"n_sink": "-1"}, "n_sink=-1 is outside 0 to 64; using 0"),
-        ({"window": "9999"}, "window=9999 is outside 1 to 512; using 512"),
-        ({"head": "x"}, "head='x' is not a whole number; using 1"),
-        ({"head": "7"}, "head=7 is more than 4 (there are 4 heads); using 4"),
-    ],
-)
-def test_bad_url_values_give_a_notice(query, notice):
-    at = run_ok(app(PAGE, query))
-    assert any(notice in w.value for w in at.warning), [w.value for w in at.warning]

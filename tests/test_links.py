@@ -57,21 +57,6 @@ def test_hidden_controls_keep_their_values_and_are_named():
     assert at.session_state["whatif"].seq_len == 6 and at.session_state["whatif"].n_heads == 2
 
 
-@pytest.mark.parametrize(
-    "params, notice",
-    [
-        ({"classroom": "maybe"}, "classroom='maybe' is not 1, 0 or lock"),
-        ({"hide": "colour"}, "hide='colour' is not a control"),
-        ({"view": "giant"}, "view='giant' is not 'projector'"),
-        ({"preset": "../../etc/passwd"}, "preset must be the file name of a preset"),
-    ],
-)
-def test_bad_link_options_give_a_notice_and_the_page_works(params, notice):
-    at = run_ok(app("pages/1_Playground.py", params))
-    assert notice in texts(at)
-    assert at.get("vega_lite_chart")
-
-
 def test_link_options_round_trip():
     opts = LinkOptions(preset="2_why_scale", classroom="lock", hide=("seq_len", "n_heads"), projector=True)
     assert parse_link_options(opts.query_params()) == (opts, [])
