@@ -39,15 +39,20 @@ def check_positive_int(name: str, value, low: int = 1, high: int | None = None) 
     return value
 
 
+def check_finite_above(name: str, value, low: float) -> float:
+    """Return ``value`` as a finite float > ``low``, or raise."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number > {low}; got {value!r}") from None
+    if not math.isfinite(x) or x <= low:
+        raise ValueError(f"{name}={value!r} is not allowed; it must be a finite number > {low}")
+    return x
+
+
 def check_temperature(temperature) -> float:
     """Return the temperature as a float > 0, or raise."""
-    try:
-        t = float(temperature)
-    except (TypeError, ValueError):
-        raise ValueError(f"temperature must be a number > 0; got {temperature!r}") from None
-    if not math.isfinite(t) or t <= 0:
-        raise ValueError(f"temperature={temperature!r} is not allowed; it must be a finite number > 0")
-    return t
+    return check_finite_above("temperature", temperature, 0)
 
 
 def check_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray | None:

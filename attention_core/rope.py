@@ -20,21 +20,11 @@ import math
 
 import numpy as np
 
-from ._checks import check_finite_array, check_mask, check_temperature
+from ._checks import check_finite_above, check_finite_array, check_mask, check_temperature
 from .attention import score_factor
 from .softmax import _softmax
 
 PAIRINGS = ("interleaved", "halves")
-
-
-def _check_base(base) -> float:
-    try:
-        b = float(base)
-    except (TypeError, ValueError):
-        raise ValueError(f"base must be a number > 1; got {base!r}") from None
-    if not math.isfinite(b) or b <= 1:
-        raise ValueError(f"base={base!r} is not allowed; it must be a finite number > 1")
-    return b
 
 
 def _check_even(d) -> int:
@@ -55,7 +45,7 @@ def _positions(positions, T: int, name: str = "positions") -> np.ndarray:
 
 def rope_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
     """``theta_i = base^(-2i/d)`` for i = 0 .. d/2 - 1, float64 ``(d/2,)``; theta_0 = 1 rad per position."""
-    d, base = _check_even(d), _check_base(base)
+    d, base = _check_even(d), check_finite_above("base", base, 1)
     return base ** (-np.arange(0, d, 2, dtype=np.float64) / d)  # (d/2,)
 
 
