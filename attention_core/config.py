@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Self
 
 from .inputs import MAX_TOKENS
 
@@ -78,8 +79,21 @@ def setting(default, kind: str, **limits):
     return dataclasses.field(default=default, metadata={"setting": Setting(kind, **limits)})
 
 
+class HeadSplit:
+    """Mixin for the frozen configs whose ``d_model`` is split into ``n_heads`` heads (WhatIf, TrainConfig)."""
+
+    @property
+    def d_k(self) -> int:
+        """Width of one head's queries and keys, d_model / n_heads."""
+        return self.d_model // self.n_heads
+
+    def replace(self, **changes) -> Self:
+        """A copy with some fields changed (validated again by the constructor)."""
+        return dataclasses.replace(self, **changes)
+
+
 @dataclass(frozen=True)
-class WhatIf:
+class WhatIf(HeadSplit):
     """The shared controls of every page. Each field declares its range once (``setting``)."""
 
     seq_len: int = setting(8, "int", lo=1, hi=MAX_TOKENS)  # T, tokens of the random / one-hot input
@@ -103,15 +117,6 @@ class WhatIf:
                 f"n_heads={self.n_heads} is not allowed; d_model={self.d_model} is not divisible by it; "
                 f"allowed: {allowed_heads(self.d_model)}"
             )
-
-    @property
-    def d_k(self) -> int:
-        """Width of one head's queries and keys."""
-        return self.d_model // self.n_heads
-
-    def replace(self, **changes) -> WhatIf:
-        """A copy with some fields changed (validated again)."""
-        return dataclasses.replace(self, **changes)
 
     @property
     def causal(self) -> bool:

@@ -10,6 +10,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from ..config import HeadSplit
+
 TASKS = ("induction", "copy", "reverse", "sort", "previous", "find_b")
 TASK_LABELS = {
     "induction": "induction (repeat a random run)",
@@ -45,7 +47,7 @@ def positional_kinds() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(HeadSplit):
     """One run of the tiny transformer on one task. Equal configs give bit-identical runs (one thread)."""
 
     task: str = "induction"  # one of TASKS
@@ -92,15 +94,6 @@ class TrainConfig:
                 f"induction needs context >= {MIN_INDUCTION_CONTEXT} so that the repeat length varies "
                 f"(4..context/2); got context={self.context}"
             )
-
-    @property
-    def d_k(self) -> int:
-        """Query/key width per head, d_model / n_heads."""
-        return self.d_model // self.n_heads
-
-    def replace(self, **changes) -> TrainConfig:
-        """A copy with some fields changed (validated)."""
-        return dataclasses.replace(self, **changes)
 
     @classmethod
     def clamped(cls, **raw) -> tuple[TrainConfig, list[str]]:
