@@ -31,6 +31,59 @@ from attention_core.gqa import grouped_query_attention  # noqa: E402
 from attention_core.torch_attention import scaled_dot_product_attention_torch  # noqa: E402
 from benchmarks._timing import median_ms, table  # noqa: E402
 
+MiB = 2**20
+
+# Each table's columns: header -> format spec of its cells (strings, e.g. "skipped", are printed as they are).
+SDPA_COLUMNS = {
+    "T": "",
+    "d_model": "",
+    "heads": "",
+    "NumPy (app path)": ".3f",
+    "torch scratch": ".3f",
+    "F.sdpa": ".3f",
+    "NumPy / F.sdpa": ".2f",
+    "torch / F.sdpa": ".2f",
+}
+FLASH_COLUMNS = {
+    "T": "",
+    "tile": "",
+    "tiled ms": ".1f",
+    "full ms": ".1f",
+    "time ratio": ".2f",
+    "tiled peak MiB": ".1f",
+    "full peak MiB": ".1f",
+    "peak ratio": ".3f",
+    "T x T float32 MiB": ".0f",
+    "max abs diff": ".1e",
+}
+GQA_COLUMNS = {
+    "case": "",
+    "T_q": "",
+    "T_k": "",
+    "attention": "",
+    "KV MiB": ".2f",
+    "KV vs MHA": ".3f",
+    "NumPy ms": ".2f",
+    "NumPy vs MHA": ".2f",
+    "torch ms": ".2f",
+    "torch vs MHA": ".2f",
+}
+
+
+def _tick() -> None:
+    """One measured row done (a dot on stderr)."""
+    print(".", end="", file=sys.stderr, flush=True)
+
+
+def _report(note: str, columns: dict[str, str], rows: list[tuple]) -> None:
+    """End the line of dots, then print ``note`` and ``rows`` as a Markdown table in the ``columns``' formats."""
+    print(file=sys.stderr)
+    print(note)
+    cells = [
+        [v if isinstance(v, str) else format(v, f) for v, f in zip(r, columns.values(), strict=True)] for r in rows
+    ]
+    print(table(list(columns), cells))
+
 
 def sdpa_table(args) -> None:
     Ts = [8, 64, 512] if args.quick else [8, 64, 256, 512]
@@ -50,39 +103,14 @@ def sdpa_table(args) -> None:
                     t_np = median_ms(lambda: scaled_dot_product_attention(q, k, v), args.repeat)
                     t_torch = median_ms(lambda: scaled_dot_product_attention_torch(tq, tk, tv), args.repeat)
                     t_ref = median_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv), args.repeat)
-                rows.append(
-                    [
-                        T,
-                        d,
-                        H,
-                        f"{t_np:.3f}",
-                        f"{t_torch:.3f}",
-                        f"{t_ref:.3f}",
-                        f"{t_np / t_ref:.2f}",
-                        f"{t_torch / t_ref:.2f}",
-                    ]
-                )
-                print(".", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    print(
+                rows.append((T, d, H, t_np, t_torch, t_ref, t_np / t_ref, t_torch / t_ref))
+                _tick()
+    _report(
         f"torch {torch.__version__}, numpy {np.__version__}, {torch.get_num_threads()} threads, float32, "
         f"median of {args.repeat} runs (ms). Ratios are against F.scaled_dot_product_attention in the same run; "
-        "NumPy and torch-from-scratch also return the (H, T, T) weights, F.sdpa does not.\n"
-    )
-    print(
-        table(
-            [
-                "T",
-                "d_model",
-                "heads",
-                "NumPy (app path)",
-                "torch scratch",
-                "F.sdpa",
-                "NumPy / F.sdpa",
-                "torch / F.sdpa",
-            ],
-            rows,
-        )
+        "NumPy and torch-from-scratch also return the (H, T, T) weights, F.sdpa does not.\n",
+        SDPA_COLUMNS,
+        rows,
     )
 
 
@@ -121,63 +149,34 @@ def flash_table(args) -> None:
             t_full, p_full = median_ms(full, repeat, warmup=1), peak_bytes(full)
             diff = float(np.abs(tiled() - full()[0]).max())
             rows.append(
-                [
+                (
                     T,
                     tile,
-                    f"{t_tiled:.1f}",
-                    f"{t_full:.1f}",
-                    f"{t_tiled / t_full:.2f}",
-                    f"{p_tiled / 2**20:.1f}",
-                    f"{p_full / 2**20:.1f}",
-                    f"{p_tiled / p_full:.3f}",
-                    f"{T * T * 4 / 2**20:.0f}",
-                    f"{diff:.1e}",
-                ]
+                    t_tiled,
+                    t_full,
+                    t_tiled / t_full,
+                    p_tiled / MiB,
+                    p_full / MiB,
+                    p_tiled / p_full,
+                    T * T * 4 / MiB,
+                    diff,
+                )
             )
         else:
-            rows.append(
-                [
-                    T,
-                    tile,
-                    f"{t_tiled:.1f}",
-                    "skipped",
-                    "",
-                    f"{p_tiled / 2**20:.1f}",
-                    "skipped",
-                    "",
-                    f"{T * T * 4 / 2**20:.0f}",
-                    "",
-                ]
-            )
+            rows.append((T, tile, t_tiled, "skipped", "", p_tiled / MiB, "skipped", "", T * T * 4 / MiB, ""))
             notes.append(
                 f"T = {T}: the full version was skipped: it needs about {need / 2**30:.1f} GiB and "
                 f"{available_bytes() / 2**30:.1f} GiB were available."
             )
-        print(".", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    print(
+        _tick()
+    _report(
         f"\nTiled online softmax (attention_core.flash, tiles of {tile} keys) vs full attention "
         f"(scaled_dot_product_attention with a causal mask, which also returns the T x T weights), one head, "
         f"d_k {d_k}, float32, causal. Time: median of {args.repeat} runs (3 at T > 4096), ms; "
         "peak: tracemalloc, MiB; "
-        "ratios tiled / full in the same run.\n"
-    )
-    print(
-        table(
-            [
-                "T",
-                "tile",
-                "tiled ms",
-                "full ms",
-                "time ratio",
-                "tiled peak MiB",
-                "full peak MiB",
-                "peak ratio",
-                "T x T float32 MiB",
-                "max abs diff",
-            ],
-            rows,
-        )
+        "ratios tiled / full in the same run.\n",
+        FLASH_COLUMNS,
+        rows,
     )
     for n in notes:
         print(f"\n{n}")
@@ -200,45 +199,30 @@ def gqa_table(args) -> None:
             tq, tk, tv = (torch.from_numpy(a)[None] for a in (q, k, v))
             with torch.inference_mode():
                 t_torch = median_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True), args.repeat)
-            base = base or (t_np, t_torch, k.nbytes + v.nbytes)
+            kv = k.nbytes + v.nbytes
+            base = base or (t_np, t_torch, kv)
             label = "MHA" if G == H else ("MQA" if G == 1 else "GQA")
             rows.append(
-                [
+                (
                     name,
                     T_q,
                     T_k,
                     f"{label} (G = {G})",
-                    f"{(k.nbytes + v.nbytes) / 2**20:.2f}",
-                    f"{(k.nbytes + v.nbytes) / base[2]:.3f}",
-                    f"{t_np:.2f}",
-                    f"{t_np / base[0]:.2f}",
-                    f"{t_torch:.2f}",
-                    f"{t_torch / base[1]:.2f}",
-                ]
+                    kv / MiB,
+                    kv / base[2],
+                    t_np,
+                    t_np / base[0],
+                    t_torch,
+                    t_torch / base[1],
+                )
             )
-            print(".", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    print(
+            _tick()
+    _report(
         f"\nGrouped-query attention, H = {H} query heads, d_k {d_k}, float32, batch 1: attention_core "
         "(NumPy, returns the weights too) and F.scaled_dot_product_attention(enable_gqa=True); median of "
-        f"{args.repeat} runs, ms; ratios against MHA (G = H) in the same run. KV MiB = bytes of K and V.\n"
-    )
-    print(
-        table(
-            [
-                "case",
-                "T_q",
-                "T_k",
-                "attention",
-                "KV MiB",
-                "KV vs MHA",
-                "NumPy ms",
-                "NumPy vs MHA",
-                "torch ms",
-                "torch vs MHA",
-            ],
-            rows,
-        )
+        f"{args.repeat} runs, ms; ratios against MHA (G = H) in the same run. KV MiB = bytes of K and V.\n",
+        GQA_COLUMNS,
+        rows,
     )
 
 
