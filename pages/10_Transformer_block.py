@@ -28,192 +28,200 @@ st.latex(
     r"\text{pre-norm:}\quad & h = x + \mathrm{MHA}(\mathrm{LN}_1(x)), & "
     r"out &= h + \mathrm{FFN}(\mathrm{LN}_2(h))\end{aligned}"
 )
-cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
-c1, c2, c3 = st.columns(3)
-source = c1.radio("Input", ["the 'it' sentence", "the shared what-if input"], key="tb_source")
-norm_first = c2.toggle(
-    "pre-norm (LayerNorm before each sub-layer)",
-    key="tb_prenorm",
-    help="Off: post-norm, as in the original paper. On: pre-norm, as in most modern models.",
-)
-T_dec = c3.slider("decoder tokens", 1, 64, 5, key="tb_tdec")
-run = cached_block(cfg, source == "the 'it' sentence", norm_first, T_dec)
-enc, dec, tokens, T, D, H = run.encoder, run.decoder, run.tokens, run.T, cfg.d_model, cfg.n_heads
 
-st.subheader("Encoder block")
-st.graphviz_chart(encoder_graph_dot(norm_first))
-st.caption(
-    f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
-    f"Each map is tokens (rows) x dimensions (columns); colour blue (negative) to red (positive), "
-    f"{T} x {D} except the feed-forward hidden layer ({T} x {4 * D})."
-)
-MAX_CELLS = 2048
-tensors = (
-    [
-        ("input x", enc.x),
-        ("LayerNorm₁", enc.attn.norm),
-        ("attention output", enc.attn.sub),
-        ("x + attention", enc.attn.add),
-        ("LayerNorm₂", enc.ffn.norm),
-        ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
-        ("feed-forward output", enc.ffn.sub),
-        ("residual sum₂ = output", enc.ffn.add),
-    ]
-    if norm_first
-    else [
-        ("input x", enc.x),
-        ("attention output", enc.attn.sub),
-        ("x + attention", enc.attn.add),
-        ("LayerNorm₁", enc.attn.norm),
-        ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
-        ("feed-forward output", enc.ffn.sub),
-        ("residual sum₂", enc.ffn.add),
-        ("LayerNorm₂ = output", enc.ffn.norm),
-    ]
-)
-for i, (label, arr) in enumerate(tensors):
-    if i % 2 == 0:
-        cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
-    shape = f" ({arr.shape[0]} x {arr.shape[1]})" if arr.size <= MAX_CELLS else ""  # images state their shape
+
+@st.fragment
+def _body() -> None:
+    """The controls, charts and sentences: a change of a control reruns this alone."""
+    cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
+    c1, c2, c3 = st.columns(3)
+    source = c1.radio("Input", ["the 'it' sentence", "the shared what-if input"], key="tb_source")
+    norm_first = c2.toggle(
+        "pre-norm (LayerNorm before each sub-layer)",
+        key="tb_prenorm",
+        help="Off: post-norm, as in the original paper. On: pre-norm, as in most modern models.",
+    )
+    T_dec = c3.slider("decoder tokens", 1, 64, 5, key="tb_tdec")
+    run = cached_block(cfg, source == "the 'it' sentence", norm_first, T_dec)
+    enc, dec, tokens, T, D, H = run.encoder, run.decoder, run.tokens, run.T, cfg.d_model, cfg.n_heads
+
+    st.subheader("Encoder block")
+    st.graphviz_chart(encoder_graph_dot(norm_first))
+    st.caption(
+        f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
+        f"Each map is tokens (rows) x dimensions (columns); colour blue (negative) to red (positive), "
+        f"{T} x {D} except the feed-forward hidden layer ({T} x {4 * D})."
+    )
+    MAX_CELLS = 2048
+    tensors = (
+        [
+            ("input x", enc.x),
+            ("LayerNorm₁", enc.attn.norm),
+            ("attention output", enc.attn.sub),
+            ("x + attention", enc.attn.add),
+            ("LayerNorm₂", enc.ffn.norm),
+            ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
+            ("feed-forward output", enc.ffn.sub),
+            ("residual sum₂ = output", enc.ffn.add),
+        ]
+        if norm_first
+        else [
+            ("input x", enc.x),
+            ("attention output", enc.attn.sub),
+            ("x + attention", enc.attn.add),
+            ("LayerNorm₁", enc.attn.norm),
+            ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
+            ("feed-forward output", enc.ffn.sub),
+            ("residual sum₂", enc.ffn.add),
+            ("LayerNorm₂ = output", enc.ffn.norm),
+        ]
+    )
+    for i, (label, arr) in enumerate(tensors):
+        if i % 2 == 0:
+            cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
+        shape = f" ({arr.shape[0]} x {arr.shape[1]})" if arr.size <= MAX_CELLS else ""  # images state their shape
+        show_heatmap(
+            arr,
+            tokens,
+            [str(j) for j in range(arr.shape[1])],
+            title=label + shape,
+            row_title="token",
+            col_title="dim",
+            value_name="value",
+            scheme="diverging",
+            container=cols[i % 2],
+            size=256,
+            legend=True,
+            max_px=256,
+            max_cells=MAX_CELLS,
+        )
+    in_norm = float(np.linalg.norm(enc.x, axis=1).mean())
+    out_norm = float(np.linalg.norm(enc.out, axis=1).mean())
+    if norm_first:
+        summary = (
+            f"Pre-norm leaves the residual stream un-normalised: the mean row norm goes from {fmt(in_norm)} "
+            f"(input) to {fmt(out_norm)} (output); each sub-layer only reads a normalised copy."
+        )
+    elif D == 1:
+        summary = (
+            "With d_model = 1 a row has one number, its own mean: LayerNorm subtracts it and leaves only the "
+            "shift β, so every token's output is the same."
+        )
+    else:
+        mean_abs, std = layer_norm_stats(enc.out)
+        summary = (
+            f"After the last LayerNorm every row is re-centred to mean 0 and scaled to standard deviation 1, "
+            f"then multiplied by γ and shifted by β (random here, near 1 and 0): the rows' means are at most "
+            f"{fmt(mean_abs, 2)} away from 0 and their standard deviations average {fmt(std)}."
+        )
+    st.markdown(f"The feed-forward layer is {D} → {4 * D} → {D} wide and acts on each token separately. " + summary)
+
+    st.subheader('Where does "it" look?')
+    it = find_token(tokens, "it")
+    top_it = None
+    if it is None:
+        st.caption('The input has no token "it"; choose "the \'it\' sentence" above.')
+    else:
+        head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="tb_head")
+        row = enc.weights[head, it]
+        top_it = int(np.argmax(row))
+        st.vega_lite_chart(
+            bar_chart(row, tokens, title=f'attention from "it" (head {head + 1}, encoder block)', domain=(0, 1))
+        )
+        animal = find_token(tokens, "animal")
+        st.markdown(
+            f'"it" puts most weight on **{md_escape(tokens[top_it])}** ({fmt(float(row[top_it]))})'
+            + (f', and {fmt(float(row[animal]))} on "animal"' if animal is not None and animal != top_it else "")
+            + '. These are random, untrained weights: a trained model is needed for "it" to find "animal"; '
+            "here the pattern only reflects random projections (the Real model page shows trained heads)."
+        )
+
+    st.subheader("Decoder block")
+    head_d = index_picker("decoder head", [f"head {h + 1}" for h in range(H)], key="tb_dhead")
+    c1, c2, c3 = st.columns([1, 1.4, 2.4])
     show_heatmap(
-        arr,
-        tokens,
-        [str(j) for j in range(arr.shape[1])],
-        title=label + shape,
-        row_title="token",
-        col_title="dim",
-        value_name="value",
-        scheme="diverging",
-        container=cols[i % 2],
-        size=256,
+        dec.self_mask.astype(float),
+        run.decoder_tokens,
+        run.decoder_tokens,
+        title=f"causal mask ({T_dec} x {T_dec})",
+        value_name="allowed",
+        domain=(0, 1),
+        container=c1,
+        size=160,
+        legend=False,
+    )
+    show_heatmap(
+        dec.self_weights[head_d],
+        run.decoder_tokens,
+        run.decoder_tokens,
+        title=f"masked self-attention ({T_dec} x {T_dec})",
+        domain=(0, 1),
+        blank=~dec.self_mask,
+        container=c2,
+        size=160,
         legend=True,
-        max_px=256,
-        max_cells=MAX_CELLS,
     )
-in_norm = float(np.linalg.norm(enc.x, axis=1).mean())
-out_norm = float(np.linalg.norm(enc.out, axis=1).mean())
-if norm_first:
-    summary = (
-        f"Pre-norm leaves the residual stream un-normalised: the mean row norm goes from {fmt(in_norm)} "
-        f"(input) to {fmt(out_norm)} (output); each sub-layer only reads a normalised copy."
+    show_heatmap(
+        dec.cross_weights[head_d],
+        run.decoder_tokens,
+        tokens,
+        title=f"cross-attention ({T_dec} x {T})",
+        domain=(0, 1),
+        container=c3,
+        size=260,
+        legend=True,
     )
-elif D == 1:
-    summary = (
-        "With d_model = 1 a row has one number, its own mean: LayerNorm subtracts it and leaves only the "
-        "shift β, so every token's output is the same."
-    )
-else:
-    mean_abs, std = layer_norm_stats(enc.out)
-    summary = (
-        f"After the last LayerNorm every row is re-centred to mean 0 and scaled to standard deviation 1, "
-        f"then multiplied by γ and shifted by β (random here, near 1 and 0): the rows' means are at most "
-        f"{fmt(mean_abs, 2)} away from 0 and their standard deviations average {fmt(std)}."
-    )
-st.markdown(f"The feed-forward layer is {D} → {4 * D} → {D} wide and acts on each token separately. " + summary)
-
-st.subheader('Where does "it" look?')
-it = find_token(tokens, "it")
-top_it = None
-if it is None:
-    st.caption('The input has no token "it"; choose "the \'it\' sentence" above.')
-else:
-    head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="tb_head")
-    row = enc.weights[head, it]
-    top_it = int(np.argmax(row))
-    st.vega_lite_chart(
-        bar_chart(row, tokens, title=f'attention from "it" (head {head + 1}, encoder block)', domain=(0, 1))
-    )
-    animal = find_token(tokens, "animal")
+    cross = dec.cross_weights[head_d]
+    first_top = int(np.argmax(cross[0]))
     st.markdown(
-        f'"it" puts most weight on **{md_escape(tokens[top_it])}** ({fmt(float(row[top_it]))})'
-        + (f', and {fmt(float(row[animal]))} on "animal"' if animal is not None and animal != top_it else "")
-        + '. These are random, untrained weights: a trained model is needed for "it" to find "animal"; '
-        "here the pattern only reflects random projections (the Real model page shows trained heads)."
+        f"The decoder's {T_dec} token{'s' if T_dec > 1 else ''} first attend{'' if T_dec > 1 else 's'} to "
+        + (
+            "themselves, never ahead (purple = blocked in the mask, blank in the weights)"
+            if T_dec > 1
+            else "itself (one token: nothing lies ahead)"
+        )
+        + f", then ask the encoder's {T} outputs: the cross-attention map is {T_dec} x {T}, one row per decoder "
+        f"token, one column per encoder token. In head {head_d + 1}, y1 looks most at "
+        f"**{md_escape(tokens[first_top])}** (#{first_top + 1}, weight {fmt(float(cross[0, first_top]))}). "
+        f"The feed-forward layer "
+        f"follows; output shape {dec.out.shape[0]} x {dec.out.shape[1]}. Weights are random and untrained."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "sub-layer": ["masked self-attention", "cross-attention", "feed-forward"],
+                "queries from": ["decoder", "decoder", "—"],
+                "keys / values from": ["decoder (earlier tokens)", "encoder output", "—"],
+                "shape out": [f"{T_dec} x {D}"] * 3,
+            }
+        ),
+        hide_index=True,
+        width="stretch",
     )
 
-st.subheader("Decoder block")
-head_d = index_picker("decoder head", [f"head {h + 1}" for h in range(H)], key="tb_dhead")
-c1, c2, c3 = st.columns([1, 1.4, 2.4])
-show_heatmap(
-    dec.self_mask.astype(float),
-    run.decoder_tokens,
-    run.decoder_tokens,
-    title=f"causal mask ({T_dec} x {T_dec})",
-    value_name="allowed",
-    domain=(0, 1),
-    container=c1,
-    size=160,
-    legend=False,
-)
-show_heatmap(
-    dec.self_weights[head_d],
-    run.decoder_tokens,
-    run.decoder_tokens,
-    title=f"masked self-attention ({T_dec} x {T_dec})",
-    domain=(0, 1),
-    blank=~dec.self_mask,
-    container=c2,
-    size=160,
-    legend=True,
-)
-show_heatmap(
-    dec.cross_weights[head_d],
-    run.decoder_tokens,
-    tokens,
-    title=f"cross-attention ({T_dec} x {T})",
-    domain=(0, 1),
-    container=c3,
-    size=260,
-    legend=True,
-)
-cross = dec.cross_weights[head_d]
-first_top = int(np.argmax(cross[0]))
-st.markdown(
-    f"The decoder's {T_dec} token{'s' if T_dec > 1 else ''} first attend{'' if T_dec > 1 else 's'} to "
-    + (
-        "themselves, never ahead (purple = blocked in the mask, blank in the weights)"
-        if T_dec > 1
-        else "itself (one token: nothing lies ahead)"
-    )
-    + f", then ask the encoder's {T} outputs: the cross-attention map is {T_dec} x {T}, one row per decoder "
-    f"token, one column per encoder token. In head {head_d + 1}, y1 looks most at "
-    f"**{md_escape(tokens[first_top])}** (#{first_top + 1}, weight {fmt(float(cross[0, first_top]))}). "
-    f"The feed-forward layer "
-    f"follows; output shape {dec.out.shape[0]} x {dec.out.shape[1]}. Weights are random and untrained."
-)
-st.dataframe(
-    pd.DataFrame(
-        {
-            "sub-layer": ["masked self-attention", "cross-attention", "feed-forward"],
-            "queries from": ["decoder", "decoder", "—"],
-            "keys / values from": ["decoder (earlier tokens)", "encoder output", "—"],
-            "shape out": [f"{T_dec} x {D}"] * 3,
-        }
-    ),
-    hide_index=True,
-    width="stretch",
-)
-show_code(run_block, encoder_block, decoder_block)
-
-questions = [
-    (
-        "What shape is the decoder's cross-attention map here, and why?",
-        f"{T_dec} x {T}: one row per decoder token (the queries) and one column per encoder output token "
-        f"(the keys and values).",
-    )
-]
-if it is not None:
+    questions = [
+        (
+            "What shape is the decoder's cross-attention map here, and why?",
+            f"{T_dec} x {T}: one row per decoder token (the queries) and one column per encoder output token "
+            f"(the keys and values).",
+        )
+    ]
+    if it is not None:
+        questions.append(
+            (
+                f'In encoder head {head + 1}, which token does "it" attend to most, and with what weight?',
+                f"**{md_escape(tokens[top_it])}**, with weight {fmt(float(enc.weights[head, it, top_it]))} "
+                "(random weights: a trained model would differ).",
+            )
+        )
     questions.append(
         (
-            f'In encoder head {head + 1}, which token does "it" attend to most, and with what weight?',
-            f"**{md_escape(tokens[top_it])}**, with weight {fmt(float(enc.weights[head, it, top_it]))} "
-            "(random weights: a trained model would differ).",
+            "How many numbers does the feed-forward hidden layer hold for this input?",
+            f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff = 4 x d_model = {4 * D}).",
         )
     )
-questions.append(
-    (
-        "How many numbers does the feed-forward hidden layer hold for this input?",
-        f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff = 4 x d_model = {4 * D}).",
-    )
-)
-page_end("pages/10_Transformer_block.py", questions)
+    page_end("pages/10_Transformer_block.py", questions)
+
+
+_body()
+show_code(run_block, encoder_block, decoder_block)

@@ -42,179 +42,190 @@ page_setup(
     "**bias** each score by the distance (ALiBi). The question that separates them: does the score of two "
     "tokens depend on *where* they are, or only on *how far apart*?",
 )
-cfg = sidebar_controls(
-    show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"), share=False
-)
-st.latex(
-    r"\begin{gathered}\text{added (sinusoidal, learned): } s_{ij} = "
-    r"\frac{\big((x_i + p_i)W_q\big)\cdot\big((x_j + p_j)W_k\big)}{\sqrt{d_k}} \\[4pt]"
-    r"\text{RoPE: } s_{ij} = \frac{(R_i\,q)\cdot(R_j\,k)}{\sqrt{d_k}} = \frac{q^{\top} R_{j-i}\,k}{\sqrt{d_k}}"
-    r"\qquad \text{ALiBi: } s_{ij} = \frac{q\cdot k}{\sqrt{d_k}} - m_h\,(i - j)\end{gathered}"
-)
-st.caption(
-    "i = query position, j = key position. R_p rotates each pair of dimensions (2t, 2t+1) by p·θ_t with "
-    "θ_t = base^(−2t/d_k) (the paper's interleaved pairing; Llama's code pairs t with t + d_k/2, the same "
-    "rotation of a permuted vector). ALiBi's slope of head h is m_h = 2^(−8h/H); without a causal mask the page uses "
-    "−m_h |i − j| (a common encoder variant; the paper's models are causal)."
-)
-
 METHOD = PageParam("pos_method", "method", "rope", choices=METHODS)
 BASE = PageParam("pos_base", "base", 10000.0, choices=(100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0))
 TRAIN = PageParam("pos_train_len", "train_len", 6, lo=1, hi=512, integer=True)
 HEAD = PageParam("pos_head", "head", 1, lo=1, hi=16, integer=True)
 PARAMS = [METHOD, BASE, TRAIN, HEAD]
-seed_params(PARAMS)
-clamp(HEAD, cfg.n_heads, f"there are {cfg.n_heads} heads")
-c1, c2, c3, c4 = st.columns([4, 3, 3, 1])
-method = c1.radio("Position method", METHODS, format_func=METHOD_LABELS.get, horizontal=True, **widget_kw(METHOD))
-base = c2.select_slider(
-    "base (sinusoidal and RoPE wavelengths)", options=BASE.choices, format_func=lambda b: f"{b:g}", **widget_kw(BASE)
-)
-train_len = c3.slider("trained length L (longest sequence in training)", 1, 512, **widget_kw(TRAIN))
-head = c4.selectbox("head", list(range(1, cfg.n_heads + 1)), **widget_kw(HEAD)) - 1
-write_params(PARAMS)
-share_box(st.sidebar)
-show_notes()
 
-view = positions_view(cfg, method, float(base), int(train_len), head)
-T, label = len(view.tokens), METHOD_LABELS[method]
-summary = {s.method: s for s in view.summaries}[method]
-a, b = (md_escape(t) for t in view.pair)
 
-# ---- the same two tokens at every pair of positions
-st.subheader("The score of two tokens at every pair of positions")
-if view.profile is None:
-    st.warning(
-        f"{label} cannot run here: {summary.note}. Choose heads so that d_k = d_model / heads is even.", icon="⚠️"
+@st.fragment
+def _body() -> None:
+    """The controls, charts and sentences: a change of a control reruns this alone."""
+    cfg = sidebar_controls(
+        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"), share=False
     )
-else:
-    prof, P = view.profile, summary.positions
-    st.markdown(
-        f"Token **{a}** as the query and token **{b}** as the key are placed at every query position i and "
-        f"key position j from 0 to {P - 1}; head {head + 1}'s score (the logit before the softmax"
-        f"{', divided by √d_k' if cfg.scaled else ''}) is drawn for each pair."
+    st.latex(
+        r"\begin{gathered}\text{added (sinusoidal, learned): } s_{ij} = "
+        r"\frac{\big((x_i + p_i)W_q\big)\cdot\big((x_j + p_j)W_k\big)}{\sqrt{d_k}} \\[4pt]"
+        r"\text{RoPE: } s_{ij} = \frac{(R_i\,q)\cdot(R_j\,k)}{\sqrt{d_k}} = \frac{q^{\top} R_{j-i}\,k}{\sqrt{d_k}}"
+        r"\qquad \text{ALiBi: } s_{ij} = \frac{q\cdot k}{\sqrt{d_k}} - m_h\,(i - j)\end{gathered}"
     )
-    c1, c2 = st.columns([2, 3])
-    show_heatmap(
-        view.scores,
-        [str(i) for i in range(P)],
-        [str(j) for j in range(P)],
-        title=f"{method}: score s_ij",
-        row_title="query position i",
-        col_title="key position j",
-        value_name="score",
-        container=c1,
-        size=300,
-        max_px=300,
+    st.caption(
+        "i = query position, j = key position. R_p rotates each pair of dimensions (2t, 2t+1) by p·θ_t with "
+        "θ_t = base^(−2t/d_k) (the paper's interleaved pairing; Llama's code pairs t with t + d_k/2, the same "
+        "rotation of a permuted vector). ALiBi's slope of head h is m_h = 2^(−8h/H); without a causal mask the page uses "
+        "−m_h |i − j| (a common encoder variant; the paper's models are causal)."
     )
-    vega(offset_chart(prof, train_len, f"{method}: score by offset (line: mean; red band: lowest to highest)"), c2)
-    offset_only = prof.spread < 1e-6
-    pairs = P * (P + 1) // 2 if view.causal else P * P
-    st.markdown(
-        f"The {pairs} pairs of positions{' allowed by the causal mask' if view.causal else ''} have "
-        f"{len(prof.offsets)} different offsets j − i. Among pairs with the same offset the score of {label} varies "
-        f"by at most **{prof.spread:.3g}** (the red band's largest width). "
-        + (
-            "So the score depends **only on the offset**: every diagonal of the map has one colour, up to float "
-            "rounding."
-            if offset_only
-            else "So the score depends on **where** the two tokens are, not only on how far apart: moving both by the "
-            "same amount changes it."
-        )
-    )
-rows = [
-    "| method | max spread at equal offset | positions compared | score depends on | note |",
-    "|---|---:|---:|---|---|",
-]
-rows += [
-    f"| {METHOD_LABELS[s.method]} | {'n/a' if s.spread is None else f'{s.spread:.3g}'} | {s.positions} | "
-    f"{'—' if s.spread is None else 'offset only' if s.spread < 1e-6 else 'absolute positions'} | {s.note} |"
-    for s in view.summaries
-]
-st.markdown("\n".join(rows))
-st.caption(
-    "The learned table is a seeded random N(0, ½) table standing in for a trained one (GPT-2's wpe): "
-    "what matters here is that it has one free row per position, not its values."
-)
 
-# ---- the weights on the input
-st.subheader(f"{label}: head {head + 1}'s weights on the input")
-if view.weights is None:
-    st.warning(f"{label} cannot attend over this input: {view.problem}.", icon="⚠️")
-else:
-    run_mask = cached_run(cfg.replace(positional=False)).mask
-    c1, c2 = st.columns([3, 2])
-    show_heatmap(
-        view.weights[head],
-        list(view.tokens),
-        list(view.tokens),
-        title=f"{method}: head {head + 1} weights",
-        domain=(0, 1),
-        blank=None if run_mask is None else ~run_mask,
-        container=c1,
-        size=300,
+    seed_params(PARAMS)
+    clamp(HEAD, cfg.n_heads, f"there are {cfg.n_heads} heads")
+    c1, c2, c3, c4 = st.columns([4, 3, 3, 1])
+    method = c1.radio("Position method", METHODS, format_func=METHOD_LABELS.get, horizontal=True, **widget_kw(METHOD))
+    base = c2.select_slider(
+        "base (sinusoidal and RoPE wavelengths)",
+        options=BASE.choices,
+        format_func=lambda b: f"{b:g}",
+        **widget_kw(BASE),
     )
-    if method == "alibi":
-        vega(per_head_bars(view.slopes, "ALiBi slope m per head", "slope m", text_format=".3~g"), c2)
-        far = max(T - 1, 1)
-        c2.caption(
-            f"Head {head + 1} subtracts {fmt(view.slopes[head])} per token of distance. At distance {far} the "
-            f"steepest head loses {fmt(view.slopes[0] * far)} from the score, the flattest "
-            f"{fmt(view.slopes[-1] * far)}: steep heads stay local, flat ones can reach far back."
+    train_len = c3.slider("trained length L (longest sequence in training)", 1, 512, **widget_kw(TRAIN))
+    head = c4.selectbox("head", list(range(1, cfg.n_heads + 1)), **widget_kw(HEAD)) - 1
+    write_params(PARAMS)
+    share_box(st.sidebar)
+    show_notes()
+
+    view = positions_view(cfg, method, float(base), int(train_len), head)
+    T, label = len(view.tokens), METHOD_LABELS[method]
+    summary = {s.method: s for s in view.summaries}[method]
+    a, b = (md_escape(t) for t in view.pair)
+
+    # ---- the same two tokens at every pair of positions
+    st.subheader("The score of two tokens at every pair of positions")
+    if view.profile is None:
+        st.warning(
+            f"{label} cannot run here: {summary.note}. Choose heads so that d_k = d_model / heads is even.", icon="⚠️"
         )
     else:
-        c2.markdown(
-            f"Temperature {cfg.temperature:g} divides these scores before the softmax"
-            f"{' (ALiBi bias included)' if method == 'alibi' else ''}. "
+        prof, P = view.profile, summary.positions
+        st.markdown(
+            f"Token **{a}** as the query and token **{b}** as the key are placed at every query position i and "
+            f"key position j from 0 to {P - 1}; head {head + 1}'s score (the logit before the softmax"
+            f"{', divided by √d_k' if cfg.scaled else ''}) is drawn for each pair."
+        )
+        c1, c2 = st.columns([2, 3])
+        show_heatmap(
+            view.scores,
+            [str(i) for i in range(P)],
+            [str(j) for j in range(P)],
+            title=f"{method}: score s_ij",
+            row_title="query position i",
+            col_title="key position j",
+            value_name="score",
+            container=c1,
+            size=300,
+            max_px=300,
+        )
+        vega(offset_chart(prof, train_len, f"{method}: score by offset (line: mean; red band: lowest to highest)"), c2)
+        offset_only = prof.spread < 1e-6
+        pairs = P * (P + 1) // 2 if view.causal else P * P
+        st.markdown(
+            f"The {pairs} pairs of positions{' allowed by the causal mask' if view.causal else ''} have "
+            f"{len(prof.offsets)} different offsets j − i. Among pairs with the same offset the score of {label} varies "
+            f"by at most **{prof.spread:.3g}** (the red band's largest width). "
             + (
-                "Sinusoidal and learned positions are added to the input before W_q and W_k, so they change "
-                "q, k **and v**."
-                if method in ("sinusoidal", "learned")
-                else "RoPE rotates q and k only: the values v carry no position."
+                "So the score depends **only on the offset**: every diagonal of the map has one colour, up to float "
+                "rounding."
+                if offset_only
+                else "So the score depends on **where** the two tokens are, not only on how far apart: moving both by the "
+                "same amount changes it."
             )
         )
-
-# ---- beyond the trained length
-st.subheader(f"Beyond the trained length L = {train_len}")
-if T <= train_len:
-    st.markdown(
-        f"{'All ' + str(T) + ' positions' if T > 1 else 'The one position'} of the input lie{'s' if T == 1 else ''} within the trained length L = {train_len}: every method has "
-        f"seen them. Set the trained length below seq_len = {T} to see what happens beyond it."
+    rows = [
+        "| method | max spread at equal offset | positions compared | score depends on | note |",
+        "|---|---:|---:|---|---|",
+    ]
+    rows += [
+        f"| {METHOD_LABELS[s.method]} | {'n/a' if s.spread is None else f'{s.spread:.3g}'} | {s.positions} | "
+        f"{'—' if s.spread is None else 'offset only' if s.spread < 1e-6 else 'absolute positions'} | {s.note} |"
+        for s in view.summaries
+    ]
+    st.markdown("\n".join(rows))
+    st.caption(
+        "The learned table is a seeded random N(0, ½) table standing in for a trained one (GPT-2's wpe): "
+        "what matters here is that it has one free row per position, not its values."
     )
-else:
-    slope = float(view.slopes[head])
-    rope = {s.method: s for s in view.summaries}["rope"]
-    st.markdown(
-        f"- **Learned**: the table has {train_len} rows (positions 0 to {train_len - 1}) and position {train_len} has "
-        f"none. A real model's lookup (`nn.Embedding`) fails with an index error; here: *{md_escape(view.learned_error)}*. "
-        "A learned table **cannot extrapolate**: the score comparison above uses its first "
-        f"{train_len} positions only.\n"
-        f"- **Sinusoidal**: the formula gives every position a row, so nothing fails, but {view.unseen_sinusoidal} of "
-        f"the {math.ceil(cfg.d_model / 2)} sine/cosine frequencies reach angles at positions {train_len} to {T - 1} "
-        f"that positions 0 to {train_len - 1} never produced: inputs the model was not trained on.\n"
-        + (
-            f"- **RoPE**: also defined everywhere, and the score still depends only on the offset (spread "
-            f"{rope.spread:.3g}), but offsets up to {T - 1} now occur where training saw at most {train_len - 1}, and "
-            f"{view.unseen_rope} of the {cfg.d_k // 2} rotation pairs turn to angles never seen. (Llama-style context "
-            "extension rescales the positions or the base for this reason.)\n"
-            if rope.spread is not None
-            else f"- **RoPE**: not available with an odd d_k = {cfg.d_k}.\n"
+
+    # ---- the weights on the input
+    st.subheader(f"{label}: head {head + 1}'s weights on the input")
+    if view.weights is None:
+        st.warning(f"{label} cannot attend over this input: {view.problem}.", icon="⚠️")
+    else:
+        run_mask = cached_run(cfg.replace(positional=False)).mask
+        c1, c2 = st.columns([3, 2])
+        show_heatmap(
+            view.weights[head],
+            list(view.tokens),
+            list(view.tokens),
+            title=f"{method}: head {head + 1} weights",
+            domain=(0, 1),
+            blank=None if run_mask is None else ~run_mask,
+            container=c1,
+            size=300,
         )
-        + f"- **ALiBi**: head {head + 1}'s bias at distance {T - 1} is −{fmt(slope)} × {T - 1} = −{fmt(slope * (T - 1))}: "
-        "the same straight line, only longer; no new kind of input. That is why ALiBi extrapolates "
-        "(*train short, test long*)."
-    )
-    st.caption("The dashed lines in the offset chart mark |j − i| = L − 1, the largest offset seen in training.")
+        if method == "alibi":
+            vega(per_head_bars(view.slopes, "ALiBi slope m per head", "slope m", text_format=".3~g"), c2)
+            far = max(T - 1, 1)
+            c2.caption(
+                f"Head {head + 1} subtracts {fmt(view.slopes[head])} per token of distance. At distance {far} the "
+                f"steepest head loses {fmt(view.slopes[0] * far)} from the score, the flattest "
+                f"{fmt(view.slopes[-1] * far)}: steep heads stay local, flat ones can reach far back."
+            )
+        else:
+            c2.markdown(
+                f"Temperature {cfg.temperature:g} divides these scores before the softmax"
+                f"{' (ALiBi bias included)' if method == 'alibi' else ''}. "
+                + (
+                    "Sinusoidal and learned positions are added to the input before W_q and W_k, so they change "
+                    "q, k **and v**."
+                    if method in ("sinusoidal", "learned")
+                    else "RoPE rotates q and k only: the values v carry no position."
+                )
+            )
 
+    # ---- beyond the trained length
+    st.subheader(f"Beyond the trained length L = {train_len}")
+    if T <= train_len:
+        st.markdown(
+            f"{'All ' + str(T) + ' positions' if T > 1 else 'The one position'} of the input lie{'s' if T == 1 else ''} within the trained length L = {train_len}: every method has "
+            f"seen them. Set the trained length below seq_len = {T} to see what happens beyond it."
+        )
+    else:
+        slope = float(view.slopes[head])
+        rope = {s.method: s for s in view.summaries}["rope"]
+        st.markdown(
+            f"- **Learned**: the table has {train_len} rows (positions 0 to {train_len - 1}) and position {train_len} has "
+            f"none. A real model's lookup (`nn.Embedding`) fails with an index error; here: *{md_escape(view.learned_error)}*. "
+            "A learned table **cannot extrapolate**: the score comparison above uses its first "
+            f"{train_len} positions only.\n"
+            f"- **Sinusoidal**: the formula gives every position a row, so nothing fails, but {view.unseen_sinusoidal} of "
+            f"the {math.ceil(cfg.d_model / 2)} sine/cosine frequencies reach angles at positions {train_len} to {T - 1} "
+            f"that positions 0 to {train_len - 1} never produced: inputs the model was not trained on.\n"
+            + (
+                f"- **RoPE**: also defined everywhere, and the score still depends only on the offset (spread "
+                f"{rope.spread:.3g}), but offsets up to {T - 1} now occur where training saw at most {train_len - 1}, and "
+                f"{view.unseen_rope} of the {cfg.d_k // 2} rotation pairs turn to angles never seen. (Llama-style context "
+                "extension rescales the positions or the base for this reason.)\n"
+                if rope.spread is not None
+                else f"- **RoPE**: not available with an odd d_k = {cfg.d_k}.\n"
+            )
+            + f"- **ALiBi**: head {head + 1}'s bias at distance {T - 1} is −{fmt(slope)} × {T - 1} = −{fmt(slope * (T - 1))}: "
+            "the same straight line, only longer; no new kind of input. That is why ALiBi extrapolates "
+            "(*train short, test long*)."
+        )
+        st.caption("The dashed lines in the offset chart mark |j − i| = L − 1, the largest offset seen in training.")
+
+    where_next(
+        "attention sinks, StreamingLLM's window and linear attention; the KV cache, GQA and "
+        "FlashAttention; or the sinusoidal table up close.",
+        [
+            ("pages/14_Sinks_and_linear_attention.py", "Sinks and linear attention", "🕳️"),
+            ("pages/13_Efficient_attention.py", "Efficient attention", "⚡"),
+            ("pages/6_Positional_encoding.py", "Positional encoding", "📍"),
+        ],
+    )
+
+
+_body()
 show_code(
     pair_scores, offset_profile, position_attention, apply_rope, alibi_bias, learned_position_table, lookup_positions
-)
-where_next(
-    "attention sinks, StreamingLLM's window and linear attention; the KV cache, GQA and "
-    "FlashAttention; or the sinusoidal table up close.",
-    [
-        ("pages/14_Sinks_and_linear_attention.py", "Sinks and linear attention", "🕳️"),
-        ("pages/13_Efficient_attention.py", "Efficient attention", "⚡"),
-        ("pages/6_Positional_encoding.py", "Positional encoding", "📍"),
-    ],
 )

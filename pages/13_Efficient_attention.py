@@ -40,360 +40,393 @@ page_setup(
     "keys and values for decoding, fewer K/V heads (GQA, MQA), windows of recent tokens, and FlashAttention's "
     "tiles. Each section checks the shortcut against plain attention and shows the difference as a number.",
 )
-cfg = sidebar_controls(
-    show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional"),
-    share=False,
-)
-eff.begin_notes()
-base = cached_run(cfg.replace(mask="none"))
-T, H, d_k, tokens = base.T, cfg.n_heads, cfg.d_k, base.tokens
-kv_options = allowed_kv_heads(H)
 
-# the page's own settings: seeded from the URL once, clamped to what the current setting allows
-eff.seed("kv", URL["kv"], kv_options[len(kv_options) // 2])
-eff.seed("step", URL["step"], T // 2 + 1)
-eff.seed("window", URL["window"], 3)
-eff.seed("layers", URL["layers"], 3)
-eff.seed("tile", URL["tile"], 2)
-eff.seed("fq", URL["fq"], T)
-eff.seed("model", URL["model"], "Llama-2-70B", kind=str)
-eff.seed("ctx", URL["ctx"], 4096)
-eff.seed("batch", URL["batch"], 1)
-eff.seed("dtype", URL["dtype"], "float16", kind=str)
-eff.clamp_choice("kv", URL["kv"], kv_options, f" for {H} query heads (KV heads must divide them)")
-for name in ("step", "window", "tile", "fq"):
-    eff.clamp_int(name, URL[name], 1, T, f" for seq_len {T}")
-eff.clamp_int("layers", URL["layers"], 1, MAX_LAYERS)
-eff.clamp_choice("model", URL["model"], list(MODELS_BY_NAME))
-eff.clamp_int("ctx", URL["ctx"], 1, MAX_CONTEXT)
-eff.clamp_int("batch", URL["batch"], 1, MAX_BATCH)
-eff.clamp_choice("dtype", URL["dtype"], list(DTYPE_BYTES))
-eff.show_notes()
 
-# ---- 1. the KV cache
-st.subheader("1. The KV cache: decoding one token at a time")
-st.markdown(
-    "A decoder writes token t after tokens 1..t−1. Under the causal mask the keys and values of earlier "
-    "tokens never change, so they are kept in a cache: each step computes only the new token's q, k and v, "
-    "appends k and v, and lets q attend over the cache."
-)
-st.latex(
-    r"z_t = \mathrm{softmax}\!\Big(\frac{q_t\,[K_{<t};\,k_t]^\top}{\sqrt{d_k}\,\tau}\Big)\,[V_{<t};\,v_t],"
-    r"\qquad \text{cache} = (K_{<t}, V_{<t})"
-)
-c1, c2, c3 = st.columns(3)
-G = eff.control(
-    c1,
-    "select_slider",
-    "KV heads (G)",
-    "kv",
-    options=kv_options,
-    help=f"Key/value heads shared by the {H} query heads; they must divide {H}. G = {H} is multi-head "
-    "attention, G = 1 is multi-query attention.",
-)
-step = eff.control(
-    c2,
-    "slider",
-    "decoding step t",
-    "step",
-    min_value=1,
-    max_value=max(T, 2),
-    disabled=T == 1,
-    help="Which token is being generated.",
-)
-step = min(step, T)
-head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
-
-view = eff.decode_view(cfg, G)
-rep = H // G
-kv_head = head // rep
-now = view.run.steps[step - 1]
-cache_now = 2 * G * step * d_k * view.run.k.itemsize
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("computed: new q, k, v", "1 row each", help=f"q for {H} heads, k and v for {G} KV heads")
-m2.metric("reused: cached K, V rows", f"{now.reused} each")
-m3.metric("cache after this step", f"{cache_now:,} bytes")
-m4.metric("max |cached − one causal pass|", f"{view.max_diff:.1e}")
-
-c1, c2 = st.columns([3, 2])
-rows = np.arange(T)[:, None]
-blank = (rows < np.arange(T)[None, :]) | (rows >= step)  # the future, and the rows not decoded yet
-show_heatmap(
-    view.full_weights[head],
-    tokens,
-    tokens,
-    title=f"head {head + 1}: rows 1..{step} decoded",
-    domain=(0, 1),
-    blank=blank,
-    container=c1,
-    size=300,
-)
-vectors = np.stack([now.q[head], now.k[kv_head], now.v[kv_head]])  # (3, d_k)
-show_heatmap(
-    vectors,
-    ["q (new)", "k (new)", "v (new)"],
-    [str(j) for j in range(d_k)],
-    container=c2,
-    title=f"new at step {step} (head {head + 1})",
-    row_title="row",
-    col_title="dim",
-    value_name="value",
-    scheme="diverging",
-    size=260,
-    legend=False,
-)
-row_df = pd.DataFrame({"i": np.arange(step), "token": list(tokens[:step]), "weight": now.weights[head].round(4)})
-c2.vega_lite_chart(
-    with_data(eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys"), row_df), width="stretch"
-)
-saved = T * (T + 1) // 2 - T
-st.markdown(
-    f"At step **{step}** the page computed one new q row ({H} heads), one k and one v row ({G} KV head"
-    f"{'s' if G > 1 else ''}) for **{md_escape(tokens[step - 1])}**, and read the **{now.reused}** cached K and V "
-    f"rows of the tokens before it. Query head {head + 1} reads KV head {kv_head + 1} ({rep} query "
-    f"head{'s' if rep > 1 else ''} share it). "
-    f"Stacking the {T} decoded rows gives the one-pass causal output up to a largest difference of "
-    f"**{view.max_diff:.1e}** (float rounding). Without the cache, decoding {T} tokens would recompute "
-    f"{T * (T + 1) // 2} K/V rows instead of {T} ({saved} wasted). The cache holds 2 × G × T × d_k = 2 × {G} × {T} × "
-    f"{d_k} numbers at the end ({view.run.cache_bytes:,} bytes); with all {H} heads it would be "
-    f"{view.run.cache_bytes * H // G:,} bytes."
-)
-
-# ---- 2. memory of real models
-st.subheader("2. KV-cache memory of real models: MHA vs GQA vs MQA")
-c1, c2, c3, c4 = st.columns(4)
-model_name = eff.control(c1, "selectbox", "model", "model", options=list(MODELS_BY_NAME))
-model = MODELS_BY_NAME[model_name]
-context = eff.control(c2, "number_input", "context (tokens)", "ctx", min_value=1, max_value=MAX_CONTEXT, step=1024)
-batch = eff.control(c3, "number_input", "batch (sequences)", "batch", min_value=1, max_value=MAX_BATCH, step=1)
-dtype = eff.control(c4, "selectbox", "dtype", "dtype", options=list(DTYPE_BYTES))
-n_bytes = DTYPE_BYTES[dtype]
-cached_ctx = min(context, model.sliding_window) if model.sliding_window else context
-st.latex(
-    rf"\text{{bytes}} = 2 \times {model.layers}\,\text{{layers}} \times G \times {model.head_dim}\,(d_k) \times "
-    rf"{cached_ctx:,}\,\text{{tokens}} \times {batch}\,\text{{batch}} \times {n_bytes}\,\text{{bytes}}"
-)
-variants = model.variants()
-gb = {name: model.cache_bytes(context, batch, dtype, kv_heads=g) / 1e9 for name, g in variants.items()}
-own = [name for name, g in variants.items() if g == model.kv_heads][0]
-df = pd.DataFrame(
-    {
-        "attention": list(gb),
-        "GB": list(gb.values()),
-        "KV heads": list(variants.values()),
-        "own": [f"{model.name}'s own shape" if n == own else "what-if" for n in gb],
-    }
-)
-st.vega_lite_chart(with_data(eff.memory_bar_spec(f"{model.name}'s own shape"), df), width="stretch")
-mha, mqa = gb["MHA"], gb["MQA"]
-sentence = (
-    f"{model.name} ({model.layers} layers, {model.heads} query heads, {model.kv_heads} KV heads of "
-    f"{model.head_dim}) keeps **{fmt(gb[own])} GB** of keys and values for {batch} sequence"
-    f"{'s' if batch > 1 else ''} of {context:,} tokens in {dtype}. Multi-head attention would need "
-    f"**{fmt(mha)} GB** ({fmt(mha / gb[own])}× its own), multi-query attention **{fmt(mqa)} GB**."
-)
-if model.sliding_window and context > model.sliding_window:
-    full = model.cache_bytes(context, batch, dtype, rolling=False) / 1e9
-    sentence += (
-        f" Its sliding window of {model.sliding_window:,} tokens lets it keep a rolling cache of the last "
-        f"{model.sliding_window:,} tokens only; caching all {context:,} would take {fmt(full)} GB."
+@st.fragment
+def _body() -> None:
+    """The controls, charts and sentences: a change of a control reruns this alone."""
+    cfg = sidebar_controls(
+        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional"),
+        share=False,
     )
-if context > model.max_context:
-    sentence += f" (It was trained on {model.max_context:,} tokens; {context:,} is beyond that.)"
-st.markdown(sentence)
-with st.expander("The model shapes and where they come from"):
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "model": m.name,
-                    "layers": m.layers,
-                    "heads": m.heads,
-                    "KV heads": m.kv_heads,
-                    "head dim": m.head_dim,
-                    "context": m.max_context,
-                    "window": f"{m.sliding_window:,}" if m.sliding_window else "none",
-                    "source (config.json)": m.source,
-                }
-                for m in MODELS
-            ]
+    eff.begin_notes()
+    base = cached_run(cfg.replace(mask="none"))
+    T, H, d_k, tokens = base.T, cfg.n_heads, cfg.d_k, base.tokens
+    kv_options = allowed_kv_heads(H)
+
+    # the page's own settings: seeded from the URL once, clamped to what the current setting allows
+    eff.seed("kv", URL["kv"], kv_options[len(kv_options) // 2])
+    eff.seed("step", URL["step"], T // 2 + 1)
+    eff.seed("window", URL["window"], 3)
+    eff.seed("layers", URL["layers"], 3)
+    eff.seed("tile", URL["tile"], 2)
+    eff.seed("fq", URL["fq"], T)
+    eff.seed("model", URL["model"], "Llama-2-70B", kind=str)
+    eff.seed("ctx", URL["ctx"], 4096)
+    eff.seed("batch", URL["batch"], 1)
+    eff.seed("dtype", URL["dtype"], "float16", kind=str)
+    eff.clamp_choice("kv", URL["kv"], kv_options, f" for {H} query heads (KV heads must divide them)")
+    for name in ("step", "window", "tile", "fq"):
+        eff.clamp_int(name, URL[name], 1, T, f" for seq_len {T}")
+    eff.clamp_int("layers", URL["layers"], 1, MAX_LAYERS)
+    eff.clamp_choice("model", URL["model"], list(MODELS_BY_NAME))
+    eff.clamp_int("ctx", URL["ctx"], 1, MAX_CONTEXT)
+    eff.clamp_int("batch", URL["batch"], 1, MAX_BATCH)
+    eff.clamp_choice("dtype", URL["dtype"], list(DTYPE_BYTES))
+    eff.show_notes()
+
+    # ---- 1. the KV cache
+    st.subheader("1. The KV cache: decoding one token at a time")
+    st.markdown(
+        "A decoder writes token t after tokens 1..t−1. Under the causal mask the keys and values of earlier "
+        "tokens never change, so they are kept in a cache: each step computes only the new token's q, k and v, "
+        "appends k and v, and lets q attend over the cache."
+    )
+    st.latex(
+        r"z_t = \mathrm{softmax}\!\Big(\frac{q_t\,[K_{<t};\,k_t]^\top}{\sqrt{d_k}\,\tau}\Big)\,[V_{<t};\,v_t],"
+        r"\qquad \text{cache} = (K_{<t}, V_{<t})"
+    )
+    c1, c2, c3 = st.columns(3)
+    G = eff.control(
+        c1,
+        "select_slider",
+        "KV heads (G)",
+        "kv",
+        options=kv_options,
+        help=f"Key/value heads shared by the {H} query heads; they must divide {H}. G = {H} is multi-head "
+        "attention, G = 1 is multi-query attention.",
+    )
+    step = eff.control(
+        c2,
+        "slider",
+        "decoding step t",
+        "step",
+        min_value=1,
+        max_value=max(T, 2),
+        disabled=T == 1,
+        help="Which token is being generated.",
+    )
+    step = min(step, T)
+    head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
+
+    view = eff.decode_view(cfg, G)
+    rep = H // G
+    kv_head = head // rep
+    now = view.run.steps[step - 1]
+    cache_now = 2 * G * step * d_k * view.run.k.itemsize
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("computed: new q, k, v", "1 row each", help=f"q for {H} heads, k and v for {G} KV heads")
+    m2.metric("reused: cached K, V rows", f"{now.reused} each")
+    m3.metric("cache after this step", f"{cache_now:,} bytes")
+    m4.metric("max |cached − one causal pass|", f"{view.max_diff:.1e}")
+
+    c1, c2 = st.columns([3, 2])
+    rows = np.arange(T)[:, None]
+    blank = (rows < np.arange(T)[None, :]) | (rows >= step)  # the future, and the rows not decoded yet
+    show_heatmap(
+        view.full_weights[head],
+        tokens,
+        tokens,
+        title=f"head {head + 1}: rows 1..{step} decoded",
+        domain=(0, 1),
+        blank=blank,
+        container=c1,
+        size=300,
+    )
+    vectors = np.stack([now.q[head], now.k[kv_head], now.v[kv_head]])  # (3, d_k)
+    show_heatmap(
+        vectors,
+        ["q (new)", "k (new)", "v (new)"],
+        [str(j) for j in range(d_k)],
+        container=c2,
+        title=f"new at step {step} (head {head + 1})",
+        row_title="row",
+        col_title="dim",
+        value_name="value",
+        scheme="diverging",
+        size=260,
+        legend=False,
+    )
+    row_df = pd.DataFrame({"i": np.arange(step), "token": list(tokens[:step]), "weight": now.weights[head].round(4)})
+    c2.vega_lite_chart(
+        with_data(eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys"), row_df),
+        width="stretch",
+    )
+    saved = T * (T + 1) // 2 - T
+    st.markdown(
+        f"At step **{step}** the page computed one new q row ({H} heads), one k and one v row ({G} KV head"
+        f"{'s' if G > 1 else ''}) for **{md_escape(tokens[step - 1])}**, and read the **{now.reused}** cached K and V "
+        f"rows of the tokens before it. Query head {head + 1} reads KV head {kv_head + 1} ({rep} query "
+        f"head{'s' if rep > 1 else ''} share it). "
+        f"Stacking the {T} decoded rows gives the one-pass causal output up to a largest difference of "
+        f"**{view.max_diff:.1e}** (float rounding). Without the cache, decoding {T} tokens would recompute "
+        f"{T * (T + 1) // 2} K/V rows instead of {T} ({saved} wasted). The cache holds 2 × G × T × d_k = 2 × {G} × {T} × "
+        f"{d_k} numbers at the end ({view.run.cache_bytes:,} bytes); with all {H} heads it would be "
+        f"{view.run.cache_bytes * H // G:,} bytes."
+    )
+
+    # ---- 2. memory of real models
+    st.subheader("2. KV-cache memory of real models: MHA vs GQA vs MQA")
+    c1, c2, c3, c4 = st.columns(4)
+    model_name = eff.control(c1, "selectbox", "model", "model", options=list(MODELS_BY_NAME))
+    model = MODELS_BY_NAME[model_name]
+    context = eff.control(c2, "number_input", "context (tokens)", "ctx", min_value=1, max_value=MAX_CONTEXT, step=1024)
+    batch = eff.control(c3, "number_input", "batch (sequences)", "batch", min_value=1, max_value=MAX_BATCH, step=1)
+    dtype = eff.control(c4, "selectbox", "dtype", "dtype", options=list(DTYPE_BYTES))
+    n_bytes = DTYPE_BYTES[dtype]
+    cached_ctx = min(context, model.sliding_window) if model.sliding_window else context
+    st.latex(
+        rf"\text{{bytes}} = 2 \times {model.layers}\,\text{{layers}} \times G \times {model.head_dim}\,(d_k) \times "
+        rf"{cached_ctx:,}\,\text{{tokens}} \times {batch}\,\text{{batch}} \times {n_bytes}\,\text{{bytes}}"
+    )
+    variants = model.variants()
+    gb = {name: model.cache_bytes(context, batch, dtype, kv_heads=g) / 1e9 for name, g in variants.items()}
+    own = [name for name, g in variants.items() if g == model.kv_heads][0]
+    df = pd.DataFrame(
+        {
+            "attention": list(gb),
+            "GB": list(gb.values()),
+            "KV heads": list(variants.values()),
+            "own": [f"{model.name}'s own shape" if n == own else "what-if" for n in gb],
+        }
+    )
+    st.vega_lite_chart(with_data(eff.memory_bar_spec(f"{model.name}'s own shape"), df), width="stretch")
+    mha, mqa = gb["MHA"], gb["MQA"]
+    sentence = (
+        f"{model.name} ({model.layers} layers, {model.heads} query heads, {model.kv_heads} KV heads of "
+        f"{model.head_dim}) keeps **{fmt(gb[own])} GB** of keys and values for {batch} sequence"
+        f"{'s' if batch > 1 else ''} of {context:,} tokens in {dtype}. Multi-head attention would need "
+        f"**{fmt(mha)} GB** ({fmt(mha / gb[own])}× its own), multi-query attention **{fmt(mqa)} GB**."
+    )
+    if model.sliding_window and context > model.sliding_window:
+        full = model.cache_bytes(context, batch, dtype, rolling=False) / 1e9
+        sentence += (
+            f" Its sliding window of {model.sliding_window:,} tokens lets it keep a rolling cache of the last "
+            f"{model.sliding_window:,} tokens only; caching all {context:,} would take {fmt(full)} GB."
+        )
+    if context > model.max_context:
+        sentence += f" (It was trained on {model.max_context:,} tokens; {context:,} is beyond that.)"
+    st.markdown(sentence)
+    with st.expander("The model shapes and where they come from"):
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "model": m.name,
+                        "layers": m.layers,
+                        "heads": m.heads,
+                        "KV heads": m.kv_heads,
+                        "head dim": m.head_dim,
+                        "context": m.max_context,
+                        "window": f"{m.sliding_window:,}" if m.sliding_window else "none",
+                        "source (config.json)": m.source,
+                    }
+                    for m in MODELS
+                ]
+            ),
+            hide_index=True,
+        )
+
+    # ---- 3. sliding windows
+    st.subheader("3. Sliding windows and the receptive field")
+    st.markdown(
+        "A sliding-window mask lets each token see only its last w tokens (itself included). Information still "
+        "travels further: every layer passes it one window on, so stacked layers see far back."
+    )
+    st.latex(
+        r"\text{mask}_{ij} = [\,0 \le i - j < w\,],\qquad \text{receptive field after } L \text{ layers} = L(w-1)+1"
+    )
+    c1, c2 = st.columns(2)
+    window = eff.control(
+        c1, "slider", "window w (keys per query)", "window", min_value=1, max_value=max(T, 2), disabled=T == 1
+    )
+    window = min(window, T)
+    layers = eff.control(c2, "slider", "layers L", "layers", min_value=1, max_value=MAX_LAYERS)
+    wv = eff.window_view(T, window, layers)
+    influence = wv.influence
+    c1, c2, c3 = st.columns(3)
+    show_heatmap(
+        wv.mask.astype(float),
+        tokens,
+        tokens,
+        title=f"window mask, w = {window}",
+        value_name="allowed",
+        domain=(0, 1),
+        container=c1,
+        size=240,
+        legend=False,
+    )
+    show_heatmap(
+        influence.astype(float),
+        [f"after {layer}" for layer in range(layers + 1)],
+        tokens,
+        title=f"what reaches {tokens[-1]}",
+        row_title="layers",
+        col_title="token",
+        value_name="reaches",
+        domain=(0, 1),
+        container=c2,
+        size=240,
+        legend=False,
+    )
+    rf = pd.DataFrame(
+        {
+            "layers": np.tile(np.arange(layers + 1), 2),
+            "tokens": np.concatenate([wv.measured, wv.formula]).astype(int),
+            "how": ["measured (mask products)"] * (layers + 1) + ["min(T, L(w−1)+1)"] * (layers + 1),
+        }
+    )
+    c3.vega_lite_chart(
+        with_data(
+            eff.lines_spec(
+                "receptive field of the last token", "layers", "tokens", "how", "layers L", "tokens", dashed=True
+            ),
+            rf,
         ),
+        width="stretch",
+    )
+    raw = layers * (window - 1) + 1
+    agree = int(wv.measured[-1]) == wv.formula[-1]
+    st.markdown(
+        f"One layer lets **{md_escape(tokens[-1])}** see {min(window, T)} token{'s' if min(window, T) > 1 else ''}. "
+        f"After **{layers}** "
+        f"layer{'s' if layers > 1 else ''} the measured receptive field (one-hot influence pushed through the mask "
+        f"{layers} time{'s' if layers > 1 else ''}) is **{int(wv.measured[-1])}** tokens; the formula gives L(w−1)+1 = "
+        f"{layers}({window}−1)+1 = {raw}"
+        + (f", capped at the {T} tokens there are: {wv.formula[-1]}" if raw > T else "")
+        + (". They agree." if agree else ". They disagree: this would be a bug.")
+        + f" Each layer costs T × w = {T * min(window, T)} scores instead of T(T+1)/2 = {T * (T + 1) // 2}. "
+        f"Mistral 7B uses w = 4096 over 32 layers: 32 × 4095 + 1 = {32 * 4095 + 1:,} tokens can reach the last one."
+    )
+
+    # ---- 4. FlashAttention
+    st.subheader("4. FlashAttention: the softmax one tile at a time")
+    st.markdown(
+        "FlashAttention never builds the T × T score matrix. It walks the keys in tiles, keeping for every query "
+        "a running max m, a running sum l and an unnormalised output o; when a tile raises the max, what came "
+        "before is rescaled by e^(m_old − m_new). The result is exact."
+    )
+    st.latex(
+        r"m' = \max(m, \max_j s_j),\quad l' = e^{m - m'}\, l + \sum_j e^{s_j - m'},\quad "
+        r"o' = e^{m - m'}\, o + \sum_j e^{s_j - m'} v_j,\qquad z = o / l"
+    )
+    c1, c2 = st.columns(2)
+    tile = eff.control(
+        c1, "slider", "tile size B (keys per tile)", "tile", min_value=1, max_value=max(T, 2), disabled=T == 1
+    )
+    tile = min(tile, T)
+    fq = eff.control(c2, "slider", "query row to follow", "fq", min_value=1, max_value=max(T, 2), disabled=T == 1)
+    fq = min(fq, T) - 1
+    fv = eff.flash_view(cfg, head, tile)
+    steps = fv.run.steps
+    num = lambda x: "−∞" if x == -np.inf else fmt(float(x), 4)  # noqa: E731
+    table = pd.DataFrame(
+        {
+            "tile": [s.index + 1 for s in steps],
+            "keys": [f"{s.start + 1}–{s.stop}" if s.stop - s.start > 1 else f"{s.stop}" for s in steps],
+            "tile max": [num(s.tile_max[fq]) for s in steps],
+            "m before": [num(s.m_before[fq]) for s in steps],
+            "m after": [num(s.m[fq]) for s in steps],
+            "rescale": [num(s.rescale[fq]) for s in steps],
+            "l after": [num(s.l[fq]) for s in steps],
+        }
+    )
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("tiles", f"{len(steps)} of ≤ {tile} keys")
+    m2.metric("max |tiled − full softmax|", f"{fv.max_diff:.1e}")
+    m3.metric("full T × T scores", f"{fv.run.full_bytes:,} bytes")
+    m4.metric("largest tile", f"{fv.run.tile_bytes:,} bytes")
+    c1, c2 = st.columns([3, 2])
+    c1.dataframe(
+        table,
         hide_index=True,
+        height=min(300, 35 * len(table) + 38),
+        column_config={
+            "rescale": st.column_config.TextColumn(
+                help="e^(m_old − m_new): what the old sum and output were multiplied by"
+            ),
+            "tile max": st.column_config.TextColumn(help="the largest allowed score of this tile (−∞: all masked)"),
+        },
     )
-
-# ---- 3. sliding windows
-st.subheader("3. Sliding windows and the receptive field")
-st.markdown(
-    "A sliding-window mask lets each token see only its last w tokens (itself included). Information still "
-    "travels further: every layer passes it one window on, so stacked layers see far back."
-)
-st.latex(r"\text{mask}_{ij} = [\,0 \le i - j < w\,],\qquad \text{receptive field after } L \text{ layers} = L(w-1)+1")
-c1, c2 = st.columns(2)
-window = eff.control(
-    c1, "slider", "window w (keys per query)", "window", min_value=1, max_value=max(T, 2), disabled=T == 1
-)
-window = min(window, T)
-layers = eff.control(c2, "slider", "layers L", "layers", min_value=1, max_value=MAX_LAYERS)
-wv = eff.window_view(T, window, layers)
-influence = wv.influence
-c1, c2, c3 = st.columns(3)
-show_heatmap(
-    wv.mask.astype(float),
-    tokens,
-    tokens,
-    title=f"window mask, w = {window}",
-    value_name="allowed",
-    domain=(0, 1),
-    container=c1,
-    size=240,
-    legend=False,
-)
-show_heatmap(
-    influence.astype(float),
-    [f"after {layer}" for layer in range(layers + 1)],
-    tokens,
-    title=f"what reaches {tokens[-1]}",
-    row_title="layers",
-    col_title="token",
-    value_name="reaches",
-    domain=(0, 1),
-    container=c2,
-    size=240,
-    legend=False,
-)
-rf = pd.DataFrame(
-    {
-        "layers": np.tile(np.arange(layers + 1), 2),
-        "tokens": np.concatenate([wv.measured, wv.formula]).astype(int),
-        "how": ["measured (mask products)"] * (layers + 1) + ["min(T, L(w−1)+1)"] * (layers + 1),
-    }
-)
-c3.vega_lite_chart(
-    with_data(
-        eff.lines_spec(
-            "receptive field of the last token", "layers", "tokens", "how", "layers L", "tokens", dashed=True
+    chart = pd.DataFrame(
+        {
+            "tile": np.tile([s.index + 1 for s in steps], 2),
+            "value": np.concatenate([[s.m[fq] for s in steps], [s.l[fq] for s in steps]]),
+            "statistic": ["running max m"] * len(steps) + ["running sum l"] * len(steps),
+        }
+    )
+    long = chart[np.isfinite(chart["value"])]
+    c2.vega_lite_chart(
+        with_data(
+            eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic", "tile", None),
+            long,
         ),
-        rf,
-    ),
-    width="stretch",
-)
-raw = layers * (window - 1) + 1
-agree = int(wv.measured[-1]) == wv.formula[-1]
-st.markdown(
-    f"One layer lets **{md_escape(tokens[-1])}** see {min(window, T)} token{'s' if min(window, T) > 1 else ''}. "
-    f"After **{layers}** "
-    f"layer{'s' if layers > 1 else ''} the measured receptive field (one-hot influence pushed through the mask "
-    f"{layers} time{'s' if layers > 1 else ''}) is **{int(wv.measured[-1])}** tokens; the formula gives L(w−1)+1 = "
-    f"{layers}({window}−1)+1 = {raw}"
-    + (f", capped at the {T} tokens there are: {wv.formula[-1]}" if raw > T else "")
-    + (". They agree." if agree else ". They disagree: this would be a bug.")
-    + f" Each layer costs T × w = {T * min(window, T)} scores instead of T(T+1)/2 = {T * (T + 1) // 2}. "
-    f"Mistral 7B uses w = 4096 over 32 layers: 32 × 4095 + 1 = {32 * 4095 + 1:,} tokens can reach the last one."
-)
-
-# ---- 4. FlashAttention
-st.subheader("4. FlashAttention: the softmax one tile at a time")
-st.markdown(
-    "FlashAttention never builds the T × T score matrix. It walks the keys in tiles, keeping for every query "
-    "a running max m, a running sum l and an unnormalised output o; when a tile raises the max, what came "
-    "before is rescaled by e^(m_old − m_new). The result is exact."
-)
-st.latex(
-    r"m' = \max(m, \max_j s_j),\quad l' = e^{m - m'}\, l + \sum_j e^{s_j - m'},\quad "
-    r"o' = e^{m - m'}\, o + \sum_j e^{s_j - m'} v_j,\qquad z = o / l"
-)
-c1, c2 = st.columns(2)
-tile = eff.control(
-    c1, "slider", "tile size B (keys per tile)", "tile", min_value=1, max_value=max(T, 2), disabled=T == 1
-)
-tile = min(tile, T)
-fq = eff.control(c2, "slider", "query row to follow", "fq", min_value=1, max_value=max(T, 2), disabled=T == 1)
-fq = min(fq, T) - 1
-fv = eff.flash_view(cfg, head, tile)
-steps = fv.run.steps
-num = lambda x: "−∞" if x == -np.inf else fmt(float(x), 4)  # noqa: E731
-table = pd.DataFrame(
-    {
-        "tile": [s.index + 1 for s in steps],
-        "keys": [f"{s.start + 1}–{s.stop}" if s.stop - s.start > 1 else f"{s.stop}" for s in steps],
-        "tile max": [num(s.tile_max[fq]) for s in steps],
-        "m before": [num(s.m_before[fq]) for s in steps],
-        "m after": [num(s.m[fq]) for s in steps],
-        "rescale": [num(s.rescale[fq]) for s in steps],
-        "l after": [num(s.l[fq]) for s in steps],
-    }
-)
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("tiles", f"{len(steps)} of ≤ {tile} keys")
-m2.metric("max |tiled − full softmax|", f"{fv.max_diff:.1e}")
-m3.metric("full T × T scores", f"{fv.run.full_bytes:,} bytes")
-m4.metric("largest tile", f"{fv.run.tile_bytes:,} bytes")
-c1, c2 = st.columns([3, 2])
-c1.dataframe(
-    table,
-    hide_index=True,
-    height=min(300, 35 * len(table) + 38),
-    column_config={
-        "rescale": st.column_config.TextColumn(
-            help="e^(m_old − m_new): what the old sum and output were multiplied by"
-        ),
-        "tile max": st.column_config.TextColumn(help="the largest allowed score of this tile (−∞: all masked)"),
-    },
-)
-chart = pd.DataFrame(
-    {
-        "tile": np.tile([s.index + 1 for s in steps], 2),
-        "value": np.concatenate([[s.m[fq] for s in steps], [s.l[fq] for s in steps]]),
-        "statistic": ["running max m"] * len(steps) + ["running sum l"] * len(steps),
-    }
-)
-long = chart[np.isfinite(chart["value"])]
-c2.vega_lite_chart(
-    with_data(
-        eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic", "tile", None), long
-    ),
-    width="stretch",
-)
-rises = [s.index + 1 for s in steps[1:] if s.rescale[fq] < 1 and np.isfinite(s.m_before[fq])]
-last = steps[-1]
-flash_text = (
-    f"With B = {tile}, query **{md_escape(tokens[fq])}** (head {head + 1}, mask: {fv.mask_note}) met "
-    f"the keys in {len(steps)} tile{'s' if len(steps) > 1 else ''}. "
-)
-if not np.isfinite(last.m[fq]):
-    flash_text += "Every key of this row is masked: m stays −∞, l stays 0, and the output is 0 (not NaN). "
-elif rises:
-    flash_text += (
-        f"Its running max rose at tile{'s' if len(rises) > 1 else ''} {', '.join(map(str, rises[:8]))}"
-        f"{' …' if len(rises) > 8 else ''}; the smallest rescale factor was "
-        f"{fmt(min(float(s.rescale[fq]) for s in steps[1:]))}. "
+        width="stretch",
     )
-else:
-    flash_text += (
-        "Its running max was set by the first tile with an allowed key and never rose again: no rescaling was needed. "
+    rises = [s.index + 1 for s in steps[1:] if s.rescale[fq] < 1 and np.isfinite(s.m_before[fq])]
+    last = steps[-1]
+    flash_text = (
+        f"With B = {tile}, query **{md_escape(tokens[fq])}** (head {head + 1}, mask: {fv.mask_note}) met "
+        f"the keys in {len(steps)} tile{'s' if len(steps) > 1 else ''}. "
     )
-if np.isfinite(last.m[fq]):
-    flash_text += f"It ends at m = {fmt(float(last.m[fq]))} and l = {fmt(float(last.l[fq]))}; z = o / l. "
-rescaled_rows = np.zeros(T, dtype=bool)
-for s in steps[1:]:
-    rescaled_rows |= np.isfinite(s.m_before) & (s.rescale < 1)  # a later tile raised this row's max
-flash_text += f"{int(rescaled_rows.sum())} of the {T} query rows had their sum and output rescaled at least once" + (
-    f" (for one, follow query row {int(np.argmax(rescaled_rows)) + 1}, "
-    f"**{md_escape(tokens[int(np.argmax(rescaled_rows))])}**). "
-    if rescaled_rows.any()
-    else ". "
-)
-flash_text += (
-    f"Over all {T} queries the tiled output differs from the full softmax by at most **{fv.max_diff:.1e}**. "
-    f"The full score matrix would take {fv.run.full_bytes:,} bytes; the largest tile that existed took "
-    f"{fv.run.tile_bytes:,} bytes ({fmt(100 * fv.run.tile_bytes / fv.run.full_bytes)}%). At T = 16,384 the "
-    f"full float32 matrix is {16384 * 16384 * 4 / 2**30:g} GiB per head; tiles of 64 keys need "
-    f"{16384 * 64 * 4 / 2**20:g} MiB."
-)
-st.markdown(flash_text)
+    if not np.isfinite(last.m[fq]):
+        flash_text += "Every key of this row is masked: m stays −∞, l stays 0, and the output is 0 (not NaN). "
+    elif rises:
+        flash_text += (
+            f"Its running max rose at tile{'s' if len(rises) > 1 else ''} {', '.join(map(str, rises[:8]))}"
+            f"{' …' if len(rises) > 8 else ''}; the smallest rescale factor was "
+            f"{fmt(min(float(s.rescale[fq]) for s in steps[1:]))}. "
+        )
+    else:
+        flash_text += "Its running max was set by the first tile with an allowed key and never rose again: no rescaling was needed. "
+    if np.isfinite(last.m[fq]):
+        flash_text += f"It ends at m = {fmt(float(last.m[fq]))} and l = {fmt(float(last.l[fq]))}; z = o / l. "
+    rescaled_rows = np.zeros(T, dtype=bool)
+    for s in steps[1:]:
+        rescaled_rows |= np.isfinite(s.m_before) & (s.rescale < 1)  # a later tile raised this row's max
+    flash_text += (
+        f"{int(rescaled_rows.sum())} of the {T} query rows had their sum and output rescaled at least once"
+        + (
+            f" (for one, follow query row {int(np.argmax(rescaled_rows)) + 1}, "
+            f"**{md_escape(tokens[int(np.argmax(rescaled_rows))])}**). "
+            if rescaled_rows.any()
+            else ". "
+        )
+    )
+    flash_text += (
+        f"Over all {T} queries the tiled output differs from the full softmax by at most **{fv.max_diff:.1e}**. "
+        f"The full score matrix would take {fv.run.full_bytes:,} bytes; the largest tile that existed took "
+        f"{fv.run.tile_bytes:,} bytes ({fmt(100 * fv.run.tile_bytes / fv.run.full_bytes)}%). At T = 16,384 the "
+        f"full float32 matrix is {16384 * 16384 * 4 / 2**30:g} GiB per head; tiles of 64 keys need "
+        f"{16384 * 64 * 4 / 2**20:g} MiB."
+    )
+    st.markdown(flash_text)
 
-eff.write_url(URL)
-share_box(st.sidebar)
+    eff.write_url(URL)
+    share_box(st.sidebar)
+    page_end(
+        PAGE,
+        [
+            (
+                f"At step {step}, how many key rows does the cache supply and how many are computed?",
+                f"{now.reused} come from the cache and 1 is computed (per KV head): the keys of earlier tokens never change.",
+            ),
+            (
+                f"{model.name} with {context:,} tokens: how much memory does GQA save over MHA?",
+                f"{fmt(mha)} GB vs {fmt(gb[list(variants)[1]])} GB: the cache shrinks by H / G = {model.heads} / "
+                f"{variants[list(variants)[1]]}.",
+            ),
+            (
+                f"How many layers of window {window} does the last token need to see all {T} tokens?",
+                f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {-(-(T - 1) // (window - 1))} layers."
+                if window > 1
+                else "With w = 1 a token sees only itself, in every layer: never.",
+            ),
+        ],
+    )
+
+
+_body()
 show_code(
     decode_with_cache,
     grouped_query_attention,
@@ -401,24 +434,4 @@ show_code(
     influence_by_layer,
     _walk_tiles,
     flash_attention_steps,
-)
-page_end(
-    PAGE,
-    [
-        (
-            f"At step {step}, how many key rows does the cache supply and how many are computed?",
-            f"{now.reused} come from the cache and 1 is computed (per KV head): the keys of earlier tokens never change.",
-        ),
-        (
-            f"{model.name} with {context:,} tokens: how much memory does GQA save over MHA?",
-            f"{fmt(mha)} GB vs {fmt(gb[list(variants)[1]])} GB: the cache shrinks by H / G = {model.heads} / "
-            f"{variants[list(variants)[1]]}.",
-        ),
-        (
-            f"How many layers of window {window} does the last token need to see all {T} tokens?",
-            f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {-(-(T - 1) // (window - 1))} layers."
-            if window > 1
-            else "With w = 1 a token sees only itself, in every layer: never.",
-        ),
-    ],
 )

@@ -42,213 +42,230 @@ page_setup(
     "sinks** give it somewhere else to put it. **Linear attention** drops the softmax altogether and turns "
     "attention into a recurrence with a state of fixed size.",
 )
-cfg = sidebar_controls(
-    show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"), share=False
-)
-H = cfg.n_heads
-
 NO_SINK = PageParam("sk_none", "nosink", False, boolean=True)
 HEAD = PageParam("sk_head", "head", 1, lo=1, hi=16, integer=True)
 N_SINK = PageParam("sk_n_sink", "n_sink", 2, lo=0, hi=64, integer=True)
 WINDOW = PageParam("sk_window", "window", 4, lo=1, hi=512, integer=True)
 PARAMS = [NO_SINK, HEAD, N_SINK, WINDOW]
-seed_params(PARAMS)
-clamp(HEAD, H, f"there are {H} heads")
-if "sk_sinks_seeded" not in st.session_state:  # the per-head sink logits travel as one list: sinks=-2,0,2,4
-    values, notices = parse_sinks(st.query_params.get("sinks"), H)
-    for h, v in enumerate(values):
-        st.session_state[f"sk_sink_{h}"] = v
-    for n in notices:
-        note(n)
-    st.session_state.sk_sinks_seeded = True
-for h, v in enumerate(default_sinks(H)):  # heads added since (more heads in the sidebar) start at their default
-    st.session_state.setdefault(f"sk_sink_{h}", v)
 
-# ---- attention sinks
-st.header("Attention sinks")
-st.latex(
-    r"w_{ij} = \frac{e^{z_{ij}}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}},\qquad z_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}}"
-    r",\qquad \sum_j w_{ij} = 1 - \frac{e^{s_h}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}} < 1"
-)
-st.markdown(
-    "gpt-oss learns one logit s_h per head that joins the softmax's denominator but has **no value**: the "
-    'weight it takes is simply not spent, so a head can attend to "nothing". Without it, trained models '
-    "dump the spare weight on the first token instead (the sink StreamingLLM keeps)."
-)
-no_sink = st.toggle("no sink (s = −∞): plain attention", **widget_kw(NO_SINK))
-with st.expander(f"Sink logit s_h of each of the {H} heads", expanded=True):
-    cols = st.columns(min(H, 4))
-    for h in range(H):
-        cols[h % len(cols)].slider(
-            f"s of head {h + 1}",
-            -10.0,
-            10.0,
-            step=0.5,
-            key=f"sk_sink_{h}",
-            persist_state="session",
-            disabled=no_sink,
-            on_change=clear_notes,
+
+@st.fragment
+def _body() -> None:
+    """The controls, charts and sentences: a change of a control reruns this alone."""
+    cfg = sidebar_controls(
+        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"), share=False
+    )
+    H = cfg.n_heads
+
+    seed_params(PARAMS)
+    clamp(HEAD, H, f"there are {H} heads")
+    if "sk_sinks_seeded" not in st.session_state:  # the per-head sink logits travel as one list: sinks=-2,0,2,4
+        values, notices = parse_sinks(st.query_params.get("sinks"), H)
+        for h, v in enumerate(values):
+            st.session_state[f"sk_sink_{h}"] = v
+        for n in notices:
+            note(n)
+        st.session_state.sk_sinks_seeded = True
+    for h, v in enumerate(default_sinks(H)):  # heads added since (more heads in the sidebar) start at their default
+        st.session_state.setdefault(f"sk_sink_{h}", v)
+
+    # ---- attention sinks
+    st.header("Attention sinks")
+    st.latex(
+        r"w_{ij} = \frac{e^{z_{ij}}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}},\qquad z_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}}"
+        r",\qquad \sum_j w_{ij} = 1 - \frac{e^{s_h}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}} < 1"
+    )
+    st.markdown(
+        "gpt-oss learns one logit s_h per head that joins the softmax's denominator but has **no value**: the "
+        'weight it takes is simply not spent, so a head can attend to "nothing". Without it, trained models '
+        "dump the spare weight on the first token instead (the sink StreamingLLM keeps)."
+    )
+    no_sink = st.toggle("no sink (s = −∞): plain attention", **widget_kw(NO_SINK))
+    with st.expander(f"Sink logit s_h of each of the {H} heads", expanded=True):
+        cols = st.columns(min(H, 4))
+        for h in range(H):
+            cols[h % len(cols)].slider(
+                f"s of head {h + 1}",
+                -10.0,
+                10.0,
+                step=0.5,
+                key=f"sk_sink_{h}",
+                persist_state="session",
+                disabled=no_sink,
+                on_change=clear_notes,
+            )
+    sinks = tuple(float(st.session_state[f"sk_sink_{h}"]) for h in range(H))
+    head = (
+        st.columns([1, 3])[0].selectbox(
+            "head to look at (sinks and linear attention)", list(range(1, H + 1)), **widget_kw(HEAD)
         )
-sinks = tuple(float(st.session_state[f"sk_sink_{h}"]) for h in range(H))
-head = (
-    st.columns([1, 3])[0].selectbox(
-        "head to look at (sinks and linear attention)", list(range(1, H + 1)), **widget_kw(HEAD)
+        - 1
     )
-    - 1
-)
-if st.query_params.get("sinks") != (sinks_text := ",".join(f"{s:g}" for s in sinks)):
-    st.query_params["sinks"] = sinks_text
-write_params(PARAMS)
-share_box(st.sidebar)
-show_notes()
+    if st.query_params.get("sinks") != (sinks_text := ",".join(f"{s:g}" for s in sinks)):
+        st.query_params["sinks"] = sinks_text
+    write_params(PARAMS)
+    share_box(st.sidebar)
+    show_notes()
 
-view = sinks_view(cfg, sinks, no_sink)
-T = view.weights.shape[-1]
-mean_sum = view.real_sum.mean(axis=1)  # (H,) mean over query rows
-c1, c2 = st.columns([3, 2])
-vega(per_head_bars(mean_sum, "weight on real tokens (mean over query rows)", "sum of weights", (0, 1)), c1)
-matrix = np.concatenate([view.weights[head], view.sink_weight[head][:, None]], axis=1)  # (T, T + 1)
-labels = list(view.tokens)
-show_heatmap(
-    matrix,
-    labels,
-    labels + ["∅ sink"],
-    title=f"head {head + 1}: weights and the sink's share",
-    domain=(0, 1),
-    container=c2,
-    size=260,
-)
-lo, hi = float(view.real_sum.min()), float(view.real_sum.max())
-if no_sink:
-    st.markdown(
-        f"With no sink every row with an allowed key sums to exactly 1 (here from {lo:.6g} to {hi:.6g}"
-        f"{'; fully masked rows give 0' if lo == 0 else ''}): the softmax must spend all its weight on the "
-        "real tokens, whether they are useful or not."
+    view = sinks_view(cfg, sinks, no_sink)
+    T = view.weights.shape[-1]
+    mean_sum = view.real_sum.mean(axis=1)  # (H,) mean over query rows
+    c1, c2 = st.columns([3, 2])
+    vega(per_head_bars(mean_sum, "weight on real tokens (mean over query rows)", "sum of weights", (0, 1)), c1)
+    matrix = np.concatenate([view.weights[head], view.sink_weight[head][:, None]], axis=1)  # (T, T + 1)
+    labels = list(view.tokens)
+    show_heatmap(
+        matrix,
+        labels,
+        labels + ["∅ sink"],
+        title=f"head {head + 1}: weights and the sink's share",
+        domain=(0, 1),
+        container=c2,
+        size=260,
     )
-else:
+    lo, hi = float(view.real_sum.min()), float(view.real_sum.max())
+    if no_sink:
+        st.markdown(
+            f"With no sink every row with an allowed key sums to exactly 1 (here from {lo:.6g} to {hi:.6g}"
+            f"{'; fully masked rows give 0' if lo == 0 else ''}): the softmax must spend all its weight on the "
+            "real tokens, whether they are useful or not."
+        )
+    else:
 
-    def share(v: float) -> str:
-        """A sum of weights near 1 as "1 − 2.3e-09", so that it does not round to 1.0000 on screen."""
-        return f"{v:.4f}" if 1 - v >= 5e-5 else f"1 − {1 - v:.1e}" if v < 1 else "1 (to float rounding)"
+        def share(v: float) -> str:
+            """A sum of weights near 1 as "1 − 2.3e-09", so that it does not round to 1.0000 on screen."""
+            return f"{v:.4f}" if 1 - v >= 5e-5 else f"1 − {1 - v:.1e}" if v < 1 else "1 (to float rounding)"
 
-    parts = [f"head {h + 1} (s = {sinks[h]:g}): {share(mean_sum[h])}" for h in range(H)]
+        parts = [f"head {h + 1} (s = {sinks[h]:g}): {share(mean_sum[h])}" for h in range(H)]
+        st.markdown(
+            "Weight left on the real tokens, mean over the rows: "
+            + "; ".join(parts)
+            + ". "
+            + (
+                f"Every row of every head sums to less than 1 (at most {share(hi)}). "
+                if hi < 1
+                else "The largest row sum is 1 in float64: the sink's share is below rounding there. "
+            )
+            + "A higher sink logit takes more: the head can say *nothing here is worth reading*."
+        )
+    c1, c2 = st.columns(2)
+    c1.metric("max |weights − softmax([scores, s_h]) without the sink column|", f"{view.diff_reference:.1e}")
+    c2.metric("max |weights with s = −∞ − plain attention|", f"{view.diff_plain:.1e}")
+    worst = max(view.diff_reference, view.diff_plain)
+    st.caption(
+        (
+            f"Both are 0 up to float64 rounding (largest {worst:.1e}): "
+            if worst < 1e-12
+            else f"The larger of the two is {worst:.1e}. "
+        )
+        + "a sink is one extra column in the softmax that is dropped afterwards, and a sink of −∞ is no sink at all."
+    )
+
+    st.subheader("StreamingLLM: keep the first tokens and a window")
+    c1, c2 = st.columns(2)
+    n_sink = c1.slider("sink tokens kept (n_sink)", 0, 64, **widget_kw(N_SINK))
+    window = c2.slider("recent tokens kept (window w, itself included)", 1, 512, **widget_kw(WINDOW))
+    stream = streaming_view(T, n_sink, window)
+    c1, c2 = st.columns([3, 2])
+    show_heatmap(
+        stream.mask.astype(np.float32),
+        labels,
+        labels,
+        title="StreamingLLM mask (1 = may attend)",
+        value_name="may attend",
+        domain=(0, 1),
+        container=c1,
+        size=280,
+    )
+    kept = stream.kept_last
+    first = [j for j in kept if j < n_sink]
+    recent = [j for j in kept if j >= n_sink]
+    c2.markdown(
+        f"The last query (token {T}) keeps **{len(kept)} of {T}** keys: "
+        + (f"the first {len(first)} (tokens {first[0] + 1}–{first[-1] + 1}, the sinks)" if first else "no sink tokens")
+        + (f" and the last {len(recent)} (tokens {recent[0] + 1}–{recent[-1] + 1})" if recent else "")
+        + f". No query ever keeps more than n_sink + w = {n_sink + window} keys, so the key/value cache stays at "
+        f"{min(T, n_sink + window)} entries however long the stream runs. The mask allows {stream.allowed_share:.1%} of "
+        f"all query–key pairs, a full causal mask {stream.causal_share:.1%}."
+    )
+    c2.caption(
+        "The paper found that dropping the first tokens from a plain sliding window breaks generation: trained "
+        "models park spare attention there. Keeping four of them restores it."
+    )
+
+    # ---- linear attention
+    st.header("Linear attention")
+    st.latex(
+        r"\mathrm{out}_i = \frac{\phi(q_i)^{\top} S_i}{\phi(q_i)^{\top} z_i},\quad "
+        r"S_i = \sum_{j \le i} \phi(k_j)\, v_j^{\top},\quad z_i = \sum_{j \le i} \phi(k_j),\quad \phi(x) = \mathrm{elu}(x) + 1"
+    )
     st.markdown(
-        "Weight left on the real tokens, mean over the rows: "
-        + "; ".join(parts)
-        + ". "
+        "Replace exp(q·k) by a product of positive features φ(q)·φ(k). The sums over keys then factor out of "
+        "each query: S and z are running sums, an RNN whose state has the same size at token 5 and at "
+        "token 5 million. Computed in parallel, the same numbers come from a (masked) T × T matrix."
+    )
+    lin = linear_view(cfg, head)
+    c1, c2 = st.columns(2)
+    mask_note = "causal" if lin.causal else "no mask"
+    show_heatmap(
+        lin.softmax_weights,
+        labels,
+        labels,
+        title=f"softmax attention, head {head + 1}",
+        domain=(0, 1),
+        container=c1,
+        size=260,
+    )
+    show_heatmap(
+        lin.linear_weights,
+        labels,
+        labels,
+        title=f"linear attention, head {head + 1} ({mask_note})",
+        domain=(0, 1),
+        container=c2,
+        size=260,
+    )
+    c1, c2, c3 = st.columns(3)
+    c1.metric("max |causal parallel − recurrent|", f"{lin.diff_recurrent:.1e}")
+    c2.metric("max |non-causal parallel − φ(q)(φ(k)ᵀV)|", f"{lin.diff_factorised:.1e}")
+    c3.metric("state numbers vs T × T weights", f"{lin.state_numbers:,} vs {T * T:,}")
+    cross = math.isqrt(lin.state_numbers - 1) + 1  # smallest T with T^2 >= state
+    st.markdown(
+        f"The recurrent form (one token at a time, state S of {lin.d_k} × {lin.d_v} plus z of {lin.d_k}) gives the same "
+        f"outputs as the causal parallel form up to {lin.diff_recurrent:.1e}, and the non-causal form computed as "
+        f"φ(q)(φ(k)ᵀV) matches the T × T form up to {lin.diff_factorised:.1e}"
+        + (": float64 rounding. " if max(lin.diff_recurrent, lin.diff_factorised) < 1e-9 else ". ")
+        + f"The state holds "
+        f"{lin.state_numbers:,} numbers per head whatever T is; softmax attention's weights hold T² = {T * T:,} at T = {T} "
+        + (f"and more from T = {cross} on." if cross > T else f"— already {T * T / lin.state_numbers:.1f}× the state.")
+        + f" Linear attention has no softmax, so the temperature ({cfg.temperature:g}) and the 1/√d_k scaling do not "
+        "apply to it"
+        + (", and it ignores the padding mask (only causality is built in)." if "padding" in cfg.mask else ".")
+    )
+    vega(memory_chart(T, lin.state_numbers, lin.d_k))
+    peak_soft, peak_lin = (float(w.max(axis=1).mean()) for w in (lin.softmax_weights, lin.linear_weights))
+    st.caption(
+        f"The price: φ(q)·φ(k) is a smoother similarity than exp(q·k/√d_k). Here a row's largest weight is "
+        f"{peak_soft:.3f} on average with softmax and {peak_lin:.3f} with linear attention"
         + (
-            f"Every row of every head sums to less than 1 (at most {share(hi)}). "
-            if hi < 1
-            else "The largest row sum is 1 in float64: the sink's share is below rounding there. "
+            ": the linear map is flatter."
+            if peak_lin < peak_soft
+            else ": on this input the linear map is not flatter (try a lower temperature for a sharper softmax)."
         )
-        + "A higher sink logit takes more: the head can say *nothing here is worth reading*."
     )
-c1, c2 = st.columns(2)
-c1.metric("max |weights − softmax([scores, s_h]) without the sink column|", f"{view.diff_reference:.1e}")
-c2.metric("max |weights with s = −∞ − plain attention|", f"{view.diff_plain:.1e}")
-worst = max(view.diff_reference, view.diff_plain)
-st.caption(
-    (
-        f"Both are 0 up to float64 rounding (largest {worst:.1e}): "
-        if worst < 1e-12
-        else f"The larger of the two is {worst:.1e}. "
+
+    where_next(
+        "how positions enter attention (RoPE, ALiBi); the KV cache, grouped-query attention and "
+        "FlashAttention; or masks up close.",
+        [
+            ("pages/12_Positions.py", "Positions: sinusoidal, learned, RoPE, ALiBi", "🧭"),
+            ("pages/13_Efficient_attention.py", "Efficient attention", "⚡"),
+            ("pages/5_Masks.py", "Masks", "🎭"),
+        ],
     )
-    + "a sink is one extra column in the softmax that is dropped afterwards, and a sink of −∞ is no sink at all."
-)
 
-st.subheader("StreamingLLM: keep the first tokens and a window")
-c1, c2 = st.columns(2)
-n_sink = c1.slider("sink tokens kept (n_sink)", 0, 64, **widget_kw(N_SINK))
-window = c2.slider("recent tokens kept (window w, itself included)", 1, 512, **widget_kw(WINDOW))
-stream = streaming_view(T, n_sink, window)
-c1, c2 = st.columns([3, 2])
-show_heatmap(
-    stream.mask.astype(np.float32),
-    labels,
-    labels,
-    title="StreamingLLM mask (1 = may attend)",
-    value_name="may attend",
-    domain=(0, 1),
-    container=c1,
-    size=280,
-)
-kept = stream.kept_last
-first = [j for j in kept if j < n_sink]
-recent = [j for j in kept if j >= n_sink]
-c2.markdown(
-    f"The last query (token {T}) keeps **{len(kept)} of {T}** keys: "
-    + (f"the first {len(first)} (tokens {first[0] + 1}–{first[-1] + 1}, the sinks)" if first else "no sink tokens")
-    + (f" and the last {len(recent)} (tokens {recent[0] + 1}–{recent[-1] + 1})" if recent else "")
-    + f". No query ever keeps more than n_sink + w = {n_sink + window} keys, so the key/value cache stays at "
-    f"{min(T, n_sink + window)} entries however long the stream runs. The mask allows {stream.allowed_share:.1%} of "
-    f"all query–key pairs, a full causal mask {stream.causal_share:.1%}."
-)
-c2.caption(
-    "The paper found that dropping the first tokens from a plain sliding window breaks generation: trained "
-    "models park spare attention there. Keeping four of them restores it."
-)
 
-# ---- linear attention
-st.header("Linear attention")
-st.latex(
-    r"\mathrm{out}_i = \frac{\phi(q_i)^{\top} S_i}{\phi(q_i)^{\top} z_i},\quad "
-    r"S_i = \sum_{j \le i} \phi(k_j)\, v_j^{\top},\quad z_i = \sum_{j \le i} \phi(k_j),\quad \phi(x) = \mathrm{elu}(x) + 1"
-)
-st.markdown(
-    "Replace exp(q·k) by a product of positive features φ(q)·φ(k). The sums over keys then factor out of "
-    "each query: S and z are running sums, an RNN whose state has the same size at token 5 and at "
-    "token 5 million. Computed in parallel, the same numbers come from a (masked) T × T matrix."
-)
-lin = linear_view(cfg, head)
-c1, c2 = st.columns(2)
-mask_note = "causal" if lin.causal else "no mask"
-show_heatmap(
-    lin.softmax_weights,
-    labels,
-    labels,
-    title=f"softmax attention, head {head + 1}",
-    domain=(0, 1),
-    container=c1,
-    size=260,
-)
-show_heatmap(
-    lin.linear_weights,
-    labels,
-    labels,
-    title=f"linear attention, head {head + 1} ({mask_note})",
-    domain=(0, 1),
-    container=c2,
-    size=260,
-)
-c1, c2, c3 = st.columns(3)
-c1.metric("max |causal parallel − recurrent|", f"{lin.diff_recurrent:.1e}")
-c2.metric("max |non-causal parallel − φ(q)(φ(k)ᵀV)|", f"{lin.diff_factorised:.1e}")
-c3.metric("state numbers vs T × T weights", f"{lin.state_numbers:,} vs {T * T:,}")
-cross = math.isqrt(lin.state_numbers - 1) + 1  # smallest T with T^2 >= state
-st.markdown(
-    f"The recurrent form (one token at a time, state S of {lin.d_k} × {lin.d_v} plus z of {lin.d_k}) gives the same "
-    f"outputs as the causal parallel form up to {lin.diff_recurrent:.1e}, and the non-causal form computed as "
-    f"φ(q)(φ(k)ᵀV) matches the T × T form up to {lin.diff_factorised:.1e}"
-    + (": float64 rounding. " if max(lin.diff_recurrent, lin.diff_factorised) < 1e-9 else ". ")
-    + f"The state holds "
-    f"{lin.state_numbers:,} numbers per head whatever T is; softmax attention's weights hold T² = {T * T:,} at T = {T} "
-    + (f"and more from T = {cross} on." if cross > T else f"— already {T * T / lin.state_numbers:.1f}× the state.")
-    + f" Linear attention has no softmax, so the temperature ({cfg.temperature:g}) and the 1/√d_k scaling do not "
-    "apply to it"
-    + (", and it ignores the padding mask (only causality is built in)." if "padding" in cfg.mask else ".")
-)
-vega(memory_chart(T, lin.state_numbers, lin.d_k))
-peak_soft, peak_lin = (float(w.max(axis=1).mean()) for w in (lin.softmax_weights, lin.linear_weights))
-st.caption(
-    f"The price: φ(q)·φ(k) is a smoother similarity than exp(q·k/√d_k). Here a row's largest weight is "
-    f"{peak_soft:.3f} on average with softmax and {peak_lin:.3f} with linear attention"
-    + (
-        ": the linear map is flatter."
-        if peak_lin < peak_soft
-        else ": on this input the linear map is not flatter (try a lower temperature for a sharper softmax)."
-    )
-)
-
+_body()
 show_code(
     sink_attention,
     streaming_mask,
@@ -256,13 +273,4 @@ show_code(
     linear_attention,
     linear_attention_recurrent,
     linear_attention_factorised,
-)
-where_next(
-    "how positions enter attention (RoPE, ALiBi); the KV cache, grouped-query attention and "
-    "FlashAttention; or masks up close.",
-    [
-        ("pages/12_Positions.py", "Positions: sinusoidal, learned, RoPE, ALiBi", "🧭"),
-        ("pages/13_Efficient_attention.py", "Efficient attention", "⚡"),
-        ("pages/5_Masks.py", "Masks", "🎭"),
-    ],
 )

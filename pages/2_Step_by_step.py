@@ -9,12 +9,12 @@ import streamlit as st
 from attention_core import class_notes_weights, format_matrix, parse_matrix, random_projection_weights
 from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
-from ui.charts import matrix_frame
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
 from ui.step_charts import matrix_chart
+from ui.tables import matrix_table, prefixed
 from ui.text import fmt
 from ui.widgets import index_picker
 
@@ -26,7 +26,6 @@ page_setup(
     "weight matrix and watch every later step change.",
 )
 st.latex(r"Z = \operatorname{softmax}\!\Big(\frac{(E W_q)(E W_k)^\top}{\sqrt{d_k}\,\tau}\Big)\,E W_v")
-cfg = sidebar_controls(show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", share=False)
 
 PRESETS = ("looking for B", "identity", "seeded random")
 W_NAMES = ("W_q", "W_k", "W_v")
@@ -43,275 +42,282 @@ def preset_matrices(preset: str, seed: int) -> dict[str, np.ndarray]:
     return {n: np.round(w.astype(np.float64), 2) for n, w in zip(W_NAMES, rng_ws)}
 
 
-# ---- tokens
-tokens_text = st.text_input("Tokens (A and B, separated by spaces)", value="A A B A", key="sbs_tokens", max_chars=80)
-symbols = tokens_text.split()
-if not symbols or len(symbols) > 16 or any(s not in VOCAB for s in symbols):
-    st.error(f"Tokens must be 1 to 16 symbols, each A or B, separated by spaces; got {tokens_text!r}. Using A A B A.")
-    symbols = ["A", "A", "B", "A"]
+@st.fragment
+def _body() -> None:
+    """The controls, charts and sentences: a change of a control reruns this alone."""
+    cfg = sidebar_controls(show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", share=False)
 
-# ---- weights: preset, link, or edited
-if "sbs_good" not in st.session_state:
-    st.session_state.sbs_good = preset_matrices("looking for B", cfg.seed)
-    st.session_state.sbs_base = dict(st.session_state.sbs_good)
-    st.session_state.sbs_version = 0
-    link_errors = []
+    # ---- tokens
+    tokens_text = st.text_input(
+        "Tokens (A and B, separated by spaces)", value="A A B A", key="sbs_tokens", max_chars=80
+    )
+    symbols = tokens_text.split()
+    if not symbols or len(symbols) > 16 or any(s not in VOCAB for s in symbols):
+        st.error(
+            f"Tokens must be 1 to 16 symbols, each A or B, separated by spaces; got {tokens_text!r}. Using A A B A."
+        )
+        symbols = ["A", "A", "B", "A"]
+
+    # ---- weights: preset, link, or edited
+    if "sbs_good" not in st.session_state:
+        st.session_state.sbs_good = preset_matrices("looking for B", cfg.seed)
+        st.session_state.sbs_base = dict(st.session_state.sbs_good)
+        st.session_state.sbs_version = 0
+        link_errors = []
+        for name, p in URL_KEYS.items():
+            if p in st.query_params:
+                try:
+                    st.session_state.sbs_good[name] = parse_matrix(name, st.query_params[p], (2, 2))
+                    st.session_state.sbs_base[name] = st.session_state.sbs_good[name]
+                except ValueError as exc:
+                    link_errors.append(str(exc))
+        st.session_state.sbs_link_errors = link_errors
+
+    def load_preset():
+        mats = preset_matrices(st.session_state.sbs_preset, st.session_state.get("whatif").seed)
+        st.session_state.sbs_good = dict(mats)
+        st.session_state.sbs_base = dict(mats)
+        st.session_state.sbs_version += 1
+
+    def set_w_k(factor: float):
+        """Keep W_q and W_v as they are (edits included) and set W_k = factor * I."""
+        st.session_state.sbs_good = {**st.session_state.sbs_good, "W_k": factor * np.eye(2)}
+        st.session_state.sbs_base = dict(st.session_state.sbs_good)
+        st.session_state.sbs_version += 1
+
+    for err in st.session_state.pop("sbs_link_errors", []):
+        st.warning(f"Link ignored: {err}. Using the preset instead.")
+    st.radio(
+        "Weight preset",
+        PRESETS,
+        key="sbs_preset",
+        horizontal=True,
+        on_change=load_preset,
+        help="Loading a preset replaces any edits.",
+    )
+    st.markdown("Edit a cell to change a matrix. Rows are the input dimensions (A, B), columns the output dimensions.")
+    cols = st.columns(3)
+    W = {}
+    for col, name in zip(cols, W_NAMES):
+        base = pd.DataFrame(st.session_state.sbs_base[name], index=["A", "B"], columns=["0", "1"])
+        edited = col.data_editor(
+            base,
+            key=f"sbs_{name}_{st.session_state.sbs_version}",
+            column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in base.columns},
+        )
+        col.caption(f"**{name}**")
+        try:
+            W[name] = check_matrix(name, edited.to_numpy(dtype=np.float64, na_value=np.nan), (2, 2))
+            st.session_state.sbs_good[name] = W[name]
+        except ValueError as exc:
+            col.error(f"{exc}. Keeping the last good {name}.")
+            W[name] = st.session_state.sbs_good[name]
+    edited_any = any(
+        not np.array_equal(W[n], preset_matrices(st.session_state.sbs_preset, cfg.seed)[n]) for n in W_NAMES
+    )
     for name, p in URL_KEYS.items():
-        if p in st.query_params:
-            try:
-                st.session_state.sbs_good[name] = parse_matrix(name, st.query_params[p], (2, 2))
-                st.session_state.sbs_base[name] = st.session_state.sbs_good[name]
-            except ValueError as exc:
-                link_errors.append(str(exc))
-    st.session_state.sbs_link_errors = link_errors
+        if edited_any:
+            st.query_params[p] = format_matrix(W[name])
+        elif p in st.query_params:
+            del st.query_params[p]
+    share_box(st.sidebar)  # after the matrices are in the URL
 
-
-def load_preset():
-    mats = preset_matrices(st.session_state.sbs_preset, st.session_state.get("whatif").seed)
-    st.session_state.sbs_good = dict(mats)
-    st.session_state.sbs_base = dict(mats)
-    st.session_state.sbs_version += 1
-
-
-def set_w_k(factor: float):
-    """Keep W_q and W_v as they are (edits included) and set W_k = factor * I."""
-    st.session_state.sbs_good = {**st.session_state.sbs_good, "W_k": factor * np.eye(2)}
-    st.session_state.sbs_base = dict(st.session_state.sbs_good)
-    st.session_state.sbs_version += 1
-
-
-for err in st.session_state.pop("sbs_link_errors", []):
-    st.warning(f"Link ignored: {err}. Using the preset instead.")
-st.radio(
-    "Weight preset",
-    PRESETS,
-    key="sbs_preset",
-    horizontal=True,
-    on_change=load_preset,
-    help="Loading a preset replaces any edits.",
-)
-st.markdown("Edit a cell to change a matrix. Rows are the input dimensions (A, B), columns the output dimensions.")
-cols = st.columns(3)
-W = {}
-for col, name in zip(cols, W_NAMES):
-    base = pd.DataFrame(st.session_state.sbs_base[name], index=["A", "B"], columns=["0", "1"])
-    edited = col.data_editor(
-        base,
-        key=f"sbs_{name}_{st.session_state.sbs_version}",
-        column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in base.columns},
+    # ---- the one core call (and the same call with W_k = I and 10 I for the booster comparison)
+    wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
+    plain = walkthrough(symbols, W["W_q"], np.eye(2), W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
+    boosted = walkthrough(
+        symbols, W["W_q"], BOOST * np.eye(2), W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature
     )
-    col.caption(f"**{name}**")
-    try:
-        W[name] = check_matrix(name, edited.to_numpy(dtype=np.float64, na_value=np.nan), (2, 2))
-        st.session_state.sbs_good[name] = W[name]
-    except ValueError as exc:
-        col.error(f"{exc}. Keeping the last good {name}.")
-        W[name] = st.session_state.sbs_good[name]
-edited_any = any(not np.array_equal(W[n], preset_matrices(st.session_state.sbs_preset, cfg.seed)[n]) for n in W_NAMES)
-for name, p in URL_KEYS.items():
-    if edited_any:
-        st.query_params[p] = format_matrix(W[name])
-    elif p in st.query_params:
-        del st.query_params[p]
-share_box(st.sidebar)  # after the matrices are in the URL
+    labels = list(wt.labels)
+    T, d_k = len(labels), wt.d_k
 
-# ---- the one core call (and the same call with W_k = I and 10 I for the booster comparison)
-wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
-plain = walkthrough(symbols, W["W_q"], np.eye(2), W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
-boosted = walkthrough(symbols, W["W_q"], BOOST * np.eye(2), W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
-labels = list(wt.labels)
-T, d_k = len(labels), wt.d_k
+    def step(title: str, latex: str, table, sentence: str):
+        """A heading with its formula (one element), the table and the sentence beside it."""
+        st.markdown(f"#### {title}\n$$\n{latex}\n$$")
+        left, right = st.columns([3, 2])
+        left.dataframe(table, width="stretch" if table.num_columns > 7 else "content")  # 6 columns + the index
+        right.markdown(sentence)
 
+    def looks_for(Q) -> str:
+        """'A' or 'B' when every query is the same vector pointing at one symbol's column, else ''."""
+        if not np.allclose(Q, Q[0]) or np.allclose(Q[0], 0):
+            return ""
+        j = int(np.argmax(np.abs(Q[0])))
+        return VOCAB[j] if Q[0, j] > 0 and abs(Q[0, 1 - j]) < 1e-12 else ""
 
-def tt_frame(m, extra: dict | None = None) -> pd.DataFrame:
-    """A T x T table with the token labels on rows and columns (plus optional extra columns)."""
-    df = pd.DataFrame(np.round(m, 4), index=pd.Index(labels, dtype=object), columns=labels)
-    for k, v in (extra or {}).items():
-        df[k] = np.round(v, 4)
-    return df
-
-
-def step(title: str, latex: str, frame: pd.DataFrame, sentence: str):
-    st.markdown(f"#### {title}")
-    st.latex(latex)
-    left, right = st.columns([3, 2])
-    left.dataframe(frame, width="stretch" if frame.shape[1] > 6 else "content")
-    right.markdown(sentence)
-
-
-def looks_for(Q) -> str:
-    """'A' or 'B' when every query is the same vector pointing at one symbol's column, else ''."""
-    if not np.allclose(Q, Q[0]) or np.allclose(Q[0], 0):
-        return ""
-    j = int(np.argmax(np.abs(Q[0])))
-    return VOCAB[j] if Q[0, j] > 0 and abs(Q[0, 1 - j]) < 1e-12 else ""
-
-
-b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
-st.divider()
-step(
-    "1. Embeddings E",
-    r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
-    matrix_frame(wt.E, labels, "e"),
-    f"{len(symbols)} {'token' if T == 1 else 'tokens'}, one row each. "
-    + (
-        f"The B token is {b_tokens[0]}."
-        if len(b_tokens) == 1
-        else f"The B tokens are {', '.join(b_tokens)}."
-        if b_tokens
-        else "There is no B token."
-    ),
-)
-target = looks_for(wt.Q)
-step(
-    "2. Queries Q = E W_q",
-    r"Q = E\,W_q",
-    matrix_frame(np.round(wt.Q, 4), labels, "q"),
-    f"Each row is the question its token asks. Query of {labels[0]}: [{fmt(wt.Q[0, 0])}, {fmt(wt.Q[0, 1])}]"
-    + (f" — every token asks the same question, *looking for {target}*." if target else "."),
-)
-step(
-    "3. Keys K = E W_k",
-    r"K = E\,W_k",
-    matrix_frame(np.round(wt.K, 4), labels, "k"),
-    f"Each row is how its token advertises itself. Key of {labels[0]}: [{fmt(wt.K[0, 0])}, {fmt(wt.K[0, 1])}].",
-)
-
-# ---- the key booster
-st.markdown("##### The key booster: W_k = 10·I")
-q0 = 0
-j_star = int(np.argmax(boosted.A[q0]))  # the key query 1 favours most with the booster
-w_boost, w_plain = float(boosted.A[q0, j_star]), float(plain.A[q0, j_star])
-now = (
-    "W_k = 10·I (the booster)"
-    if np.array_equal(W["W_k"], BOOST * np.eye(2))
-    else "W_k = I"
-    if np.array_equal(W["W_k"], np.eye(2))
-    else "neither: your own W_k"
-)
-st.markdown(
-    f"Multiplying W_k by 10 multiplies every key, and so every score q·k, by 10 (S = Q Kᵀ is linear in W_k). The "
-    f"softmax turns score *differences* into weight ratios, so ten times the gap makes the favourite key win far more "
-    f"clearly: query {labels[q0]} puts **{w_boost:.4f}** of its weight on {labels[j_star]} with W_k = 10·I and "
-    f"**{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
-)
-b1, b2, _ = st.columns([1, 1, 2])
-b1.button("Set W_k = I", key="sbs_wk_plain", on_click=set_w_k, args=(1.0,), width="stretch")
-b2.button("Set W_k = 10·I (booster)", key="sbs_wk_boost", on_click=set_w_k, args=(BOOST,), width="stretch")
-
-step(
-    "4. Values V = E W_v",
-    r"V = E\,W_v",
-    matrix_frame(np.round(wt.V, 4), labels, "v"),
-    "What each token hands over when attended to"
-    + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."),
-)
-if classroom_toggle():
-    pq = index_picker("Query to predict", labels, key="sbs_pq")
-    signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
-    if not prediction_gate("step", signature, wt.A[pq], labels[pq], labels):
-        st.stop()  # the scores, weights and outputs below stay hidden until the reveal
-best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
-step(
-    "5. Scores S = Q Kᵀ",
-    r"S_{ij} = q_i \cdot k_j",
-    tt_frame(wt.S),
-    f"Row i scores query i against every key. The largest score is {fmt(wt.S[best])} ({labels[best[0]]} against "
-    f"{labels[best[1]]}).",
-)
-st.latex(rf"d_k = {d_k},\qquad \sqrt{{d_k}} = {math.sqrt(d_k):.4f}")
-step(
-    "6. Scaled scores S / √d_k" + ("" if cfg.scaled else " (scaling is off: unchanged)"),
-    r"\tilde S = S / \sqrt{d_k}" if cfg.scaled else r"\tilde S = S",
-    tt_frame(wt.S_scaled),
-    (
-        f"Dividing by √d_k keeps the scores' spread independent of d_k. The top score becomes {fmt(wt.S_scaled[best])}"
-        if cfg.scaled
-        else f"Scaling is off in the sidebar, so the top score stays {fmt(wt.S_scaled[best])}"
-    )
-    + (f", then the temperature {cfg.temperature:g} divides it again." if cfg.temperature != 1 else "."),
-)
-st.markdown("#### 7. Weights A = softmax(S̃ / τ), row by row")
-st.latex(
-    r"A_{ij} = \frac{e^{\tilde S_{ij}/\tau}}{\sum_{j'} e^{\tilde S_{ij'}/\tau}},"
-    rf"\quad \tau = {cfg.temperature:g}"
-)
-left, right = st.columns([3, 2])
-left.dataframe(tt_frame(wt.A, {"row sum": wt.A.sum(1)}), width="stretch" if T > 5 else "content")
-on_b = wt.A[:, wt.rows_of("B")].sum(1)  # (T,) each query's weight on B tokens
-top0 = int(np.argmax(wt.A[0]))
-right.markdown(
-    f"Every row sums to 1. Query {labels[0]} puts {fmt(wt.A[0, top0])} of its weight on {labels[top0]}"
-    + (
-        f"; on average the queries put {fmt(float(on_b.mean()))} of their weight on B tokens."
-        if b_tokens
-        else "; there is no B token to attend to."
-    )
-)
-lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
-c1, c2 = st.columns(2)
-c1.vega_lite_chart(
-    matrix_chart(wt.S, labels, labels, title="scores S = Q Kᵀ", domain=(-lim, lim), value_name="score", diverging=True),
-    width="content",
-)
-c2.vega_lite_chart(
-    matrix_chart(wt.A, labels, labels, title="weights A", domain=(0, 1), value_name="weight"), width="content"
-)
-st.caption(
-    f"The scores' colours are fixed at −{lim:g} to {lim:g} ("
-    + ("the booster's range" if lim == BOOST else "wider than the booster's ±10 because your scores are")
-    + "), so switching W_k between I and 10·I shows as a real change of colour; the weights use 0 to 1."
-)
-step(
-    "8. Outputs Z = A V",
-    r"Z = A\,V",
-    matrix_frame(np.round(wt.Z, 4), labels, "z"),
-    f"Each output row is the weighted mix of the value rows. {labels[0]}'s output is [{fmt(wt.Z[0, 0])}, "
-    f"{fmt(wt.Z[0, 1])}].",
-)
-st.markdown("#### 9. Before and after: E next to Z")
-c1, c2 = st.columns(2)
-c1.dataframe(matrix_frame(wt.E, labels, "e"))
-c2.dataframe(matrix_frame(np.round(wt.Z, 4), labels, "z"))
-moved = wt.shift("A", 1)
-n_a = len(wt.rows_of("A"))
-if moved is None:
-    st.markdown("There is no A token, so there are no A rows to move towards B.")
-else:
-    rows = f"the {n_a} A rows" if n_a > 1 else "the A row"
-    st.markdown(
-        f"Averaged over {rows} only (a B row already is B), the second coordinate moved by {fmt(moved)} "
-        "towards B"
+    b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
+    st.divider()
+    step(
+        "1. Embeddings E",
+        r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
+        matrix_table(wt.E, labels, prefixed("e", 2)),
+        f"{len(symbols)} {'token' if T == 1 else 'tokens'}, one row each. "
         + (
-            ": the A tokens now carry B's content, which is what *looking for B* asked for."
-            if moved > 0.5 and target == "B"
-            else "."
+            f"The B token is {b_tokens[0]}."
+            if len(b_tokens) == 1
+            else f"The B tokens are {', '.join(b_tokens)}."
+            if b_tokens
+            else "There is no B token."
+        ),
+    )
+    target = looks_for(wt.Q)
+    step(
+        "2. Queries Q = E W_q",
+        r"Q = E\,W_q",
+        matrix_table(wt.Q, labels, prefixed("q", 2), decimals=4),
+        f"Each row is the question its token asks. Query of {labels[0]}: [{fmt(wt.Q[0, 0])}, {fmt(wt.Q[0, 1])}]"
+        + (f" — every token asks the same question, *looking for {target}*." if target else "."),
+    )
+    step(
+        "3. Keys K = E W_k",
+        r"K = E\,W_k",
+        matrix_table(wt.K, labels, prefixed("k", 2), decimals=4),
+        f"Each row is how its token advertises itself. Key of {labels[0]}: [{fmt(wt.K[0, 0])}, {fmt(wt.K[0, 1])}].",
+    )
+
+    # ---- the key booster
+    st.markdown("##### The key booster: W_k = 10·I")
+    q0 = 0
+    j_star = int(np.argmax(boosted.A[q0]))  # the key query 1 favours most with the booster
+    w_boost, w_plain = float(boosted.A[q0, j_star]), float(plain.A[q0, j_star])
+    now = (
+        "W_k = 10·I (the booster)"
+        if np.array_equal(W["W_k"], BOOST * np.eye(2))
+        else "W_k = I"
+        if np.array_equal(W["W_k"], np.eye(2))
+        else "neither: your own W_k"
+    )
+    st.markdown(
+        f"Multiplying W_k by 10 multiplies every key, and so every score q·k, by 10 (S = Q Kᵀ is linear in W_k). The "
+        f"softmax turns score *differences* into weight ratios, so ten times the gap makes the favourite key win far more "
+        f"clearly: query {labels[q0]} puts **{w_boost:.4f}** of its weight on {labels[j_star]} with W_k = 10·I and "
+        f"**{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
+    )
+    b1, b2, _ = st.columns([1, 1, 2])
+    b1.button("Set W_k = I", key="sbs_wk_plain", on_click=set_w_k, args=(1.0,), width="stretch")
+    b2.button("Set W_k = 10·I (booster)", key="sbs_wk_boost", on_click=set_w_k, args=(BOOST,), width="stretch")
+
+    step(
+        "4. Values V = E W_v",
+        r"V = E\,W_v",
+        matrix_table(wt.V, labels, prefixed("v", 2), decimals=4),
+        "What each token hands over when attended to"
+        + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."),
+    )
+    if classroom_toggle():
+        pq = index_picker("Query to predict", labels, key="sbs_pq")
+        signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
+        if not prediction_gate("step", signature, wt.A[pq], labels[pq], labels):
+            st.stop()  # the scores, weights and outputs below stay hidden until the reveal
+    best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
+    step(
+        "5. Scores S = Q Kᵀ",
+        r"S_{ij} = q_i \cdot k_j",
+        matrix_table(wt.S, labels, labels, decimals=4),
+        f"Row i scores query i against every key. The largest score is {fmt(wt.S[best])} ({labels[best[0]]} against "
+        f"{labels[best[1]]}).",
+    )
+    st.latex(rf"d_k = {d_k},\qquad \sqrt{{d_k}} = {math.sqrt(d_k):.4f}")
+    step(
+        "6. Scaled scores S / √d_k" + ("" if cfg.scaled else " (scaling is off: unchanged)"),
+        r"\tilde S = S / \sqrt{d_k}" if cfg.scaled else r"\tilde S = S",
+        matrix_table(wt.S_scaled, labels, labels, decimals=4),
+        (
+            f"Dividing by √d_k keeps the scores' spread independent of d_k. The top score becomes {fmt(wt.S_scaled[best])}"
+            if cfg.scaled
+            else f"Scaling is off in the sidebar, so the top score stays {fmt(wt.S_scaled[best])}"
+        )
+        + (f", then the temperature {cfg.temperature:g} divides it again." if cfg.temperature != 1 else "."),
+    )
+    st.markdown("#### 7. Weights A = softmax(S̃ / τ), row by row")
+    st.latex(
+        r"A_{ij} = \frac{e^{\tilde S_{ij}/\tau}}{\sum_{j'} e^{\tilde S_{ij'}/\tau}},"
+        rf"\quad \tau = {cfg.temperature:g}"
+    )
+    left, right = st.columns([3, 2])
+    left.dataframe(
+        matrix_table(wt.A, labels, labels, decimals=4, extra=(("row sum", wt.A.sum(1)),)),
+        width="stretch" if T > 5 else "content",
+    )
+    on_b = wt.A[:, wt.rows_of("B")].sum(1)  # (T,) each query's weight on B tokens
+    top0 = int(np.argmax(wt.A[0]))
+    right.markdown(
+        f"Every row sums to 1. Query {labels[0]} puts {fmt(wt.A[0, top0])} of its weight on {labels[top0]}"
+        + (
+            f"; on average the queries put {fmt(float(on_b.mean()))} of their weight on B tokens."
+            if b_tokens
+            else "; there is no B token to attend to."
         )
     )
-show_code(walkthrough)
-
-page_end(
-    "pages/2_Step_by_step.py",
-    [
-        (
-            f"Which key does query {labels[0]} attend to most, and with what weight?",
-            f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of A).",
+    lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
+    c1, c2 = st.columns(2)
+    c1.vega_lite_chart(
+        matrix_chart(
+            wt.S, labels, labels, title="scores S = Q Kᵀ", domain=(-lim, lim), value_name="score", diverging=True
         ),
-        (
-            f"How much weight does query {labels[q0]} put on {labels[j_star]} with W_k = I, and with the booster W_k "
-            "= 10·I?",
-            f"{w_plain:.4f} with W_k = I and {w_boost:.4f} with W_k = 10·I: ten times the scores, a much sharper "
-            "softmax.",
-        ),
-        (
-            f"What is d_k here, and what does the largest score {fmt(wt.S[best])} become before the softmax?",
-            f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}; "
+        width="content",
+    )
+    c2.vega_lite_chart(
+        matrix_chart(wt.A, labels, labels, title="weights A", domain=(0, 1), value_name="weight"), width="content"
+    )
+    st.caption(
+        f"The scores' colours are fixed at −{lim:g} to {lim:g} ("
+        + ("the booster's range" if lim == BOOST else "wider than the booster's ±10 because your scores are")
+        + "), so switching W_k between I and 10·I shows as a real change of colour; the weights use 0 to 1."
+    )
+    step(
+        "8. Outputs Z = A V",
+        r"Z = A\,V",
+        matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4),
+        f"Each output row is the weighted mix of the value rows. {labels[0]}'s output is [{fmt(wt.Z[0, 0])}, "
+        f"{fmt(wt.Z[0, 1])}].",
+    )
+    st.markdown("#### 9. Before and after: E next to Z")
+    c1, c2 = st.columns(2)
+    c1.dataframe(matrix_table(wt.E, labels, prefixed("e", 2)))
+    c2.dataframe(matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4))
+    moved = wt.shift("A", 1)
+    n_a = len(wt.rows_of("A"))
+    if moved is None:
+        st.markdown("There is no A token, so there are no A rows to move towards B.")
+    else:
+        rows = f"the {n_a} A rows" if n_a > 1 else "the A row"
+        st.markdown(
+            f"Averaged over {rows} only (a B row already is B), the second coordinate moved by {fmt(moved)} "
+            "towards B"
             + (
-                f"scaled, the score becomes {fmt(wt.S_scaled[best])}"
-                if cfg.scaled
-                else f"scaling is off, so it stays {fmt(wt.S[best])}"
+                ": the A tokens now carry B's content, which is what *looking for B* asked for."
+                if moved > 0.5 and target == "B"
+                else "."
             )
-            + (f", and the softmax then divides it by τ = {cfg.temperature:g}." if cfg.temperature != 1 else "."),
-        ),
-    ],
-)
+        )
+
+    page_end(
+        "pages/2_Step_by_step.py",
+        [
+            (
+                f"Which key does query {labels[0]} attend to most, and with what weight?",
+                f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of A).",
+            ),
+            (
+                f"How much weight does query {labels[q0]} put on {labels[j_star]} with W_k = I, and with the booster W_k "
+                "= 10·I?",
+                f"{w_plain:.4f} with W_k = I and {w_boost:.4f} with W_k = 10·I: ten times the scores, a much sharper "
+                "softmax.",
+            ),
+            (
+                f"What is d_k here, and what does the largest score {fmt(wt.S[best])} become before the softmax?",
+                f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}; "
+                + (
+                    f"scaled, the score becomes {fmt(wt.S_scaled[best])}"
+                    if cfg.scaled
+                    else f"scaling is off, so it stays {fmt(wt.S[best])}"
+                )
+                + (f", and the softmax then divides it by τ = {cfg.temperature:g}." if cfg.temperature != 1 else "."),
+            ),
+        ],
+    )
+
+
+_body()
+show_code(walkthrough)

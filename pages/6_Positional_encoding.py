@@ -21,170 +21,180 @@ page_setup(
     "shuffle the words and each word gets the same output as before. The sinusoidal encoding adds to each "
     "position a pattern of sines and cosines of different wavelengths, so order becomes part of the input.",
 )
-cfg = sidebar_controls(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
-st.latex(
-    r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "
-    r"PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)"
-)
-run = cached_run(cfg.replace(positional=False, mask="none"))
-T, D = run.T, cfg.d_model
-pe, sim, by_offset = cached_positions(T, D)
-positions = [str(p) for p in range(T)]
 
 
-def sci(x: float) -> str:
-    """A difference in scientific notation, or 0 when it is exactly 0."""
-    return "0" if x == 0 else f"{x:.1e}"
-
-
-st.subheader(f"The encoding table: {T} position{'s' if T > 1 else ''} x {D} dimension{'s' if D > 1 else ''}")
-show_heatmap(
-    pe,
-    positions,
-    [str(j) for j in range(D)],
-    title="PE",
-    row_title="position",
-    col_title="dimension",
-    value_name="PE",
-    scheme="diverging",
-    domain=(-1, 1),
-    size=420,
-    max_px=384,
-)
-longest = 2 * np.pi * 10000 ** ((2 * ((D - 1) // 2)) / D)  # the wavelength of the last sine/cosine pair
-st.caption(
-    "Colour: −1 (blue) to +1 (red). "
-    + (
-        "Left columns oscillate fast (short wavelength), right columns slowly: each position gets its own "
-        f"fingerprint. Wavelengths run from 2π ≈ 6.28 to {fmt(longest)} positions."
-        if D > 2
-        else f"With d_model = {D} there is only one frequency: wavelength 2π ≈ 6.28 positions, so positions 6.28 apart "
-        "look almost alike."
+@st.fragment
+def _body() -> None:
+    """The controls, charts and sentences: a change of a control reruns this alone."""
+    cfg = sidebar_controls(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
+    st.latex(
+        r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "
+        r"PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)"
     )
-)
+    run = cached_run(cfg.replace(positional=False, mask="none"))
+    T, D = run.T, cfg.d_model
+    pe, sim, by_offset = cached_positions(T, D)
+    positions = [str(p) for p in range(T)]
 
-default_dims = [d for d in (0, 1, 4, D - 2) if 0 <= d < D]
-dims = st.multiselect(
-    "Dimensions to draw as curves", list(range(D)), default=sorted(set(default_dims)), key="pe_dims", max_selections=8
-)
-if dims:
-    curves = pd.DataFrame(
-        {
-            "position": np.tile(np.arange(T), len(dims)),
-            "value": pe[:, dims].T.ravel(),
-            "dimension": [f"dim {d} ({'sin' if d % 2 == 0 else 'cos'})" for d in dims for _ in range(T)],
-        }
+    def sci(x: float) -> str:
+        """A difference in scientific notation, or 0 when it is exactly 0."""
+        return "0" if x == 0 else f"{x:.1e}"
+
+    st.subheader(f"The encoding table: {T} position{'s' if T > 1 else ''} x {D} dimension{'s' if D > 1 else ''}")
+    show_heatmap(
+        pe,
+        positions,
+        [str(j) for j in range(D)],
+        title="PE",
+        row_title="position",
+        col_title="dimension",
+        value_name="PE",
+        scheme="diverging",
+        domain=(-1, 1),
+        size=420,
+        max_px=384,
     )
-    st.altair_chart(
-        alt.Chart(curves)
-        .mark_line(point=T <= 64)
-        .encode(
-            x="position:Q",
-            y=alt.Y("value:Q", scale=alt.Scale(domain=[-1, 1])),
-            color=alt.Color("dimension:N", legend=alt.Legend(orient="bottom")),
-            tooltip=["dimension:N", "position:Q", alt.Tooltip("value:Q", format=".4f")],
+    longest = 2 * np.pi * 10000 ** ((2 * ((D - 1) // 2)) / D)  # the wavelength of the last sine/cosine pair
+    st.caption(
+        "Colour: −1 (blue) to +1 (red). "
+        + (
+            "Left columns oscillate fast (short wavelength), right columns slowly: each position gets its own "
+            f"fingerprint. Wavelengths run from 2π ≈ 6.28 to {fmt(longest)} positions."
+            if D > 2
+            else f"With d_model = {D} there is only one frequency: wavelength 2π ≈ 6.28 positions, so positions 6.28 apart "
+            "look almost alike."
         )
-        .properties(height=240)
     )
-else:
-    st.caption("Pick at least one dimension to draw its curve.")
 
-st.subheader("Similarity depends on distance")
-c1, c2 = st.columns([3, 2])
-show_heatmap(
-    sim,
-    positions,
-    positions,
-    title="PE · PEᵀ (position x position)",
-    row_title="position",
-    col_title="position",
-    value_name="dot",
-    container=c1,
-    size=320,
-    max_px=320,
-)
-c2.altair_chart(
-    alt.Chart(pd.DataFrame({"distance": np.arange(T), "mean dot product": by_offset}))
-    .mark_line(point=T <= 2)
-    .encode(x="distance:Q", y="mean dot product:Q")
-    .properties(height=260, title="mean PE·PE by distance")
-)
-self_sim = (
-    f"{fmt(by_offset[0])} = d_model / 2, every sine² + cosine² pair adding 1"
-    if D % 2 == 0
-    else f"{fmt(by_offset[0])} on average: (d_model − 1) / 2 = {fmt((D - 1) / 2)} from the sine/cosine pairs "
-    "plus the "
-    "last column's sine²"
-)
-if T == 1:
-    distance = "With one position there is no distance to compare; raise seq_len."
-elif T == 2:
-    distance = f"Positions 0 and 1 give {fmt(by_offset[1])}, " + (
-        "less than a position with itself." if by_offset[1] < by_offset[0] else "as much as a position with itself."
+    default_dims = [d for d in (0, 1, 4, D - 2) if 0 <= d < D]
+    dims = st.multiselect(
+        "Dimensions to draw as curves",
+        list(range(D)),
+        default=sorted(set(default_dims)),
+        key="pe_dims",
+        max_selections=8,
     )
-elif by_offset[1] > by_offset[-1]:
-    distance = (
-        f"Nearby positions match more than distant ones: distance 1 gives {fmt(by_offset[1])}, "
-        f"distance {T - 1} gives {fmt(by_offset[-1])}."
-    )
-else:
-    distance = (
-        f"At this d_model the match does not fall with distance: distance 1 gives {fmt(by_offset[1])}, "
-        "distance "
-        f"{T - 1} gives {fmt(by_offset[-1])} (too few frequencies; raise d_model)."
-    )
-c2.caption(f"A position's dot product with itself is {self_sim}. {distance}")
+    if dims:
+        curves = pd.DataFrame(
+            {
+                "position": np.tile(np.arange(T), len(dims)),
+                "value": pe[:, dims].T.ravel(),
+                "dimension": [f"dim {d} ({'sin' if d % 2 == 0 else 'cos'})" for d in dims for _ in range(T)],
+            }
+        )
+        st.altair_chart(
+            alt.Chart(curves)
+            .mark_line(point=T <= 64)
+            .encode(
+                x="position:Q",
+                y=alt.Y("value:Q", scale=alt.Scale(domain=[-1, 1])),
+                color=alt.Color("dimension:N", legend=alt.Legend(orient="bottom")),
+                tooltip=["dimension:N", "position:Q", alt.Tooltip("value:Q", format=".4f")],
+            )
+            .properties(height=240)
+        )
+    else:
+        st.caption("Pick at least one dimension to draw its curve.")
 
-st.subheader("The shuffle experiment")
-if "pe_shuffle" not in st.session_state:
-    st.session_state.pe_shuffle = 0
-if st.button("Reshuffle", key="pe_reshuffle"):
-    st.session_state.pe_shuffle += 1
-perm, diff_without, diff_with = cached_shuffle(cfg.replace(mask="none"), st.session_state.pe_shuffle)
-moved = int((perm != np.arange(T)).sum())
-shown = " ".join(md_escape(run.tokens[i]) for i in perm[:12]) + (" …" if T > 12 else "")
-st.markdown(f"Shuffled order (shuffle #{st.session_state.pe_shuffle}, {moved} of {T} tokens moved): {shown}")
-c1, c2 = st.columns(2)
-c1.metric("max |difference| without positional encoding", sci(diff_without))
-c2.metric("max |difference| with positional encoding", "0" if diff_with == 0 else f"{diff_with:.3g}")
-if T == 1:
-    st.caption("With one token there is nothing to shuffle; raise seq_len.")
-elif moved == 0:
-    st.caption("This shuffle left every token in place, so nothing can change; press Reshuffle.")
-else:
-    st.markdown(
-        f"Each token's output after shuffling, put back in the original order, is compared with its output before "
-        f"(same seeded random, untrained weights). **Without** positional encoding the largest difference is "
-        f"{sci(diff_without)}, which is 0 up to float64 rounding: attention saw a bag of words and gave every word "
-        f"the same answer whatever its place. **With** the encoding the outputs change by up to {fmt(diff_with)}: "
-        "the same word at a new position is now a different input. That is why transformers add positions before "
-        "the first attention layer."
+    st.subheader("Similarity depends on distance")
+    c1, c2 = st.columns([3, 2])
+    show_heatmap(
+        sim,
+        positions,
+        positions,
+        title="PE · PEᵀ (position x position)",
+        row_title="position",
+        col_title="position",
+        value_name="dot",
+        container=c1,
+        size=320,
+        max_px=320,
     )
-show_code(sinusoidal_positional_encoding, position_similarity, shuffle_experiment)
+    c2.altair_chart(
+        alt.Chart(pd.DataFrame({"distance": np.arange(T), "mean dot product": by_offset}))
+        .mark_line(point=T <= 2)
+        .encode(x="distance:Q", y="mean dot product:Q")
+        .properties(height=260, title="mean PE·PE by distance")
+    )
+    self_sim = (
+        f"{fmt(by_offset[0])} = d_model / 2, every sine² + cosine² pair adding 1"
+        if D % 2 == 0
+        else f"{fmt(by_offset[0])} on average: (d_model − 1) / 2 = {fmt((D - 1) / 2)} from the sine/cosine pairs "
+        "plus the "
+        "last column's sine²"
+    )
+    if T == 1:
+        distance = "With one position there is no distance to compare; raise seq_len."
+    elif T == 2:
+        distance = f"Positions 0 and 1 give {fmt(by_offset[1])}, " + (
+            "less than a position with itself." if by_offset[1] < by_offset[0] else "as much as a position with itself."
+        )
+    elif by_offset[1] > by_offset[-1]:
+        distance = (
+            f"Nearby positions match more than distant ones: distance 1 gives {fmt(by_offset[1])}, "
+            f"distance {T - 1} gives {fmt(by_offset[-1])}."
+        )
+    else:
+        distance = (
+            f"At this d_model the match does not fall with distance: distance 1 gives {fmt(by_offset[1])}, "
+            "distance "
+            f"{T - 1} gives {fmt(by_offset[-1])} (too few frequencies; raise d_model)."
+        )
+    c2.caption(f"A position's dot product with itself is {self_sim}. {distance}")
 
-questions = [
-    (
-        "Why is the difference without positional encoding 0 (up to rounding)?",
-        f"Here it is {sci(diff_without)}. Without positions attention is permutation-equivariant: shuffling "
-        "the tokens shuffles their outputs the same way, so every token gets the same output as before.",
-    )
-]
-if T > 2:
+    st.subheader("The shuffle experiment")
+    if "pe_shuffle" not in st.session_state:
+        st.session_state.pe_shuffle = 0
+    if st.button("Reshuffle", key="pe_reshuffle"):
+        st.session_state.pe_shuffle += 1
+    perm, diff_without, diff_with = cached_shuffle(cfg.replace(mask="none"), st.session_state.pe_shuffle)
+    moved = int((perm != np.arange(T)).sum())
+    shown = " ".join(md_escape(run.tokens[i]) for i in perm[:12]) + (" …" if T > 12 else "")
+    st.markdown(f"Shuffled order (shuffle #{st.session_state.pe_shuffle}, {moved} of {T} tokens moved): {shown}")
+    c1, c2 = st.columns(2)
+    c1.metric("max |difference| without positional encoding", sci(diff_without))
+    c2.metric("max |difference| with positional encoding", "0" if diff_with == 0 else f"{diff_with:.3g}")
+    if T == 1:
+        st.caption("With one token there is nothing to shuffle; raise seq_len.")
+    elif moved == 0:
+        st.caption("This shuffle left every token in place, so nothing can change; press Reshuffle.")
+    else:
+        st.markdown(
+            f"Each token's output after shuffling, put back in the original order, is compared with its output before "
+            f"(same seeded random, untrained weights). **Without** positional encoding the largest difference is "
+            f"{sci(diff_without)}, which is 0 up to float64 rounding: attention saw a bag of words and gave every word "
+            f"the same answer whatever its place. **With** the encoding the outputs change by up to {fmt(diff_with)}: "
+            "the same word at a new position is now a different input. That is why transformers add positions before "
+            "the first attention layer."
+        )
+
+    questions = [
+        (
+            "Why is the difference without positional encoding 0 (up to rounding)?",
+            f"Here it is {sci(diff_without)}. Without positions attention is permutation-equivariant: shuffling "
+            "the tokens shuffles their outputs the same way, so every token gets the same output as before.",
+        )
+    ]
+    if T > 2:
+        questions.append(
+            (
+                f"Which is larger here: the dot product of positions 1 apart, or {T - 1} apart?",
+                f"Distance 1: {fmt(by_offset[1])}; distance {T - 1}: {fmt(by_offset[-1])}; so "
+                + (
+                    "distance 1 is larger."
+                    if by_offset[1] > by_offset[-1]
+                    else f"distance {T - 1} is not smaller at this d_model."
+                ),
+            )
+        )
     questions.append(
         (
-            f"Which is larger here: the dot product of positions 1 apart, or {T - 1} apart?",
-            f"Distance 1: {fmt(by_offset[1])}; distance {T - 1}: {fmt(by_offset[-1])}; so "
-            + (
-                "distance 1 is larger."
-                if by_offset[1] > by_offset[-1]
-                else f"distance {T - 1} is not smaller at this d_model."
-            ),
+            "How many different wavelengths does this table use?",
+            f"{(D + 1) // 2}: one per sine/cosine pair of columns (d_model = {D}).",
         )
     )
-questions.append(
-    (
-        "How many different wavelengths does this table use?",
-        f"{(D + 1) // 2}: one per sine/cosine pair of columns (d_model = {D}).",
-    )
-)
-page_end("pages/6_Positional_encoding.py", questions)
+    page_end("pages/6_Positional_encoding.py", questions)
+
+
+_body()
+show_code(sinusoidal_positional_encoding, position_similarity, shuffle_experiment)

@@ -30,121 +30,129 @@ st.latex(
     r"\mathrm{CrossAttention}(X_q, X_{kv}) = \mathrm{softmax}\!\left(\frac{(X_q W_q)(X_{kv} W_k)^\top}"
     r"{\sqrt{d_k}}\right) X_{kv} W_v"
 )
-cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed"))
-source = st.radio("Sequences", ["typed sentences", "seeded random"], horizontal=True, key="ca_source")
-base = cfg.replace(positional=False, mask="none")  # this page adds no positions and no mask
-c1, c2 = st.columns(2)
-if source == "typed sentences":
-    s_q = c1.text_input("Query sequence (decoder side)", DEFAULT_Q, key="ca_q", max_chars=3000)
-    s_kv = c2.text_input("Key/value sequence (encoder side)", DEFAULT_KV, key="ca_kv", max_chars=3000)
-    try:
-        q_cfg = base.replace(input_kind="sentence", sentence=s_q)
-        kv_cfg = base.replace(input_kind="sentence", sentence=s_kv)
-    except ValueError:
-        st.error("Each box needs at least one word; showing the default sentences.")
-        q_cfg = base.replace(input_kind="sentence", sentence=DEFAULT_Q)
-        kv_cfg = base.replace(input_kind="sentence", sentence=DEFAULT_KV)
-else:
-    T_q = c1.slider("T_q (query tokens)", 1, 256, 5, key="ca_tq")
-    T_k = c2.slider("T_k (key/value tokens)", 1, 256, 9, key="ca_tk")
-    q_cfg = base.replace(input_kind="random", seq_len=T_q)
-    kv_cfg = base.replace(input_kind="random", seq_len=T_k, seed=(cfg.seed + 1) % (MAX_SEED + 1))
 
-run = cached_cross(q_cfg, kv_cfg)
-for note in run.notices:
-    st.info(note)
-T_q, T_k, D, H = run.T_q, run.T_k, cfg.d_model, cfg.n_heads
-tok_q, tok_kv = run.tokens_q, run.tokens_kv
 
-c1, c2 = st.columns(2)
-head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="ca_head", container=c1)
-q_row = index_picker("query token", tok_q, key="ca_query", container=c2)
-st.subheader(f"Cross-attention weights: {T_q} queries x {T_k} keys")
-left, right = st.columns([3, 2])
-show_heatmap(
-    run.weights[head],
-    tok_q,
-    tok_kv,
-    # an image states its shape in its caption; a vector map states it in its title (never both)
-    title=f"head {head + 1}: {T_q} x {T_k}" if T_q * T_k <= MAX_VECTOR_CELLS else f"head {head + 1}",
-    domain=(0, 1),
-    size=360,
-    max_px=384,
-    container=left,
-)
-w = run.weights[head]  # (T_q, T_k)
-top_per_q = w.argmax(axis=-1)  # (T_q,)
-best = int(np.argmax(w.max(axis=-1)))
-m = float(w.max(axis=-1).mean())
-level = sharpness(m, 1.0 / T_k)
-right.markdown(
-    "**These weights are random, not learned.** W_q, W_k, W_v and W_o are seeded random matrices "
-    f"(seed {cfg.seed}) that no one trained, and each word's vector is random too. So when "
-    f"**{md_escape(tok_q[best])}** puts {fmt(float(w[best, top_per_q[best]]))} on "
-    f"**{md_escape(tok_kv[top_per_q[best]])}**, that is chance, not a translation. A trained decoder learns W_q and "
-    "W_k so that a word looks at its counterpart; the Real model page shows trained attention."
-)
-right.caption(
-    f"Rows are queries, columns keys; each row sums to 1 (the legend gives the colour range). Mean max weight "
-    f"{fmt(m)} against {fmt(1 / T_k)} for uniform rows over {T_k} keys: {level} here."
-)
+@st.fragment
+def _body() -> None:
+    """The controls, charts and sentences: a change of a control reruns this alone."""
+    cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed"))
+    source = st.radio("Sequences", ["typed sentences", "seeded random"], horizontal=True, key="ca_source")
+    base = cfg.replace(positional=False, mask="none")  # this page adds no positions and no mask
+    c1, c2 = st.columns(2)
+    if source == "typed sentences":
+        s_q = c1.text_input("Query sequence (decoder side)", DEFAULT_Q, key="ca_q", max_chars=3000)
+        s_kv = c2.text_input("Key/value sequence (encoder side)", DEFAULT_KV, key="ca_kv", max_chars=3000)
+        try:
+            q_cfg = base.replace(input_kind="sentence", sentence=s_q)
+            kv_cfg = base.replace(input_kind="sentence", sentence=s_kv)
+        except ValueError:
+            st.error("Each box needs at least one word; showing the default sentences.")
+            q_cfg = base.replace(input_kind="sentence", sentence=DEFAULT_Q)
+            kv_cfg = base.replace(input_kind="sentence", sentence=DEFAULT_KV)
+    else:
+        T_q = c1.slider("T_q (query tokens)", 1, 256, 5, key="ca_tq")
+        T_k = c2.slider("T_k (key/value tokens)", 1, 256, 9, key="ca_tk")
+        q_cfg = base.replace(input_kind="random", seq_len=T_q)
+        kv_cfg = base.replace(input_kind="random", seq_len=T_k, seed=(cfg.seed + 1) % (MAX_SEED + 1))
 
-row = w[q_row]
-top = int(np.argmax(row))
-note = query_bars(row, tok_kv, title=f"weights of query #{q_row + 1} over the {T_k} keys of the other sequence")
-st.caption(
-    f"Query **{md_escape(tok_q[q_row])}** (#{q_row + 1}) puts {fmt(float(row[top]))} of its weight on "
-    f"**{md_escape(tok_kv[top])}** (#{top + 1}); its weights sum to 1 over the {T_k} keys of the *other* "
-    f"sequence, so its output row mixes that sequence's values. {note}"
-)
-st.markdown(
-    f"Shapes: Q is {T_q} x {cfg.d_k} per head (from the query sequence), K and V are {T_k} x {cfg.d_k} "
-    f"(from the key/value sequence), the weights {T_q} x {T_k}, and the output **{T_q} x {D}**: one row per "
-    f"query, whatever T_k is."
-)
+    run = cached_cross(q_cfg, kv_cfg)
+    for note in run.notices:
+        st.info(note)
+    T_q, T_k, D, H = run.T_q, run.T_k, cfg.d_model, cfg.n_heads
+    tok_q, tok_kv = run.tokens_q, run.tokens_kv
 
-st.subheader("Self-attention vs cross-attention")
-st.table(  # a static table wraps long cells (a dataframe clipped the last column at 1280 px)
-    pd.DataFrame(
-        {
-            "": ["Q comes from", "K and V come from", "weight map", "where in a transformer", "what it answers"],
-            "self-attention": [
-                "the sequence itself",
-                "the same sequence",
-                "T x T (square)",
-                "every encoder layer; decoder layers (with a causal mask)",
-                "which other tokens of my own sequence matter to me?",
-            ],
-            "cross-attention": [
-                "the decoder's sequence",
-                "the encoder's output",
-                "T_q x T_k (rectangular)",
-                "each decoder layer, after its masked self-attention",
-                "which tokens of the source sequence matter to what I am producing?",
-            ],
-        }
-    ).set_index("")
-)
+    c1, c2 = st.columns(2)
+    head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="ca_head", container=c1)
+    q_row = index_picker("query token", tok_q, key="ca_query", container=c2)
+    st.subheader(f"Cross-attention weights: {T_q} queries x {T_k} keys")
+    left, right = st.columns([3, 2])
+    show_heatmap(
+        run.weights[head],
+        tok_q,
+        tok_kv,
+        # an image states its shape in its caption; a vector map states it in its title (never both)
+        title=f"head {head + 1}: {T_q} x {T_k}" if T_q * T_k <= MAX_VECTOR_CELLS else f"head {head + 1}",
+        domain=(0, 1),
+        size=360,
+        max_px=384,
+        container=left,
+    )
+    w = run.weights[head]  # (T_q, T_k)
+    top_per_q = w.argmax(axis=-1)  # (T_q,)
+    best = int(np.argmax(w.max(axis=-1)))
+    m = float(w.max(axis=-1).mean())
+    level = sharpness(m, 1.0 / T_k)
+    right.markdown(
+        "**These weights are random, not learned.** W_q, W_k, W_v and W_o are seeded random matrices "
+        f"(seed {cfg.seed}) that no one trained, and each word's vector is random too. So when "
+        f"**{md_escape(tok_q[best])}** puts {fmt(float(w[best, top_per_q[best]]))} on "
+        f"**{md_escape(tok_kv[top_per_q[best]])}**, that is chance, not a translation. A trained decoder learns W_q and "
+        "W_k so that a word looks at its counterpart; the Real model page shows trained attention."
+    )
+    right.caption(
+        f"Rows are queries, columns keys; each row sums to 1 (the legend gives the colour range). Mean max weight "
+        f"{fmt(m)} against {fmt(1 / T_k)} for uniform rows over {T_k} keys: {level} here."
+    )
+
+    row = w[q_row]
+    top = int(np.argmax(row))
+    note = query_bars(row, tok_kv, title=f"weights of query #{q_row + 1} over the {T_k} keys of the other sequence")
+    st.caption(
+        f"Query **{md_escape(tok_q[q_row])}** (#{q_row + 1}) puts {fmt(float(row[top]))} of its weight on "
+        f"**{md_escape(tok_kv[top])}** (#{top + 1}); its weights sum to 1 over the {T_k} keys of the *other* "
+        f"sequence, so its output row mixes that sequence's values. {note}"
+    )
+    st.markdown(
+        f"Shapes: Q is {T_q} x {cfg.d_k} per head (from the query sequence), K and V are {T_k} x {cfg.d_k} "
+        f"(from the key/value sequence), the weights {T_q} x {T_k}, and the output **{T_q} x {D}**: one row per "
+        f"query, whatever T_k is."
+    )
+
+    st.subheader("Self-attention vs cross-attention")
+    st.table(  # a static table wraps long cells (a dataframe clipped the last column at 1280 px)
+        pd.DataFrame(
+            {
+                "": ["Q comes from", "K and V come from", "weight map", "where in a transformer", "what it answers"],
+                "self-attention": [
+                    "the sequence itself",
+                    "the same sequence",
+                    "T x T (square)",
+                    "every encoder layer; decoder layers (with a causal mask)",
+                    "which other tokens of my own sequence matter to me?",
+                ],
+                "cross-attention": [
+                    "the decoder's sequence",
+                    "the encoder's output",
+                    "T_q x T_k (rectangular)",
+                    "each decoder layer, after its masked self-attention",
+                    "which tokens of the source sequence matter to what I am producing?",
+                ],
+            }
+        ).set_index("")
+    )
+
+    page_end(
+        "pages/7_Cross-attention.py",
+        [
+            (
+                f"What shape do the weights of head {head + 1} have here, and why is it not square?",
+                f"{T_q} x {T_k}: one row per query token of the query sequence ({T_q} tokens), one column per key "
+                f"of the key/value sequence ({T_k} tokens).",
+            ),
+            (
+                f"Which key does query {md_escape(tok_q[q_row])} (#{q_row + 1}) attend to most in head {head + 1}, "
+                "and does that mean anything?",
+                f"{md_escape(tok_kv[top])} (#{top + 1}) with weight {fmt(float(row[top]))}. It means nothing yet: the "
+                f"projection weights are random (seed {cfg.seed}) and untrained.",
+            ),
+            (
+                "What shape does the output have, and what would change if the key/value sequence were longer?",
+                f"{T_q} x {D}. A longer key/value sequence adds columns to the weights but the output keeps one row per "
+                "query.",
+            ),
+        ],
+    )
+
+
+_body()
 show_code(run_cross_attention, multi_head_attention)
-
-page_end(
-    "pages/7_Cross-attention.py",
-    [
-        (
-            f"What shape do the weights of head {head + 1} have here, and why is it not square?",
-            f"{T_q} x {T_k}: one row per query token of the query sequence ({T_q} tokens), one column per key "
-            f"of the key/value sequence ({T_k} tokens).",
-        ),
-        (
-            f"Which key does query {md_escape(tok_q[q_row])} (#{q_row + 1}) attend to most in head {head + 1}, "
-            "and does that mean anything?",
-            f"{md_escape(tok_kv[top])} (#{top + 1}) with weight {fmt(float(row[top]))}. It means nothing yet: the "
-            f"projection weights are random (seed {cfg.seed}) and untrained.",
-        ),
-        (
-            "What shape does the output have, and what would change if the key/value sequence were longer?",
-            f"{T_q} x {D}. A longer key/value sequence adds columns to the weights but the output keeps one row per "
-            "query.",
-        ),
-    ],
-)

@@ -47,19 +47,6 @@ def _reset() -> None:
                 del st.query_params[name]
 
 
-with st.sidebar.expander("Settings of A", expanded=True):
-    cfg_a = whatif_controls(st, A_SET, SHOW, default=shared.replace(scaled=True), label_suffix=" (A)")
-with st.sidebar.expander("Settings of B", expanded=True):
-    cfg_b = whatif_controls(st, B_SET, SHOW, default=shared.replace(scaled=False), label_suffix=" (B)")
-st.sidebar.button("Reset A and B to the shared setting (scaling on / off)", key="cmp_reset", on_click=_reset)
-for cs in (A_SET, B_SET):
-    show_notices(cs)
-write_url(shared)
-write_url(cfg_a, A_SET)
-write_url(cfg_b, B_SET)
-share_box(st.sidebar)
-
-
 def _value(field: str, v) -> str:
     if isinstance(v, bool):
         return "on" if v else "off"
@@ -70,146 +57,163 @@ def _value(field: str, v) -> str:
     return md_escape(str(v))
 
 
-diffs = differing_settings(cfg_a, cfg_b)
-top_left, top_right = st.columns([3, 1])  # the opening sentence and the head picker share one row
-parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in diffs]
-if not parts:
-    top_left.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
-else:
-    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    top_left.markdown(
-        f"A and B differ in {'one setting' if len(parts) == 1 else f'{len(parts)} settings'}: {listed}. "
-        "Everything else is the same."
-    )
-
-run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
-sat_a, sat_b = cached_saturation(cfg_a), cached_saturation(cfg_b)
-H = max(cfg_a.n_heads, cfg_b.n_heads)
-head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right)
-ha, hb = min(head, cfg_a.n_heads - 1), min(head, cfg_b.n_heads - 1)
-if ha != head or hb != head:
-    st.caption(f"A has {cfg_a.n_heads} head(s) and B {cfg_b.n_heads}; the side with fewer shows its last head.")
-cmp = cached_comparison(cfg_a, cfg_b, ha, hb)
-
-st.subheader("Attention weights")
-c1, c2, c3 = st.columns(3)
-for col, run, h, name in ((c1, run_a, ha, "A"), (c2, run_b, hb, "B")):
-    blank = None if run.mask is None else ~run.mask
-    show_heatmap(
-        run.weights[h],
-        run.tokens,
-        run.tokens,
-        title=f"{name}: head {h + 1}",
-        domain=(0, 1),
-        blank=blank,
-        container=col,
-        size=150,
-        legend=False,  # the key axis states the colour range; the three maps fit 1280 px with it
-    )
-if cmp.weight_diff is not None:
-    lim = float(np.abs(cmp.weight_diff).max()) or 1.0
-    show_heatmap(
-        cmp.weight_diff,
-        run_a.tokens,
-        run_a.tokens,
-        title="B − A",
-        value_name="Δ weight",
-        scheme="diverging",
-        domain=(-lim, lim),
-        container=c3,
-        size=130,  # leaves room for the legend inside the column at 1280 px
-    )
-    c3.caption(f"Red: B puts more weight there, blue: less. Largest change of a weight: {fmt(lim)}.")
-else:
-    c3.info(f"A has {run_a.T} tokens and B {run_b.T}: no difference map for maps of different shapes.")
-
-st.subheader("Saturation (mean over heads) and the difference B − A")
-
-
 def _mean(sat, key):
     return float(np.mean([s[key] for s in sat]))
 
 
-cols = st.columns(4)
-for col, key, label in zip(
-    cols,
-    ("max_weight", "entropy", "effective_tokens", "near_one_hot_share"),
-    ("mean max weight", "entropy (nats)", "effective tokens", "near-one-hot rows"),
-):
-    a, b = _mean(sat_a, key), _mean(sat_b, key)
-    if key == "near_one_hot_share":
-        col.metric(f"A: {label}", f"{a:.0%}")
-        col.metric(f"B: {label}", f"{b:.0%}", delta=f"{100 * (b - a):+.0f} pts", delta_color="off")
+@st.fragment
+def _body() -> None:
+    """The controls, charts and sentences: a change of a control reruns this alone."""
+    with st.sidebar.expander("Settings of A", expanded=True):
+        cfg_a = whatif_controls(st, A_SET, SHOW, default=shared.replace(scaled=True), label_suffix=" (A)")
+    with st.sidebar.expander("Settings of B", expanded=True):
+        cfg_b = whatif_controls(st, B_SET, SHOW, default=shared.replace(scaled=False), label_suffix=" (B)")
+    st.sidebar.button("Reset A and B to the shared setting (scaling on / off)", key="cmp_reset", on_click=_reset)
+    for cs in (A_SET, B_SET):
+        show_notices(cs)
+    write_url(shared)
+    write_url(cfg_a, A_SET)
+    write_url(cfg_b, B_SET)
+    share_box(st.sidebar)
+
+    diffs = differing_settings(cfg_a, cfg_b)
+    top_left, top_right = st.columns([3, 1])  # the opening sentence and the head picker share one row
+    parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in diffs]
+    if not parts:
+        top_left.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
     else:
-        col.metric(f"A: {label}", fmt(a))
-        col.metric(f"B: {label}", fmt(b), delta=f"{b - a:+.3g}", delta_color="off")
-ma, mb = _mean(sat_a, "max_weight"), _mean(sat_b, "max_weight")
-ua, ub = uniform_max_weight(run_a.mask, run_a.T, run_a.T), uniform_max_weight(run_b.mask, run_b.T, run_b.T)
-la, lb = sharpness(ma, ua), sharpness(mb, ub)
-st.caption(
-    f"Each B figure shows its change against A (grey: neither direction is good or bad). A is {la} (mean max "
-    f"weight {fmt(ma)}, uniform {fmt(ua)}); B is {lb} ({fmt(mb)}, uniform {fmt(ub)}). A near-one-hot row puts "
-    "over 99% of its weight on one key."
-)
-
-st.subheader("Outputs")
-c1, c2 = st.columns(2)
-for col, run, cfg, name in ((c1, run_a, cfg_a, "A"), (c2, run_b, cfg_b, "B")):
-    show_heatmap(
-        run.output,
-        run.tokens,
-        [str(j + 1) for j in range(cfg.d_model)],
-        title=f"{name}: Z",
-        row_title="token",
-        col_title="dim",
-        value_name="z",
-        scheme="diverging",
-        container=col,
-        size=240,
-    )
-c1, c2 = st.columns(2)
-if cmp.output_diff is not None:
-    lim = float(np.abs(cmp.output_diff).max()) or 1.0
-    show_heatmap(
-        cmp.output_diff,
-        run_a.tokens,
-        [str(j + 1) for j in range(cfg_a.d_model)],
-        title="Z: B − A",
-        row_title="token",
-        col_title="dim",
-        value_name="Δ z",
-        scheme="diverging",
-        domain=(-lim, lim),
-        container=c1,
-        size=240,
-    )
-    c2.caption(
-        f"The outputs differ by {fmt(100 * cmp.output_change)}% of A's size (relative Frobenius norm "
-        f"‖Z_B − Z_A‖ / ‖Z_A‖). A's Z is {run_a.T} x {cfg_a.d_model}, B's {run_b.T} x {cfg_b.d_model}."
-    )
-else:
-    c1.info(f"A's Z is {run_a.T} x {cfg_a.d_model} and B's {run_b.T} x {cfg_b.d_model}: no difference map.")
-
-show_code(run_whatif, compare_runs, differing_settings)
-questions = [
-    (
-        "Which settings differ between A and B?",
-        ("; ".join(f"{LABELS[f]}: A {_value(f, a)}, B {_value(f, b)}" for f, a, b in diffs) + ".")
-        if diffs
-        else "None: A and B are the same setting.",
-    ),
-    (
-        "Is B sharper or softer than A, by the mean max weight over heads?",
-        f"B's mean max weight is {fmt(mb)} against A's {fmt(ma)} ({mb - ma:+.3g}): "
-        + ("B is sharper." if mb > ma + 1e-9 else "B is softer." if mb < ma - 1e-9 else "the same.")
-        + f" A is {la}, B is {lb}.",
-    ),
-]
-if cmp.output_change is not None:
-    questions.append(
-        (
-            "How far apart are the two outputs?",
-            f"‖Z_B − Z_A‖ / ‖Z_A‖ = {fmt(cmp.output_change)}, i.e. {fmt(100 * cmp.output_change)}% of A's size.",
+        listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        top_left.markdown(
+            f"A and B differ in {'one setting' if len(parts) == 1 else f'{len(parts)} settings'}: {listed}. "
+            "Everything else is the same."
         )
+
+    run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
+    sat_a, sat_b = cached_saturation(cfg_a), cached_saturation(cfg_b)
+    H = max(cfg_a.n_heads, cfg_b.n_heads)
+    head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right)
+    ha, hb = min(head, cfg_a.n_heads - 1), min(head, cfg_b.n_heads - 1)
+    if ha != head or hb != head:
+        st.caption(f"A has {cfg_a.n_heads} head(s) and B {cfg_b.n_heads}; the side with fewer shows its last head.")
+    cmp = cached_comparison(cfg_a, cfg_b, ha, hb)
+
+    st.subheader("Attention weights")
+    c1, c2, c3 = st.columns(3)
+    for col, run, h, name in ((c1, run_a, ha, "A"), (c2, run_b, hb, "B")):
+        blank = None if run.mask is None else ~run.mask
+        show_heatmap(
+            run.weights[h],
+            run.tokens,
+            run.tokens,
+            title=f"{name}: head {h + 1}",
+            domain=(0, 1),
+            blank=blank,
+            container=col,
+            size=150,
+            legend=False,  # the key axis states the colour range; the three maps fit 1280 px with it
+        )
+    if cmp.weight_diff is not None:
+        lim = float(np.abs(cmp.weight_diff).max()) or 1.0
+        show_heatmap(
+            cmp.weight_diff,
+            run_a.tokens,
+            run_a.tokens,
+            title="B − A",
+            value_name="Δ weight",
+            scheme="diverging",
+            domain=(-lim, lim),
+            container=c3,
+            size=130,  # leaves room for the legend inside the column at 1280 px
+        )
+        c3.caption(f"Red: B puts more weight there, blue: less. Largest change of a weight: {fmt(lim)}.")
+    else:
+        c3.info(f"A has {run_a.T} tokens and B {run_b.T}: no difference map for maps of different shapes.")
+
+    st.subheader("Saturation (mean over heads) and the difference B − A")
+
+    cols = st.columns(4)
+    for col, key, label in zip(
+        cols,
+        ("max_weight", "entropy", "effective_tokens", "near_one_hot_share"),
+        ("mean max weight", "entropy (nats)", "effective tokens", "near-one-hot rows"),
+    ):
+        a, b = _mean(sat_a, key), _mean(sat_b, key)
+        if key == "near_one_hot_share":
+            col.metric(f"A: {label}", f"{a:.0%}")
+            col.metric(f"B: {label}", f"{b:.0%}", delta=f"{100 * (b - a):+.0f} pts", delta_color="off")
+        else:
+            col.metric(f"A: {label}", fmt(a))
+            col.metric(f"B: {label}", fmt(b), delta=f"{b - a:+.3g}", delta_color="off")
+    ma, mb = _mean(sat_a, "max_weight"), _mean(sat_b, "max_weight")
+    ua, ub = uniform_max_weight(run_a.mask, run_a.T, run_a.T), uniform_max_weight(run_b.mask, run_b.T, run_b.T)
+    la, lb = sharpness(ma, ua), sharpness(mb, ub)
+    st.caption(
+        f"Each B figure shows its change against A (grey: neither direction is good or bad). A is {la} (mean max "
+        f"weight {fmt(ma)}, uniform {fmt(ua)}); B is {lb} ({fmt(mb)}, uniform {fmt(ub)}). A near-one-hot row puts "
+        "over 99% of its weight on one key."
     )
-page_end("pages/8_Compare.py", questions)
+
+    st.subheader("Outputs")
+    c1, c2 = st.columns(2)
+    for col, run, cfg, name in ((c1, run_a, cfg_a, "A"), (c2, run_b, cfg_b, "B")):
+        show_heatmap(
+            run.output,
+            run.tokens,
+            [str(j + 1) for j in range(cfg.d_model)],
+            title=f"{name}: Z",
+            row_title="token",
+            col_title="dim",
+            value_name="z",
+            scheme="diverging",
+            container=col,
+            size=240,
+        )
+    c1, c2 = st.columns(2)
+    if cmp.output_diff is not None:
+        lim = float(np.abs(cmp.output_diff).max()) or 1.0
+        show_heatmap(
+            cmp.output_diff,
+            run_a.tokens,
+            [str(j + 1) for j in range(cfg_a.d_model)],
+            title="Z: B − A",
+            row_title="token",
+            col_title="dim",
+            value_name="Δ z",
+            scheme="diverging",
+            domain=(-lim, lim),
+            container=c1,
+            size=240,
+        )
+        c2.caption(
+            f"The outputs differ by {fmt(100 * cmp.output_change)}% of A's size (relative Frobenius norm "
+            f"‖Z_B − Z_A‖ / ‖Z_A‖). A's Z is {run_a.T} x {cfg_a.d_model}, B's {run_b.T} x {cfg_b.d_model}."
+        )
+    else:
+        c1.info(f"A's Z is {run_a.T} x {cfg_a.d_model} and B's {run_b.T} x {cfg_b.d_model}: no difference map.")
+
+    questions = [
+        (
+            "Which settings differ between A and B?",
+            ("; ".join(f"{LABELS[f]}: A {_value(f, a)}, B {_value(f, b)}" for f, a, b in diffs) + ".")
+            if diffs
+            else "None: A and B are the same setting.",
+        ),
+        (
+            "Is B sharper or softer than A, by the mean max weight over heads?",
+            f"B's mean max weight is {fmt(mb)} against A's {fmt(ma)} ({mb - ma:+.3g}): "
+            + ("B is sharper." if mb > ma + 1e-9 else "B is softer." if mb < ma - 1e-9 else "the same.")
+            + f" A is {la}, B is {lb}.",
+        ),
+    ]
+    if cmp.output_change is not None:
+        questions.append(
+            (
+                "How far apart are the two outputs?",
+                f"‖Z_B − Z_A‖ / ‖Z_A‖ = {fmt(cmp.output_change)}, i.e. {fmt(100 * cmp.output_change)}% of A's size.",
+            )
+        )
+    page_end("pages/8_Compare.py", questions)
+
+
+_body()
+show_code(run_whatif, compare_runs, differing_settings)

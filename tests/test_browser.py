@@ -145,6 +145,31 @@ def test_settings_survive_page_switches_and_the_back_button(browser_and_base):
         assert_no_errors(page)
 
 
+def test_a_sidebar_change_reruns_the_page_body_and_survives_a_page_switch(browser_and_base):
+    """The controls are drawn by the page's fragment: moving one redraws the body (formula, URL) while the page
+    links stay, and the new value is what the next page and the way back show."""
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground?seq_len=5&d_model=32&heads=2") as (page, _):
+        thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="seq_len"]').first
+        thumb.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_url("**seq_len=6**", timeout=60000)
+        # the formula in the body, drawn again (KaTeX keeps its source in a hidden annotation)
+        page.locator('[data-testid="stMain"] annotation:has-text("T = 6,")').first.wait_for(state="attached")
+        wait_for_app(page)
+        assert slider_value(page, "seq_len") == "6"
+        assert page.locator('[data-testid="stSidebar"] a:has-text("Masks")').count() == 1
+        page.locator('[data-testid="stSidebar"] a:has-text("Masks")').click()
+        page.wait_for_url("**/Masks**")
+        wait_for_app(page)
+        assert slider_value(page, "seq_len") == "6" and "seq_len=6" in page.url
+        page.locator('[data-testid="stSidebar"] a:has-text("Playground")').click()
+        page.wait_for_url("**/Playground**")
+        wait_for_app(page)
+        assert slider_value(page, "seq_len") == "6" and slider_value(page, "d_model") == "32"
+        assert_no_errors(page)
+
+
 def test_preset_link_shows_its_question(browser_and_base):
     from ui.presets import load_presets
 

@@ -52,3 +52,21 @@ def test_nbytes_counts_arrays_inside_containers_and_dataclasses():
 def test_bad_budget_is_rejected():
     with pytest.raises(ValueError, match="must be positive"):
         ByteLRU("test.bad", 0)
+
+
+def test_matrix_table_is_built_once_per_content_and_keeps_its_labels():
+    from streamlit import dataframe_util
+
+    from ui.tables import matrix_table, prefixed
+
+    m = np.array([[0.123456, 1.0], [2.0, -3.987654]])
+    t1 = matrix_table(m, ["A1", "B2"], prefixed("q", 2), decimals=4, extra=(("row sum", m.sum(1)),))
+    t2 = matrix_table(m.copy(), ["A1", "B2"], prefixed("q", 2), decimals=4, extra=(("row sum", m.sum(1)),))
+    assert t1 is t2  # the same numbers and labels: the stored table, no second conversion
+    assert matrix_table(m, ["A1", "B2"], ["q0", "q1"]) is not t1  # unrounded is another table
+    df = dataframe_util.convert_arrow_bytes_to_pandas_df(dataframe_util.convert_anything_to_arrow_bytes(t1))
+    assert list(df.index) == ["A1", "B2"] and list(df.columns) == ["q0", "q1", "row sum"]
+    assert df.loc["A1", "q0"] == 0.1235 and df.loc["B2", "q1"] == -3.9877
+    assert df.loc["B2", "row sum"] == round(2.0 - 3.987654, 4)
+    with pytest.raises(ValueError, match="2 row labels"):
+        matrix_table(m, ["A1", "B2", "A3"], ["q0", "q1"])

@@ -28,7 +28,13 @@ def enter_page() -> None:
 
 
 def entered_page() -> bool:
-    """True on the first run of a page visit (a new session, or a switch from another page)."""
+    """True on the first run of a page visit (a new session, or a switch from another page).
+
+    A rerun of a fragment alone (a widget in a page's ``@st.fragment`` body changed) never is: page_setup,
+    which records the visit, runs only with the whole page."""
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.fragment_ids_this_run:
+        return False
     return st.session_state.get(_ENTERED, True)
 
 
