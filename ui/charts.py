@@ -189,7 +189,9 @@ def _digest(*arrays) -> bytes:
     return h.digest()
 
 
-_CELLS = register(ByteLRU("ui.charts.cells", 64 * 2**20))  # Arrow bytes of drawn heatmaps, by content digest
+_CELLS = register(
+    ByteLRU("ui.charts.cells", 64 * 2**20)
+)  # Arrow bytes of drawn heatmaps and bar charts, by content digest
 
 
 def _cells_arrow(m: np.ndarray, blank, rows: tuple, cols: tuple, row_title: str, col_title: str) -> bytes:
@@ -303,9 +305,14 @@ def show_heatmap(
 def with_data(spec: dict, df: pd.DataFrame, name: str = "rows") -> dict:
     """``spec`` drawing ``df`` from a named dataset sent as Arrow bytes. Data passed beside a spec (or inline)
     reaches Vega after its first draw, which then warns "Infinite extent" for every positional field."""
+    return with_arrow(spec, dataframe_util.convert_anything_to_arrow_bytes(df), name)
+
+
+def with_arrow(spec: dict, arrow: bytes, name: str = "rows") -> dict:
+    """``spec`` drawing the Arrow IPC bytes ``arrow`` as the named dataset ``name`` (see :func:`with_data`)."""
     out = dict(spec)
     out["data"] = {"name": name}
-    out["datasets"] = {name: dataframe_util.convert_anything_to_arrow_bytes(df)}
+    out["datasets"] = {name: arrow}
     return out
 
 
@@ -345,16 +352,16 @@ def bar_chart(
     domain, stretched = colour_domain(values, domain)
     if stretched:  # nearly uniform weights on a 0..1 axis would be invisible: let the axis fit them, and say so
         domain, title = None, f"{title} (axis {stretched.split(' to ', 1)[1]})"
-    df = pd.DataFrame({"i": np.arange(len(values)), "token": list(map(str, labels)), "v": np.round(values, 4)})
-    df["top"] = df["i"] == (int(np.argmax(values)) if highlight is None else highlight)
-    spec = json.loads(_bar_skeleton(tuple(map(str, labels)), title, value_name, domain is not None))
+    names = tuple(map(str, labels))
+    top = int(np.argmax(values)) if highlight is None else int(highlight)
+
+    def rows() -> bytes:
+        df = pd.DataFrame({"i": np.arange(len(values)), "token": list(names), "v": np.round(values, 4)})
+        df["top"] = df["i"] == top
+        return dataframe_util.convert_anything_to_arrow_bytes(df)
+
+    arrow = _CELLS.get_or_compute(("bars", _digest(values), names, top), rows)  # a rerun of the same row: no pandas
+    spec = json.loads(_bar_skeleton(names, title, value_name, domain is not None))
     if domain is not None:
         spec["encoding"]["y"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
-    return with_data(spec, df)
-
-
-def matrix_frame(m: np.ndarray, row_labels: list[str], col_prefix: str = "") -> pd.DataFrame:
-    """A small matrix as a labelled DataFrame for st.dataframe / st.table."""
-    m = np.asarray(m)
-    cols = [f"{col_prefix}{j}" for j in range(m.shape[1])]
-    return pd.DataFrame(m, index=pd.Index(list(row_labels), dtype=object), columns=cols)
+    return with_arrow(spec, arrow)

@@ -9,6 +9,7 @@ compare the numbers with the page's. This module does not import streamlit.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -92,6 +93,7 @@ print_weights(run.weights, run.tokens)
 '''
 
 
+@functools.lru_cache(maxsize=1)  # the file does not change while the server runs; parsing it cost ~8 ms a rerun
 def _softmax_torch_source() -> str:
     """The source of attention_core.torch_attention.softmax_torch (the app's one masked softmax in torch), read
     from its file: importing the module would load torch on every page that offers the script."""
