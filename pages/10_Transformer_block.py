@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_stats, run_block
 from attention_core.transformer import decoder_block, encoder_block
-from ui.charts import bar_chart, show_heatmap
+from ui.charts import bar_chart, show_mask, show_token_dims, show_weights
 from ui.compute import cached_block
 from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
@@ -53,47 +53,30 @@ def _body() -> None:
         f"{T} x {D} except the feed-forward hidden layer ({T} x {4 * D})."
     )
     MAX_CELLS = 2048
-    tensors = (
+
+    def in_order(norm, rest):
+        """A sub-layer's maps as the data meets them: pre-norm normalises a copy first, post-norm the sum last."""
+        return [norm, *rest] if norm_first else [*rest, norm]
+
+    tensors = [("input x", enc.x)]
+    tensors += in_order(
+        ("LayerNorm₁", enc.attn.norm), [("attention output", enc.attn.sub), ("x + attention", enc.attn.add)]
+    )
+    tensors += in_order(
+        ("LayerNorm₂", enc.ffn.norm),
         [
-            ("input x", enc.x),
-            ("LayerNorm₁", enc.attn.norm),
-            ("attention output", enc.attn.sub),
-            ("x + attention", enc.attn.add),
-            ("LayerNorm₂", enc.ffn.norm),
-            ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
-            ("feed-forward output", enc.ffn.sub),
-            ("residual sum₂ = output", enc.ffn.add),
-        ]
-        if norm_first
-        else [
-            ("input x", enc.x),
-            ("attention output", enc.attn.sub),
-            ("x + attention", enc.attn.add),
-            ("LayerNorm₁", enc.attn.norm),
             ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
             ("feed-forward output", enc.ffn.sub),
             ("residual sum₂", enc.ffn.add),
-            ("LayerNorm₂ = output", enc.ffn.norm),
-        ]
+        ],
     )
+    tensors[-1] = (tensors[-1][0] + " = output", tensors[-1][1])  # the block's output: its last map
     for i, (label, arr) in enumerate(tensors):
         if i % 2 == 0:
             cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
         shape = f" ({arr.shape[0]} x {arr.shape[1]})" if arr.size <= MAX_CELLS else ""  # images state their shape
-        show_heatmap(
-            arr,
-            tokens,
-            [str(j) for j in range(arr.shape[1])],
-            title=label + shape,
-            row_title="token",
-            col_title="dim",
-            value_name="value",
-            scheme="diverging",
-            container=cols[i % 2],
-            size=256,
-            legend=True,
-            max_px=256,
-            max_cells=MAX_CELLS,
+        show_token_dims(
+            arr, tokens, title=label + shape, value_name="value", container=cols[i % 2], size=256, max_cells=MAX_CELLS
         )
     in_norm = float(np.linalg.norm(enc.x, axis=1).mean())
     out_norm = float(np.linalg.norm(enc.out, axis=1).mean())
@@ -139,37 +122,22 @@ def _body() -> None:
     st.subheader("Decoder block")
     head_d = index_picker("decoder head", [f"head {h + 1}" for h in range(H)], key="tb_dhead")
     c1, c2, c3 = st.columns([1, 1.4, 2.4])
-    show_heatmap(
-        dec.self_mask.astype(float),
-        run.decoder_tokens,
-        run.decoder_tokens,
-        title=f"causal mask ({T_dec} x {T_dec})",
-        value_name="allowed",
-        domain=(0, 1),
-        container=c1,
-        size=160,
-        legend=False,
-    )
-    show_heatmap(
+    show_mask(dec.self_mask, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})", container=c1, size=160)
+    show_weights(
         dec.self_weights[head_d],
         run.decoder_tokens,
-        run.decoder_tokens,
         title=f"masked self-attention ({T_dec} x {T_dec})",
-        domain=(0, 1),
-        blank=~dec.self_mask,
+        allowed=dec.self_mask,
         container=c2,
         size=160,
-        legend=True,
     )
-    show_heatmap(
+    show_weights(
         dec.cross_weights[head_d],
         run.decoder_tokens,
         tokens,
         title=f"cross-attention ({T_dec} x {T})",
-        domain=(0, 1),
         container=c3,
         size=260,
-        legend=True,
     )
     cross = dec.cross_weights[head_d]
     first_top = int(np.argmax(cross[0]))

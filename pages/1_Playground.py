@@ -8,7 +8,7 @@ import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
-from ui.charts import show_heatmap
+from ui.charts import SATURATION_LABELS, metric_row, saturation_metric, show_token_dims
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.compute import cached_logit_std, cached_run, cached_saturation
 from ui.controls import sidebar_controls
@@ -58,9 +58,8 @@ def _body() -> None:
     uniform = uniform_max_weight(run.mask, T, T)
     if revealed:
         st.subheader(f"Attention weights, one map per head ({H})")
-        blank = None if run.mask is None else ~run.mask
         grid_note = show_head_grid(
-            run.weights, tokens, blank=blank, per_row=4, size=150 if H > 1 else 300, tile_px=128 if H > 4 else 256
+            run.weights, tokens, allowed=run.mask, per_row=4, size=150 if H > 1 else 300, tile_px=128 if H > 4 else 256
         )
         sharpest = int(np.argmax([s["max_weight"] for s in sat]))
         st.caption(
@@ -95,32 +94,15 @@ def _body() -> None:
     twin_name = "unscaled" if cfg.scaled else "scaled"
     st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)")
     m, t = sat[head], twin_sat[head]
-    cols = st.columns(4)
-    cols[0].metric(
-        "entropy (nats)",
-        fmt(m["entropy"]),
-        delta=f"{m['entropy'] - t['entropy']:+.3g}",
-        delta_color="off",
-        help=f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform",
-    )
-    cols[1].metric(
-        "mean max weight",
-        fmt(m["max_weight"]),
-        delta=f"{m['max_weight'] - t['max_weight']:+.3g}",
-        delta_color="off",
-        help=f"1 = one-hot, {fmt(uniform)} = uniform",
-    )
-    cols[2].metric(
-        "effective tokens",
-        fmt(m["effective_tokens"]),
-        delta=f"{m['effective_tokens'] - t['effective_tokens']:+.3g}",
-        delta_color="off",
-    )
-    cols[3].metric(
-        "near-one-hot rows",
-        f"{m['near_one_hot_share']:.0%}",
-        delta=f"{100 * (m['near_one_hot_share'] - t['near_one_hot_share']):+.0f} pts",
-        delta_color="off",
+    hints = {
+        "entropy": f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform",
+        "max_weight": f"1 = one-hot, {fmt(uniform)} = uniform",
+    }
+    metric_row(
+        [
+            saturation_metric(key, m[key], t[key], help=hints.get(key))
+            for key in ("entropy", "max_weight", "effective_tokens", "near_one_hot_share")
+        ]
     )
     level, twin_level = sharpness(m["max_weight"], uniform), sharpness(t["max_weight"], uniform)
     spread = float(cached_logit_std(cfg)[head])
@@ -143,48 +125,16 @@ def _body() -> None:
         f"rows, so {meaning[level]}. The logits it sees spread with a standard deviation of {fmt(spread)} ({scale_words}; "
         f"{temp_words}); the {twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
     )
-    table = pd.DataFrame(sat).rename(
-        columns={
-            "entropy": "entropy (nats)",
-            "normalized_entropy": "entropy / log T",
-            "max_weight": "mean max weight",
-            "effective_tokens": "effective tokens",
-            "near_one_hot_share": "near-one-hot rows",
-            "jacobian_norm": "‖softmax Jacobian‖",
-        }
-    )
+    table = pd.DataFrame(sat).rename(columns=SATURATION_LABELS)
     table.insert(0, "head", [f"head {h + 1}" for h in range(H)])
     st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
 
     st.subheader("Inputs and outputs")
     show_qkv = st.toggle("show Q, K, V of the picked head", key="pg_qkv")
-    dims = [str(j + 1) for j in range(cfg.d_model)]
     c1, c2 = st.columns(2)
     lim = float(max(np.abs(run.x).max(), np.abs(run.output).max())) or 1.0  # one colour scale for X and Z
-    kind = show_heatmap(
-        run.x,
-        tokens,
-        dims,
-        title="X input",
-        row_title="token",
-        col_title="dim",
-        value_name="x",
-        scheme="diverging",
-        domain=(-lim, lim),
-        container=c1,
-    )
-    show_heatmap(
-        run.output,
-        tokens,
-        dims,
-        title="Z output",
-        row_title="token",
-        col_title="dim",
-        value_name="z",
-        scheme="diverging",
-        domain=(-lim, lim),
-        container=c2,
-    )
+    kind = show_token_dims(run.x, tokens, title="X input", value_name="x", domain=(-lim, lim), container=c1)
+    show_token_dims(run.output, tokens, title="Z output", domain=(-lim, lim), container=c2)
     change = relative_difference(run.output, run.x)
     st.caption(
         f"X and Z ({T} x {cfg.d_model} each) share one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red), so "
@@ -200,19 +150,9 @@ def _body() -> None:
     )
     if show_qkv:
         st.caption(f"Q, K and V of head {head + 1} are {T} x {d_k} each (tokens x d_k).")
-        kd = [str(j) for j in range(d_k)]
-        cols = st.columns(3)
-        for col, name, arr in zip(cols, "QKV", (run.q, run.k, run.v)):
-            show_heatmap(
-                arr[head],
-                tokens,
-                kd,
-                title=f"{name} of head {head + 1}",
-                row_title="token",
-                col_title="dim",
-                value_name=name.lower(),
-                scheme="diverging",
-                container=col,
+        for col, name, arr in zip(st.columns(3), "QKV", (run.q, run.k, run.v)):
+            show_token_dims(
+                arr[head], tokens, title=f"{name} of head {head + 1}", value_name=name.lower(), container=col
             )
 
     if revealed:

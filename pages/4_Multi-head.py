@@ -7,7 +7,7 @@ import streamlit as st
 from attention_core import head_divergence_matrix, multi_head_attention, run_whatif
 from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
-from ui.charts import show_heatmap
+from ui.charts import dim_labels, show_heatmap, show_token_dims, show_weights
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
 from ui.controls import sidebar_controls
 from ui.head_grid import show_head_grid
@@ -43,8 +43,7 @@ def _body() -> None:
 
     # ---- grid of heads
     st.subheader(f"One map per head ({H})")
-    blank = None if run.mask is None else ~run.mask
-    grid_note = show_head_grid(run.weights, tokens, blank=blank, per_row=4, size=130, max_cells=1024, tile_px=96)
+    grid_note = show_head_grid(run.weights, tokens, allowed=run.mask, per_row=4, size=130, max_cells=1024, tile_px=96)
     st.caption(
         f"{grid_note} Rows are queries, columns keys; the weights are from seeded random, untrained projections "
         f"(seed {cfg.seed})."
@@ -52,13 +51,11 @@ def _body() -> None:
 
     head = index_picker("Enlarge a head", [f"head {h + 1}" for h in range(H)], key="mh_head")
     big = st.columns([3, 2])
-    show_heatmap(
+    show_weights(
         run.weights[head],
         tokens,
-        tokens,
         title=f"head {head + 1}, enlarged",
-        domain=(0, 1),
-        blank=blank,
+        allowed=run.mask,
         container=big[0],
         size=420,
         max_px=512,
@@ -93,21 +90,9 @@ def _body() -> None:
         + (f", {d_k + 1}–{2 * d_k} head 2, and so on" if H > 1 else "")
         + f"); W_o (**{D} x {D}**) mixes the heads into the final **{T} x {D}** output."
     )
-    dims = [str(j + 1) for j in range(D)]
     c1, c2, c3 = st.columns([3, 2, 3])
-    show_heatmap(
-        run.concat,
-        tokens,
-        dims,
-        title="concatenated heads",
-        row_title="token",
-        col_title="dim",
-        value_name="z",
-        scheme="diverging",
-        container=c1,
-        size=220,
-        max_px=192,
-    )
+    show_token_dims(run.concat, tokens, title="concatenated heads", container=c1, size=220, max_px=192)
+    dims = dim_labels(D)
     show_heatmap(
         run.w[3],
         dims,
@@ -122,19 +107,7 @@ def _body() -> None:
         max_px=192,
         max_cells=1024,
     )
-    show_heatmap(
-        run.output,
-        tokens,
-        dims,
-        title="output",
-        row_title="token",
-        col_title="dim",
-        value_name="z",
-        scheme="diverging",
-        container=c3,
-        size=220,
-        max_px=192,
-    )
+    show_token_dims(run.output, tokens, title="output", container=c3, size=220, max_px=192)
     st.caption(
         "Blue is negative, red positive; W_o is seeded random (untrained), so the output mixes the heads "
         "without a learned purpose."
@@ -181,22 +154,12 @@ def _body() -> None:
     st.subheader("The class-notes example: one purposeful head vs two random heads")
     demo = cached_heads_demo(cfg.scaled, cfg.temperature, cfg.seed)
     c1, c2, c3 = st.columns(3)
-    show_heatmap(
-        demo.purposeful_weights,
-        demo.labels,
-        demo.labels,
-        title="1 head, looking for B",
-        domain=(0, 1),
-        container=c1,
-        size=160,
-    )
+    show_weights(demo.purposeful_weights, demo.labels, title="1 head, looking for B", container=c1, size=160)
     for col, h in ((c2, 0), (c3, 1)):
-        show_heatmap(
+        show_weights(
             demo.random_weights[h],
             demo.labels,
-            demo.labels,
             title=f"random head {h + 1} (seed {cfg.seed})",
-            domain=(0, 1),
             container=col,
             size=160,
             legend=False,

@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
-from ui.charts import show_heatmap
+from ui.charts import show_heatmap, show_mask, show_weights
 from ui.compute import cached_mask_lab, cached_run
 from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
@@ -90,17 +90,7 @@ def _body() -> None:
     for r in lab.runs:
         st.subheader(r.name)
         c1, c2, c3 = st.columns(3)
-        show_heatmap(
-            r.mask.astype(float),
-            tokens,
-            tokens,
-            title="mask (1 = may attend)",
-            value_name="allowed",
-            domain=(0, 1),
-            container=c1,
-            size=220,
-            legend=False,
-        )
+        show_mask(r.mask, tokens, title="mask (1 = may attend)", container=c1, size=220)
         show_heatmap(
             lab.logits,
             tokens,
@@ -114,17 +104,7 @@ def _body() -> None:
             size=220,
             legend=False,
         )
-        show_heatmap(
-            r.weights,
-            tokens,
-            tokens,
-            title="weights",
-            domain=(0, 1),
-            blank=~r.mask,
-            container=c3,
-            size=220,
-            legend=False,
-        )
+        show_weights(r.weights, tokens, title="weights", allowed=r.mask, container=c3, size=220, legend=False)
         st.caption(mask_sentence(r))
 
     st.subheader("Why padded keys get zero weight")

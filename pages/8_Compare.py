@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
-from ui.charts import show_heatmap
+from ui.charts import metric_row, saturation_metric, show_heatmap, show_token_dims, show_weights
 from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import ControlSet, current, set_current, share_box, show_notices, whatif_controls, write_url
 from ui.layout import page_setup, show_code
@@ -100,17 +100,14 @@ def _body() -> None:
     st.subheader("Attention weights")
     c1, c2, c3 = st.columns(3)
     for col, run, h, name in ((c1, run_a, ha, "A"), (c2, run_b, hb, "B")):
-        blank = None if run.mask is None else ~run.mask
-        show_heatmap(
+        show_weights(  # no legend: the key axis states the colour range; the three maps fit 1280 px with it
             run.weights[h],
             run.tokens,
-            run.tokens,
             title=f"{name}: head {h + 1}",
-            domain=(0, 1),
-            blank=blank,
+            allowed=run.mask,
             container=col,
             size=150,
-            legend=False,  # the key axis states the colour range; the three maps fit 1280 px with it
+            legend=False,
         )
     if cmp.weight_diff is not None:
         lim = float(np.abs(cmp.weight_diff).max()) or 1.0
@@ -131,19 +128,15 @@ def _body() -> None:
 
     st.subheader("Saturation (mean over heads) and the difference B − A")
 
-    cols = st.columns(4)
-    for col, key, label in zip(
-        cols,
-        ("max_weight", "entropy", "effective_tokens", "near_one_hot_share"),
-        ("mean max weight", "entropy (nats)", "effective tokens", "near-one-hot rows"),
-    ):
-        a, b = _mean(sat_a, key), _mean(sat_b, key)
-        if key == "near_one_hot_share":
-            col.metric(f"A: {label}", f"{a:.0%}")
-            col.metric(f"B: {label}", f"{b:.0%}", delta=f"{100 * (b - a):+.0f} pts", delta_color="off")
-        else:
-            col.metric(f"A: {label}", fmt(a))
-            col.metric(f"B: {label}", fmt(b), delta=f"{b - a:+.3g}", delta_color="off")
+    metric_row(  # each column: A's figure, and below it B's with its change against A
+        [
+            (
+                saturation_metric(key, _mean(sat_a, key), prefix="A: "),
+                saturation_metric(key, _mean(sat_b, key), _mean(sat_a, key), prefix="B: "),
+            )
+            for key in ("max_weight", "entropy", "effective_tokens", "near_one_hot_share")
+        ]
+    )
     ma, mb = _mean(sat_a, "max_weight"), _mean(sat_b, "max_weight")
     ua, ub = uniform_max_weight(run_a.mask, run_a.T, run_a.T), uniform_max_weight(run_b.mask, run_b.T, run_b.T)
     la, lb = sharpness(ma, ua), sharpness(mb, ub)
@@ -155,31 +148,16 @@ def _body() -> None:
 
     st.subheader("Outputs")
     c1, c2 = st.columns(2)
-    for col, run, cfg, name in ((c1, run_a, cfg_a, "A"), (c2, run_b, cfg_b, "B")):
-        show_heatmap(
-            run.output,
-            run.tokens,
-            [str(j + 1) for j in range(cfg.d_model)],
-            title=f"{name}: Z",
-            row_title="token",
-            col_title="dim",
-            value_name="z",
-            scheme="diverging",
-            container=col,
-            size=240,
-        )
+    for col, run, name in ((c1, run_a, "A"), (c2, run_b, "B")):
+        show_token_dims(run.output, run.tokens, title=f"{name}: Z", container=col, size=240)
     c1, c2 = st.columns(2)
     if cmp.output_diff is not None:
         lim = float(np.abs(cmp.output_diff).max()) or 1.0
-        show_heatmap(
+        show_token_dims(
             cmp.output_diff,
             run_a.tokens,
-            [str(j + 1) for j in range(cfg_a.d_model)],
             title="Z: B − A",
-            row_title="token",
-            col_title="dim",
             value_name="Δ z",
-            scheme="diverging",
             domain=(-lim, lim),
             container=c1,
             size=240,

@@ -11,33 +11,33 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.charts import MAX_VECTOR_CELLS, pool, show_heatmap
+from ui.charts import MAX_VECTOR_CELLS, pool, show_heatmap, show_weights
 
 
 def show_head_grid(
     weights,
     labels: list[str],
-    blank=None,
+    allowed=None,
     per_row: int = 4,
     size: int = 170,
     max_cells: int = MAX_VECTOR_CELLS,
     tile_px: int = 128,
 ) -> str:
-    """Draw ``weights`` (H, T_q, T_k); return a sentence about how the grid is drawn (for the page's caption)."""
+    """Draw ``weights`` (H, T_q, T_k), blank where the bool mask ``allowed`` (True = may attend) blocks; return a
+    sentence about how the grid is drawn (for the page's caption)."""
     weights = np.asarray(weights)
+    blank = None if allowed is None else ~np.asarray(allowed, dtype=bool)
     H, T_q, T_k = weights.shape
     per_row = max(1, min(per_row, H))
     if T_q * T_k <= max_cells:
         for start in range(0, H, per_row):
             cols = st.columns(per_row)
             for h in range(start, min(start + per_row, H)):
-                show_heatmap(
+                show_weights(
                     weights[h],
                     labels,
-                    labels,
                     title=f"head {h + 1}",
-                    domain=(0, 1),
-                    blank=blank,
+                    allowed=allowed,
                     container=cols[h - start],
                     size=size,
                     legend=False,
