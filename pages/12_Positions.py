@@ -15,7 +15,7 @@ from attention_core.positions import (
 )
 from attention_core.rope import apply_rope
 from ui.charts import show_heatmap
-from ui.compute import cached_run
+from ui.compute import cached_positions_view, cached_run
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.modern import (
@@ -24,7 +24,6 @@ from ui.modern import (
     clamp,
     offset_chart,
     per_head_bars,
-    positions_view,
     seed_params,
     show_notes,
     vega,
@@ -84,7 +83,7 @@ def _body() -> None:
     share_box(st.sidebar)
     show_notes()
 
-    view = positions_view(cfg, method, float(base), int(train_len), head)
+    view = cached_positions_view(cfg, method, float(base), int(train_len), head)
     T, label = len(view.tokens), METHOD_LABELS[method]
     summary = {s.method: s for s in view.summaries}[method]
     a, b = (md_escape(t) for t in view.pair)

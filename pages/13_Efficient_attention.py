@@ -10,7 +10,7 @@ from attention_core.kv_cache import decode_with_cache
 from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
 from ui.charts import show_heatmap, with_data
-from ui.compute import cached_run
+from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
@@ -109,7 +109,7 @@ def _body() -> None:
     step = min(step, T)
     head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
 
-    view = eff.decode_view(cfg, G)
+    view = cached_decode_view(cfg, G)
     rep = H // G
     kv_head = head // rep
     now = view.run.steps[step - 1]
@@ -242,7 +242,7 @@ def _body() -> None:
     )
     window = min(window, T)
     layers = eff.control(c2, "slider", "layers L", "layers", min_value=1, max_value=MAX_LAYERS)
-    wv = eff.window_view(T, window, layers)
+    wv = cached_window_view(T, window, layers)
     influence = wv.influence
     c1, c2, c3 = st.columns(3)
     show_heatmap(
@@ -317,7 +317,7 @@ def _body() -> None:
     tile = min(tile, T)
     fq = eff.control(c2, "slider", "query row to follow", "fq", min_value=1, max_value=max(T, 2), disabled=T == 1)
     fq = min(fq, T) - 1
-    fv = eff.flash_view(cfg, head, tile)
+    fv = cached_flash_view(cfg, head, tile)
     steps = fv.run.steps
     num = lambda x: "−∞" if x == -np.inf else fmt(float(x), 4)  # noqa: E731
     table = pd.DataFrame(

@@ -13,6 +13,7 @@ from attention_core.linear_attention import (
 )
 from attention_core.sinks import sink_attention, streaming_mask
 from ui.charts import show_heatmap
+from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.modern import (
@@ -20,15 +21,12 @@ from ui.modern import (
     clamp,
     clear_notes,
     default_sinks,
-    linear_view,
     memory_chart,
     note,
     parse_sinks,
     per_head_bars,
     seed_params,
     show_notes,
-    sinks_view,
-    streaming_view,
     vega,
     where_next,
     widget_kw,
@@ -107,7 +105,7 @@ def _body() -> None:
     share_box(st.sidebar)
     show_notes()
 
-    view = sinks_view(cfg, sinks, no_sink)
+    view = cached_sinks_view(cfg, sinks, no_sink)
     T = view.weights.shape[-1]
     mean_sum = view.real_sum.mean(axis=1)  # (H,) mean over query rows
     c1, c2 = st.columns([3, 2])
@@ -165,7 +163,7 @@ def _body() -> None:
     c1, c2 = st.columns(2)
     n_sink = c1.slider("sink tokens kept (n_sink)", 0, 64, **widget_kw(N_SINK))
     window = c2.slider("recent tokens kept (window w, itself included)", 1, 512, **widget_kw(WINDOW))
-    stream = streaming_view(T, n_sink, window)
+    stream = cached_streaming_view(T, n_sink, window)
     c1, c2 = st.columns([3, 2])
     show_heatmap(
         stream.mask.astype(np.float32),
@@ -204,7 +202,7 @@ def _body() -> None:
         "each query: S and z are running sums, an RNN whose state has the same size at token 5 and at "
         "token 5 million. Computed in parallel, the same numbers come from a (masked) T × T matrix."
     )
-    lin = linear_view(cfg, head)
+    lin = cached_linear_view(cfg, head)
     c1, c2 = st.columns(2)
     mask_note = "causal" if lin.causal else "no mask"
     show_heatmap(

@@ -13,6 +13,7 @@ from attention_core.training.inspect import attention_parity, query_key_picture
 from attention_core.training.ready import READY, READY_BY_NAME
 from attention_core.training.scores import prefix_matching_score
 from attention_core.training.trajectory import Trajectory, find_phase_change, from_trainer
+from ui.compute import cached_ready_snapshot_view, cached_ready_trajectory
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
 from ui.training import (
@@ -20,8 +21,6 @@ from ui.training import (
     STEP_BUDGET,
     best_prefix_matching,
     phase_change_step,
-    ready_snapshot_view,
-    ready_trajectory,
     snapshot_view,
     train_chunk,
 )
@@ -197,7 +196,7 @@ def scrubber(traj: Trajectory, key: str) -> int:
 
 
 def ready_section() -> None:
-    two, one = (ready_trajectory(r.name) for r in READY)
+    two, one = (cached_ready_trajectory(r.name) for r in READY)
     cliff = phase_change_step(two)
     cliff_one = phase_change_step(one)
     pm2, pm1 = best_prefix_matching(two), best_prefix_matching(one)
@@ -254,7 +253,7 @@ def ready_section() -> None:
         width="stretch",
     )
     qp.update({"mode": "ready", "run": name, "show": str(shown)})
-    show_details(traj, index, lambda layer, head: ready_snapshot_view(name, index, layer, head), key="ready")
+    show_details(traj, index, lambda layer, head: cached_ready_snapshot_view(name, index, layer, head), key="ready")
 
 
 def live_settings() -> TrainConfig:

@@ -340,3 +340,47 @@ def test_flash_never_allocates_t_by_t():
 def test_flash_bad_arguments_raise(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---- the pages' views and their caches (ui/compute.py declares every cached computation, issue #11)
+
+
+def test_views_reject_a_run_they_cannot_use():
+    from attention_core import WhatIf, run_whatif
+    from ui.efficient_views import flash_view
+    from ui.position_views import positions_view
+
+    with pytest.raises(ValueError, match="unmasked run"):
+        flash_view(run_whatif(WhatIf(mask="causal")), "causal", 0, 2)
+    with pytest.raises(ValueError, match="without positional encoding"):
+        positions_view(run_whatif(WhatIf(positional=True)), "rope", 10000.0, 6, 0)
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "padding", "causal+padding"])
+def test_cached_views_are_the_views_of_the_shared_run(mask):
+    from attention_core import WhatIf, run_whatif
+    from ui.cache import cache_report
+    from ui.compute import cached_flash_view, cached_linear_view, cached_positions_view, cached_run
+    from ui.efficient_views import flash_view
+    from ui.position_views import positions_view
+    from ui.sinks_linear_views import linear_view
+
+    cfg = WhatIf(mask=mask, pad_count=2, positional=True, seed=3)
+    fv = cached_flash_view(cfg, 1, 3)
+    assert fv is cached_flash_view(cfg, 1, 3)  # a hit returns the stored view
+    ref = flash_view(run_whatif(cfg.replace(mask="none")), mask, 1, 3)
+    np.testing.assert_array_equal(fv.run.output, ref.run.output)
+    assert fv.mask_note == ref.mask_note and fv.max_diff < 1e-5
+    pv = cached_positions_view(cfg, "alibi", 10000.0, 4, 0)
+    assert pv.causal == ("causal" in mask)
+    np.testing.assert_array_equal(
+        pv.weights, positions_view(run_whatif(cfg.replace(positional=False)), "alibi", 10000.0, 4, 0).weights
+    )
+    lv = cached_linear_view(cfg, 2)
+    np.testing.assert_array_equal(lv.softmax_weights, cached_run(cfg.replace(positional=False)).weights[2])
+    assert lv.softmax_weights.dtype == np.float32 and lv.causal == ("causal" in mask)
+    assert linear_view(run_whatif(cfg.replace(positional=False)), 2).diff_recurrent < 1e-10
+    names = {r["name"] for r in cache_report()}
+    for view in ("positions", "decode", "window", "flash", "sinks", "streaming", "linear", "ready_snapshot"):
+        assert f"ui.compute.cached_{view}_view" in names
+    assert "ui.compute.cached_ready_trajectory" in names

@@ -1,5 +1,12 @@
 """Every cached computation of the app, in one place, under one policy (ui/cache.py).
 
+Each page's computations are declared here with their byte budgets; the pages import the cached names from
+this module and no other module declares a cached computation. What the modern-attention and Train pages
+compute is written as plain functions beside its frozen result dataclasses (ui/position_views.py,
+ui/efficient_views.py, ui/sinks_linear_views.py, ui/training.py); the wrappers here give them the shared
+cached run. (The chart and table modules keep byte caches of what they draw -- Altair skeletons, Arrow
+cells, PNGs -- as rendering internals; ``cache_report()`` lists those too.)
+
 Each cache is bounded by bytes, keyed by cheap hashable arguments (a WhatIf is a frozen dataclass of
 primitives; its hash costs microseconds, where st.cache_data pickles and hashes it on every call), and
 returns the stored object itself (read-only) instead of an unpickled copy. Budgets are chosen so that
@@ -9,10 +16,19 @@ README "Memory" lists them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from attention_core import WhatIf, head_divergence_matrix, run_whatif, saturation_metrics, shuffle_experiment
 from ui.cache import cached
+from ui.efficient_views import DecodeView, FlashView, WindowView, decode_view, flash_view, window_view
+from ui.position_views import PositionsView, positions_view
+from ui.sinks_linear_views import LinearView, SinksView, StreamingView, linear_view, sinks_view, streaming_view
+
+if TYPE_CHECKING:  # ui.training imports torch; see the Train section
+    from attention_core.training.trajectory import Trajectory
+    from ui.training import SnapshotView
 
 # ---- shared what-if runs (Playground, Multi-head, Masks, Positional encoding, Compare, ...)
 
@@ -239,3 +255,80 @@ def cached_mask_lab(cfg: WhatIf, head: int):
     return mask_lab(
         run.q[head], run.k[head], run.v[head], cfg.pad_count, scaled=cfg.scaled, temperature=cfg.temperature
     )
+
+
+# ---- Positions, Efficient attention, Sinks and linear attention (pages/12, 13, 14)
+# The views are pure functions (ui/position_views.py, ui/efficient_views.py, ui/sinks_linear_views.py); the
+# ones on the what-if's input get the shared cached run from here. Sizes measured with ui.cache.nbytes.
+
+
+@cached(max_mb=32)
+def cached_positions_view(cfg: WhatIf, method: str, base: float, train_len: int, head: int) -> PositionsView:
+    """positions_view on cfg's run without the sidebar's positional encoding (Positions page). About 5 kB at
+    the defaults, 18 MB at 512 tokens and 16 heads (the (H, T, T) weights and a (T, T) score table)."""
+    return positions_view(cached_run(cfg.replace(positional=False)), method, base, train_len, head)
+
+
+@cached(max_mb=24)
+def cached_decode_view(cfg: WhatIf, kv_heads: int) -> DecodeView:
+    """decode_view: cfg's input decoded with a cache of ``kv_heads`` K/V heads (Efficient attention). About
+    24 kB at the defaults, 14 MB at 256 tokens and d_model 1024; at 512 tokens (33-40 MB) an entry is over the
+    budget, so it is returned but not kept."""
+    return decode_view(cfg, kv_heads)
+
+
+@cached(max_mb=8)
+def cached_window_view(T: int, window: int, layers: int) -> WindowView:
+    """window_view: a sliding window's mask and receptive field (Efficient attention). At most 0.3 MB an entry
+    (512 tokens, 32 layers)."""
+    return window_view(T, window, layers)
+
+
+@cached(max_mb=16)
+def cached_flash_view(cfg: WhatIf, head: int, tile: int) -> FlashView:
+    """flash_view on one head of cfg's unmasked run under cfg's mask (Efficient attention). One entry per tile
+    size: 0.14 MB at 512 tokens in one tile, 5.5 MB in 512 tiles of one key (every tile's statistics)."""
+    return flash_view(cached_run(cfg.replace(mask="none")), cfg.mask, head, tile)
+
+
+@cached(max_mb=32)
+def cached_sinks_view(cfg: WhatIf, sinks: tuple[float, ...], no_sink: bool) -> SinksView:
+    """sinks_view on cfg's run without positional encoding (Sinks and linear attention). About 2 kB at the
+    defaults, 16 MB at 512 tokens and 16 heads (the (H, T, T) weights)."""
+    return sinks_view(cached_run(cfg.replace(positional=False)), sinks, no_sink)
+
+
+@cached(max_mb=4)
+def cached_streaming_view(T: int, n_sink: int, window: int) -> StreamingView:
+    """streaming_view: StreamingLLM's mask (Sinks and linear attention). At most 0.25 MB (512 tokens)."""
+    return streaming_view(T, n_sink, window)
+
+
+@cached(max_mb=16)
+def cached_linear_view(cfg: WhatIf, head: int) -> LinearView:
+    """linear_view on one head of cfg's run without positional encoding (Sinks and linear attention). At most
+    2 MB (two (T, T) float32 maps at 512 tokens)."""
+    return linear_view(cached_run(cfg.replace(positional=False)), head)
+
+
+# ---- Train (pages/15)
+# ui.training imports torch (about 2 s): it is imported on the first call, so the pages that never train
+# do not load torch.
+
+
+@cached(max_mb=16)
+def cached_ready_trajectory(name: str) -> Trajectory:
+    """load_ready(name): a shipped run, read once per process. The two shipped runs hold 1.6 and 1.1 MB."""
+    from ui.training import load_ready
+
+    return load_ready(name)
+
+
+@cached(max_mb=16)
+def cached_ready_snapshot_view(name: str, index: int, layer: int, head: int) -> SnapshotView:
+    """snapshot_view of snapshot ``index`` of the shipped run ``name``, shared by every session. About 20 kB
+    an entry (maps of every head on the probe), so 16 MB keeps every snapshot a class opens."""
+    from ui.training import snapshot_view
+
+    traj = cached_ready_trajectory(name)
+    return snapshot_view(traj.cfg, traj.params[index], layer, head)

@@ -1,116 +1,19 @@
-"""The Efficient attention page's cached computations and its own URL-bound controls.
+"""The Efficient attention page's own URL-bound controls and chart specs.
 
-Computations take the shared :class:`WhatIf` (a frozen dataclass of primitives) and small ints, so the
-caches (ui.cache.cached, bounded by bytes) key cheaply. The page's controls follow ui/controls.py's
-pattern: each value lives in ``st.session_state`` under a key of its own, is seeded once from the URL,
-re-seeds its widget before drawing (so it survives page switches), is clamped to the range the current
-setting allows (with a visible notice) and is written back to the URL after drawing.
+What the page computes is in ui/efficient_views.py; its cached versions are declared in ui/compute.py.
+The page's controls follow ui/controls.py's pattern: each value lives in ``st.session_state`` under a key
+of its own, is seeded once from the URL, re-seeds its widget before drawing (so it survives page switches),
+is clamped to the range the current setting allows (with a visible notice) and is written back to the URL
+after drawing.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
-import numpy as np
 import streamlit as st
 
-from attention_core import WhatIf, causal_mask, random_projection_weights, scaled_dot_product_attention
-from attention_core.flash import FlashRun, flash_attention_steps
-from attention_core.gqa import gqa_self_attention
-from attention_core.kv_cache import DecodeRun, decode_with_cache
-from attention_core.whatif import build_input
-from attention_core.windows import influence_by_layer, receptive_field_formula, sliding_window_mask
-from ui.cache import cached
-from ui.compute import cached_run
-
 NOTES_KEY = "eff_notes"  # notices of this run (bad URL values, clamped controls)
-
-
-# ---- cached computations
-
-
-@dataclass(frozen=True)
-class DecodeView:
-    """A KV-cache decode of the what-if's input beside the one-pass causal reference."""
-
-    tokens: tuple[str, ...]  # (T,) labels
-    run: DecodeRun  # every step and the final cache
-    full_output: np.ndarray  # (T, d_model) one causal pass (gqa_self_attention = multi-head when G = H)
-    full_weights: np.ndarray  # (H, T, T) the causal pass's weights
-    max_diff: float  # largest |decoded - one pass| over every output number
-
-
-def kv_weights(cfg: WhatIf, kv_heads: int) -> tuple[np.ndarray, ...]:
-    """W_q, W_k, W_v, W_o of the what-if, K/V projections cut to the first G heads' columns (G * d_k)."""
-    w_q, w_k, w_v, w_o = random_projection_weights(cfg.d_model, cfg.seed)
-    cols = kv_heads * cfg.d_k
-    return w_q, w_k[:, :cols], w_v[:, :cols], w_o
-
-
-@cached(max_mb=24)
-def decode_view(cfg: WhatIf, kv_heads: int) -> DecodeView:
-    """Decode cfg's input token by token with a cache of ``kv_heads`` K/V heads; compare with one causal pass."""
-    tokens, x, _ = build_input(cfg)
-    w = kv_weights(cfg, kv_heads)
-    run = decode_with_cache(
-        x, *w, n_heads=cfg.n_heads, n_kv_heads=kv_heads, scaled=cfg.scaled, temperature=cfg.temperature
-    )
-    full, weights = gqa_self_attention(
-        x,
-        *w,
-        n_heads=cfg.n_heads,
-        n_kv_heads=kv_heads,
-        mask=causal_mask(x.shape[0]),
-        scaled=cfg.scaled,
-        temperature=cfg.temperature,
-    )
-    return DecodeView(tuple(tokens), run, full, weights.astype(np.float32), float(np.abs(run.output - full).max()))
-
-
-@dataclass(frozen=True)
-class WindowView:
-    """A sliding-window mask and the receptive field it gives over layers."""
-
-    mask: np.ndarray  # (T, T) bool, True = may attend
-    influence: np.ndarray  # (L + 1, T) bool: tokens that can influence the last token after 0..L layers
-    measured: np.ndarray  # (L + 1,) tokens that can influence the last token after 0..L layers
-    formula: tuple[int, ...]  # (L + 1,) min(T, l (w - 1) + 1) for l = 0..L
-
-
-@cached(max_mb=8)
-def window_view(T: int, window: int, layers: int) -> WindowView:
-    influence = influence_by_layer(T, window, layers)
-    formula = (1, *(receptive_field_formula(window, layer, T) for layer in range(1, layers + 1)))
-    return WindowView(sliding_window_mask(T, window), influence, influence.sum(axis=1), formula)
-
-
-@dataclass(frozen=True)
-class FlashView:
-    """The tiled online softmax of one head beside the full softmax."""
-
-    run: FlashRun  # output and every tile's running statistics
-    max_diff: float  # largest |tiled - full| output difference
-    mask_note: str  # which mask was applied
-
-
-@cached(max_mb=16)
-def flash_view(cfg: WhatIf, head: int, tile: int) -> FlashView:
-    """flash_attention_steps on head ``head`` of cfg's run (the sidebar's mask), and the full softmax's output."""
-    run = cached_run(cfg.replace(mask="none"))
-    q, k, v = run.q[head], run.k[head], run.v[head]  # (T, d_k) each
-    T = run.T
-    pad = min(cfg.pad_count, T) if "padding" in cfg.mask else 0
-    keys = (np.arange(T) < T - pad)[None, :]  # (1, T): a padding mask broadcasts over queries, no T x T copy
-    causal = "causal" in cfg.mask
-    mask = keys if pad else None
-    flash = flash_attention_steps(
-        q, k, v, mask=mask, causal=causal, tile_size=tile, scaled=cfg.scaled, temperature=cfg.temperature
-    )
-    full_mask = mask if not causal else (causal_mask(T) if mask is None else causal_mask(T) & mask)
-    ref, _ = scaled_dot_product_attention(q, k, v, mask=full_mask, scaled=cfg.scaled, temperature=cfg.temperature)
-    note = " and ".join(n for n, on in (("causal (computed per tile)", causal), (f"padding ({pad} keys)", pad)) if on)
-    return FlashView(flash, float(np.abs(flash.output - ref).max()), note or "none")
 
 
 # ---- the page's own controls, bound to the URL

@@ -1,9 +1,9 @@
-"""The Positions and the Sinks-and-linear-attention pages: cached computations, URL-bound page controls, chart specs.
+"""The Positions and the Sinks-and-linear-attention pages: URL-bound page controls and chart specs.
 
-Computations take the shared :class:`WhatIf` (a frozen dataclass of primitives) and a few primitives, so the
-caches (ui.cache.cached, bounded by bytes) key cheaply. Page controls are declared as :class:`PageParam`
-(widget key, URL name, default, allowed values): seeded once per session from the URL (bad values give a
-notice and the nearest allowed one), drawn with ``persist_state="session"`` and written back to the URL.
+What the pages compute is in ui/position_views.py and ui/sinks_linear_views.py; their cached versions are
+declared in ui/compute.py. Page controls are declared as :class:`PageParam` (widget key, URL name, default,
+allowed values): seeded once per session from the URL (bad values give a notice and the nearest allowed
+one), drawn with ``persist_state="session"`` and written back to the URL.
 """
 
 from __future__ import annotations
@@ -12,25 +12,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 
-from attention_core import WhatIf, attention_scores, scaled_dot_product_attention, softmax
-from attention_core.alibi import alibi_slopes
-from attention_core.linear_attention import linear_attention, linear_attention_factorised, linear_attention_recurrent
-from attention_core.positions import (
-    METHODS,
-    OffsetProfile,
-    angles_beyond_training,
-    learned_position_table,
-    lookup_positions,
-    offset_profile,
-    pair_scores,
-    position_attention,
-)
-from attention_core.sinks import sink_attention, streaming_mask
-from ui.cache import cached
-from ui.compute import cached_run
+from attention_core.positions import OffsetProfile
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES_KEY = "modern_notes"  # notices from this page's URL parameters, shown until one of its controls changes
@@ -153,112 +137,6 @@ def where_next(text: str, links: list[tuple[str, str, str]]) -> None:
 # ---- Positions page
 
 
-@dataclass(frozen=True)
-class MethodSummary:
-    """How one position method's score between the same two tokens varies with their absolute positions."""
-
-    method: str  # one of METHODS
-    spread: float | None  # largest spread of the scores that share an offset; None when the method cannot run
-    positions: int  # positions compared (fewer than T for a learned table shorter than T)
-    note: str  # why the method is restricted or cannot run ("" when it runs on every position)
-
-
-@dataclass(frozen=True)
-class PositionsView:
-    """Everything the Positions page draws for one setting."""
-
-    tokens: tuple[str, ...]  # (T,) token labels
-    pair: tuple[str, str]  # the query token and the key token moved across positions
-    scores: np.ndarray | None  # (P, P) their score at query position m and key position n (selected method)
-    profile: OffsetProfile | None  # scores grouped by offset n - m
-    weights: np.ndarray | None  # (H, T, T) float32 weights of the selected method on the input
-    problem: str  # why the selected method cannot show weights here ("" when it can)
-    summaries: tuple[MethodSummary, ...]  # one per method, in METHODS order
-    slopes: np.ndarray  # (H,) ALiBi slopes
-    unseen_sinusoidal: int  # sinusoidal frequencies meeting angles beyond the trained length that training never saw
-    unseen_rope: int  # the same for RoPE's d_k / 2 frequencies
-    learned_error: str  # what looking up positions 0 .. T-1 in the learned table says ("" when it has the rows)
-    causal: bool  # the mask is causal: offsets n - m <= 0 only, ALiBi in its paper form
-
-
-def _pair_profile(method, cfg, x, w, head, P, base, table, slope, causal):
-    d_k = cfg.d_k
-    cols = slice(head * d_k, (head + 1) * d_k)
-    i_k = min(1, x.shape[0] - 1)
-    s = pair_scores(
-        method,
-        x[0],
-        x[i_k],
-        w[0][:, cols],
-        w[1][:, cols],
-        P,
-        base=base,
-        table=table,
-        slope=slope,
-        symmetric=not causal,
-        scaled=cfg.scaled,
-    )
-    return s, offset_profile(s, causal)
-
-
-@cached(max_mb=32)
-def positions_view(cfg: WhatIf, method: str, base: float, train_len: int, head: int) -> PositionsView:
-    """The four methods on cfg's input (without the sidebar's positional encoding) for one head."""
-    run = cached_run(cfg.replace(positional=False))
-    x, w, T, H = run.x.astype(np.float64), run.w, run.T, cfg.n_heads
-    causal = "causal" in cfg.mask
-    table = learned_position_table(train_len, cfg.d_model, seed=cfg.seed)
-    slopes = alibi_slopes(H)
-    summaries, chosen = [], (None, None)
-    for m in METHODS:
-        P, text = T, ""
-        if m == "learned" and T > train_len:
-            P, text = train_len, f"only positions 0 to {train_len - 1} have a row"
-        if m == "rope" and cfg.d_k % 2:
-            summaries.append(MethodSummary(m, None, 0, f"d_k = {cfg.d_k} is odd: RoPE rotates pairs"))
-            continue
-        s, prof = _pair_profile(m, cfg, x, w, head, P, base, table, float(slopes[head]), causal)
-        summaries.append(MethodSummary(m, prof.spread, P, text))
-        if m == method:
-            chosen = (s, prof)
-    weights, problem = None, ""
-    try:
-        _, wts = position_attention(
-            method,
-            x,
-            *w[:3],
-            n_heads=H,
-            mask=run.mask,
-            scaled=cfg.scaled,
-            temperature=cfg.temperature,
-            base=base,
-            table=table,
-        )
-        weights = wts.astype(np.float32)
-    except ValueError as exc:
-        problem = str(exc)
-    pair = (run.tokens[0], run.tokens[min(1, T - 1)])
-    try:
-        lookup_positions(table, np.arange(T))
-        learned_error = ""
-    except ValueError as exc:
-        learned_error = str(exc)
-    return PositionsView(
-        tuple(run.tokens),
-        pair,
-        chosen[0],
-        chosen[1],
-        weights,
-        problem,
-        tuple(summaries),
-        slopes,
-        angles_beyond_training(train_len, T, cfg.d_model, base),
-        angles_beyond_training(train_len, T, cfg.d_k, base) if cfg.d_k % 2 == 0 else 0,
-        learned_error,
-        causal,
-    )
-
-
 def offset_chart(profile: OffsetProfile, train_len: int, title: str) -> tuple[dict, dict]:
     """(spec, data) of the scores by offset: a band from the lowest to the highest score among the pairs with
     that offset, their mean as a line, and dashed rules where the trained length ends (|offset| = L - 1)."""
@@ -330,96 +208,6 @@ def parse_sinks(raw: str | None, H: int) -> tuple[tuple[float, ...], list[str]]:
     if len(parts) > H:
         notes.append(f"sinks has {len(parts)} values but there are {H} heads; the extra ones are ignored.")
     return tuple(values), notes
-
-
-@dataclass(frozen=True)
-class SinksView:
-    """Sink attention on every head of the what-if's input, with the plain attention it must reduce to."""
-
-    tokens: tuple[str, ...]  # (T,) token labels
-    weights: np.ndarray  # (H, T, T) float32 weights on the real tokens
-    sink_weight: np.ndarray  # (H, T) float32 weight each query row gives the sink
-    real_sum: np.ndarray  # (H, T) float64 weights on real tokens summed per row
-    diff_reference: float  # max |weights - softmax([scores, sink]) without the sink column|
-    diff_plain: float  # max |sink attention with sink -inf - plain attention| (weights)
-
-
-@cached(max_mb=32)
-def sinks_view(cfg: WhatIf, sinks: tuple[float, ...], no_sink: bool) -> SinksView:
-    """sink_attention(cfg's q, k, v, sinks) and the two invariants measured on it."""
-    run = cached_run(cfg.replace(positional=False))
-    H, T = run.q.shape[0], run.T
-    s = np.full(H, -np.inf) if no_sink else np.asarray(sinks, dtype=np.float64)  # (H,)
-    q, k, v = (a.astype(np.float64) for a in (run.q, run.k, run.v))
-    _, w, sink_w = sink_attention(q, k, v, s, mask=run.mask, scaled=cfg.scaled, temperature=cfg.temperature)
-    # reference: one softmax over [scores, sink], then drop the sink column
-    scores = attention_scores(q, k, scaled=cfg.scaled)  # (H, T, T)
-    both = np.concatenate([scores, np.broadcast_to(np.where(np.isfinite(s), s, 0.0)[:, None, None], (H, T, 1))], -1)
-    allowed = np.ones((H, T, T), bool) if run.mask is None else np.broadcast_to(run.mask, (H, T, T))
-    where = np.concatenate([allowed, np.broadcast_to(np.isfinite(s)[:, None, None], (H, T, 1))], -1)
-    ref = softmax(both, temperature=cfg.temperature, where=where)[..., :-1]  # (H, T, T)
-    _, w_none, _ = sink_attention(q, k, v, -np.inf, mask=run.mask, scaled=cfg.scaled, temperature=cfg.temperature)
-    _, plain = scaled_dot_product_attention(q, k, v, mask=run.mask, scaled=cfg.scaled, temperature=cfg.temperature)
-    return SinksView(
-        tuple(run.tokens),
-        w.astype(np.float32),
-        sink_w.astype(np.float32),
-        w.sum(-1),
-        float(np.abs(w - ref).max()),
-        float(np.abs(w_none - plain).max()),
-    )
-
-
-@dataclass(frozen=True)
-class StreamingView:
-    """StreamingLLM's mask for T tokens and what the last query keeps."""
-
-    mask: np.ndarray  # (T, T) bool, True = may attend
-    kept_last: tuple[int, ...]  # key positions (0-based) the last query keeps
-    allowed_share: float  # allowed pairs / T^2
-    causal_share: float  # pairs a full causal mask allows / T^2
-
-
-@cached(max_mb=4)
-def streaming_view(T: int, n_sink: int, window: int) -> StreamingView:
-    m = streaming_mask(T, n_sink, window)
-    return StreamingView(m, tuple(int(j) for j in np.nonzero(m[-1])[0]), float(m.mean()), (T + 1) / (2 * T))
-
-
-@dataclass(frozen=True)
-class LinearView:
-    """Linear attention on one head of the what-if's input, beside softmax attention."""
-
-    softmax_weights: np.ndarray  # (T, T) float32 softmax attention of the head (the sidebar's mask)
-    linear_weights: np.ndarray  # (T, T) float32 normalised phi(q) phi(k)^T (causal when the mask is)
-    causal: bool  # the sidebar's mask is causal
-    diff_recurrent: float  # max |causal parallel form - recurrent form|
-    diff_factorised: float  # max |non-causal parallel form - phi(q) (phi(k)^T v) form|
-    state_numbers: int  # d_k * d_v + d_k: the recurrent state S and normaliser z
-    d_k: int  # query/key width of the head
-    d_v: int  # value width of the head
-
-
-@cached(max_mb=16)
-def linear_view(cfg: WhatIf, head: int) -> LinearView:
-    run = cached_run(cfg.replace(positional=False))
-    q, k, v = (a[head].astype(np.float64) for a in (run.q, run.k, run.v))  # (T, d_k) each
-    causal = "causal" in cfg.mask
-    par_c, w_c = linear_attention(q, k, v, causal=True)
-    rec, _, _ = linear_attention_recurrent(q, k, v)
-    par_n, w_n = linear_attention(q, k, v)
-    fac, _, _ = linear_attention_factorised(q, k, v)
-    d_k, d_v = q.shape[1], v.shape[1]
-    return LinearView(
-        run.weights[head].astype(np.float32),
-        (w_c if causal else w_n).astype(np.float32),
-        causal,
-        float(np.abs(par_c - rec).max()),
-        float(np.abs(par_n - fac).max()),
-        d_k * d_v + d_k,
-        d_k,
-        d_v,
-    )
 
 
 def memory_chart(T: int, state_numbers: int, d_k: int) -> tuple[dict, dict]:

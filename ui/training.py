@@ -1,5 +1,5 @@
 """Streamlit plumbing of the Train page: the server-wide training queue, the per-session step budget,
-cached shipped trajectories and cached views of a snapshot.
+loading the shipped trajectories and views of a snapshot (ui/compute.py declares their caches).
 
 Thirty students share one process on two cores, so live training is rationed:
 - at most ``MAX_CONCURRENT`` sessions train at once; the others wait in a first-come queue and see their
@@ -29,7 +29,6 @@ from attention_core.training.inspect import (
 )
 from attention_core.training.ready import READY_BY_NAME, ready_path
 from attention_core.training.trajectory import Trajectory, find_phase_change, load_trajectory
-from ui.cache import cached
 
 torch.set_num_threads(1)
 
@@ -110,9 +109,8 @@ def train_chunk(
     return taken
 
 
-@cached(max_mb=16)
-def ready_trajectory(name: str) -> Trajectory:
-    """A shipped run, loaded once per process."""
+def load_ready(name: str) -> Trajectory:
+    """The shipped run ``name`` (one of READY_BY_NAME), read from trajectories/ (ui.compute caches it)."""
     if name not in READY_BY_NAME:
         raise ValueError(f"no ready experiment {name!r}; choose one of {sorted(READY_BY_NAME)}")
     return load_trajectory(ready_path(name))
@@ -153,13 +151,6 @@ def snapshot_view(cfg: TrainConfig, params: np.ndarray, layer: int, head: int) -
         attention_parity(model, tokens, dtype=torch.float32)[2],
         query_key_picture(model, tokens, layer, head),
     )
-
-
-@cached(max_mb=16)
-def ready_snapshot_view(name: str, index: int, layer: int, head: int) -> SnapshotView:
-    """:func:`snapshot_view` of a shipped run's snapshot, shared by every session."""
-    traj = ready_trajectory(name)
-    return snapshot_view(traj.cfg, traj.params[index], layer, head)
 
 
 def best_prefix_matching(traj: Trajectory) -> np.ndarray:
