@@ -132,7 +132,13 @@ def test_playground_every_control_moves():
     assert np.all(row[3:] == 0)  # causal: query 3 sees keys 1..3 only
     top = int(np.argmax(row))
     assert f"attends most to **{md_escape(run.tokens[top])}**" in texts(at)
-    assert sum("of head 6" in str(c.proto.spec) for c in at.get("vega_lite_chart")) == 3  # Q, K, V
+    qkv = {json.loads(c.proto.spec)["title"]: c for c in at.get("vega_lite_chart") if "of head 6" in c.proto.spec}
+    assert sorted(qkv) == ["K of head 6", "Q of head 6", "V of head 6"]
+    for name, arr in (("Q", run.q), ("K", run.k), ("V", run.v)):
+        spec = json.loads(qkv[f"{name} of head 6"].proto.spec)
+        assert spec["encoding"]["x"]["axis"]["labelExpr"].startswith(json.dumps([str(j) for j in range(1, 9)]))
+        cells = chart_datasets(qkv[f"{name} of head 6"])[0].sort_values(["r", "c"])  # dims 1..d_k, as X and Z count
+        np.testing.assert_allclose(cells["v"].to_numpy().reshape(run.T, 8), arr[5], atol=1e-4)
     assert f"{md_escape(run.tokens[top])} (#{top + 1}) with weight {row[top]:.3g}." in texts(at)  # check question
     at.sidebar.radio(key="ctl_input_kind").set_value("sentence")
     run_ok(at)

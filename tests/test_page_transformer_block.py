@@ -23,6 +23,10 @@ def test_transformer_block_page():
     run = run_block(cfg, DEFAULT_SENTENCE, decoder_tokens=5)
     titles = chart_titles(at)
     assert "input x (11 x 64)" in titles and "LayerNorm₂ = output (11 x 64)" in titles
+    post_order = ["input x", "attention output", "x + attention", "LayerNorm₁", "feed-forward output", "residual sum₂"]
+    assert [t.removesuffix(" (11 x 64)") for t in titles[:7]] == post_order + [
+        "LayerNorm₂ = output"
+    ]  # hidden: an image
     assert "cross-attention (5 x 11)" in titles and "causal mask (5 x 5)" in titles
     assert at.get("graphviz_chart")
     shown = texts(at)
@@ -47,6 +51,8 @@ def test_transformer_block_page():
     run_ok(at)
     titles = chart_titles(at)
     assert "residual sum₂ = output (11 x 64)" in titles and "cross-attention (9 x 11)" in titles
+    pre_order = ["input x", "LayerNorm₁", "attention output", "x + attention", "LayerNorm₂", "feed-forward output"]
+    assert [t.removesuffix(" (11 x 64)") for t in titles[:7]] == pre_order + ["residual sum₂ = output"]
     pre = run_block(cfg, DEFAULT_SENTENCE, norm_first=True, decoder_tokens=9)
     out_norm = float(np.linalg.norm(pre.encoder.out, axis=1).mean())
     assert f"to {fmt(out_norm)} (output)" in texts(at)
