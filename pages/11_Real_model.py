@@ -8,7 +8,7 @@ import streamlit as st
 from attention_core.config import DEFAULT_SENTENCE
 from attention_core.hf import hide_special, recompute_layer
 from attention_core.model_views import MODEL_MAX_TOKENS, model_attention_run, neuron_view
-from ui.charts import bar_chart, show_heatmap
+from ui.charts import bar_chart, show_weights
 from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
@@ -103,15 +103,7 @@ def _body() -> None:
             output_format="PNG",
             caption=f"Every layer (rows, 1 to {L}) and head (columns, 1 to {H}); colour 0 (purple) to 1 (yellow).",
         )
-        show_heatmap(
-            W,
-            tokens,
-            tokens,
-            title=f"layer {layer + 1}, head {head + 1}, enlarged",
-            domain=(0, 1),
-            size=380,
-            max_px=384,
-        )
+        show_weights(W, tokens, title=f"layer {layer + 1}, head {head + 1}, enlarged", size=380, max_px=384)
     with tab_neuron:
         c1, c2 = st.columns(2)
         qi = index_picker("query", tokens, key="rm_nq", container=c1)

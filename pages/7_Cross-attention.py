@@ -8,7 +8,7 @@ from attention_core import multi_head_attention
 from attention_core.config import MAX_SEED
 from attention_core.cross_attention import run_cross_attention
 from attention_core.readout import sharpness
-from ui.charts import MAX_VECTOR_CELLS, show_heatmap
+from ui.charts import MAX_VECTOR_CELLS, show_weights
 from ui.compute import cached_cross
 from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
@@ -66,13 +66,12 @@ def _body() -> None:
     q_row = index_picker("query token", tok_q, key="ca_query", container=c2)
     st.subheader(f"Cross-attention weights: {T_q} queries x {T_k} keys")
     left, right = st.columns([3, 2])
-    show_heatmap(
+    show_weights(
         run.weights[head],
         tok_q,
         tok_kv,
         # an image states its shape in its caption; a vector map states it in its title (never both)
         title=f"head {head + 1}: {T_q} x {T_k}" if T_q * T_k <= MAX_VECTOR_CELLS else f"head {head + 1}",
-        domain=(0, 1),
         size=360,
         max_px=384,
         container=left,
