@@ -14,7 +14,7 @@ from attention_core.positions import (
     position_attention,
 )
 from attention_core.rope import apply_rope
-from ui.charts import show_heatmap
+from ui.charts import show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -151,13 +151,11 @@ def _body() -> None:
     else:
         run_mask = cached_run(cfg.replace(positional=False)).mask
         c1, c2 = st.columns([3, 2])
-        show_heatmap(
+        show_weights(
             view.weights[head],
             list(view.tokens),
-            list(view.tokens),
             title=f"{method}: head {head + 1} weights",
-            domain=(0, 1),
-            blank=None if run_mask is None else ~run_mask,
+            allowed=run_mask,
             container=c1,
             size=300,
         )
@@ -216,11 +214,7 @@ def _body() -> None:
     where_next(
         "attention sinks, StreamingLLM's window and linear attention; the KV cache, GQA and "
         "FlashAttention; or the sinusoidal table up close.",
-        [
-            ("pages/14_Sinks_and_linear_attention.py", "Sinks and linear attention", "🕳️"),
-            ("pages/13_Efficient_attention.py", "Efficient attention", "⚡"),
-            ("pages/6_Positional_encoding.py", "Positional encoding", "📍"),
-        ],
+        ["pages/14_Sinks_and_linear_attention.py", "pages/13_Efficient_attention.py", "pages/6_Positional_encoding.py"],
     )
 
 

@@ -9,7 +9,7 @@ from attention_core.gqa import DTYPE_BYTES, MODELS, MODELS_BY_NAME, allowed_kv_h
 from attention_core.kv_cache import decode_with_cache
 from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
-from ui.charts import show_heatmap, with_data
+from ui.charts import show_heatmap, show_mask, with_data
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -245,29 +245,17 @@ def _body() -> None:
     wv = cached_window_view(T, window, layers)
     influence = wv.influence
     c1, c2, c3 = st.columns(3)
-    show_heatmap(
-        wv.mask.astype(float),
-        tokens,
-        tokens,
-        title=f"window mask, w = {window}",
-        value_name="allowed",
-        domain=(0, 1),
-        container=c1,
-        size=240,
-        legend=False,
-    )
-    show_heatmap(
-        influence.astype(float),
+    show_mask(wv.mask, tokens, title=f"window mask, w = {window}", container=c1, size=240)
+    show_mask(  # a 0/1 map too: True where a token's information reaches the last token
+        influence,
         [f"after {layer}" for layer in range(layers + 1)],
         tokens,
         title=f"what reaches {tokens[-1]}",
         row_title="layers",
         col_title="token",
         value_name="reaches",
-        domain=(0, 1),
         container=c2,
         size=240,
-        legend=False,
     )
     rf = pd.DataFrame(
         {

@@ -12,7 +12,7 @@ from attention_core.linear_attention import (
     linear_attention_recurrent,
 )
 from attention_core.sinks import sink_attention, streaming_mask
-from ui.charts import show_heatmap
+from ui.charts import show_mask, show_weights
 from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -112,12 +112,11 @@ def _body() -> None:
     vega(per_head_bars(mean_sum, "weight on real tokens (mean over query rows)", "sum of weights", (0, 1)), c1)
     matrix = np.concatenate([view.weights[head], view.sink_weight[head][:, None]], axis=1)  # (T, T + 1)
     labels = list(view.tokens)
-    show_heatmap(
+    show_weights(
         matrix,
         labels,
         labels + ["∅ sink"],
         title=f"head {head + 1}: weights and the sink's share",
-        domain=(0, 1),
         container=c2,
         size=260,
     )
@@ -165,13 +164,12 @@ def _body() -> None:
     window = c2.slider("recent tokens kept (window w, itself included)", 1, 512, **widget_kw(WINDOW))
     stream = cached_streaming_view(T, n_sink, window)
     c1, c2 = st.columns([3, 2])
-    show_heatmap(
-        stream.mask.astype(np.float32),
-        labels,
+    show_mask(
+        stream.mask,
         labels,
         title="StreamingLLM mask (1 = may attend)",
         value_name="may attend",
-        domain=(0, 1),
+        legend=True,
         container=c1,
         size=280,
     )
@@ -203,26 +201,13 @@ def _body() -> None:
         "token 5 million. Computed in parallel, the same numbers come from a (masked) T × T matrix."
     )
     lin = cached_linear_view(cfg, head)
-    c1, c2 = st.columns(2)
     mask_note = "causal" if lin.causal else "no mask"
-    show_heatmap(
-        lin.softmax_weights,
-        labels,
-        labels,
-        title=f"softmax attention, head {head + 1}",
-        domain=(0, 1),
-        container=c1,
-        size=260,
-    )
-    show_heatmap(
-        lin.linear_weights,
-        labels,
-        labels,
-        title=f"linear attention, head {head + 1} ({mask_note})",
-        domain=(0, 1),
-        container=c2,
-        size=260,
-    )
+    for col, weights, title in zip(
+        st.columns(2),
+        (lin.softmax_weights, lin.linear_weights),
+        (f"softmax attention, head {head + 1}", f"linear attention, head {head + 1} ({mask_note})"),
+    ):
+        show_weights(weights, labels, title=title, container=col, size=260)
     c1, c2, c3 = st.columns(3)
     c1.metric("max |causal parallel − recurrent|", f"{lin.diff_recurrent:.1e}")
     c2.metric("max |non-causal parallel − φ(q)(φ(k)ᵀV)|", f"{lin.diff_factorised:.1e}")
@@ -255,11 +240,7 @@ def _body() -> None:
     where_next(
         "how positions enter attention (RoPE, ALiBi); the KV cache, grouped-query attention and "
         "FlashAttention; or masks up close.",
-        [
-            ("pages/12_Positions.py", "Positions: sinusoidal, learned, RoPE, ALiBi", "🧭"),
-            ("pages/13_Efficient_attention.py", "Efficient attention", "⚡"),
-            ("pages/5_Masks.py", "Masks", "🎭"),
-        ],
+        ["pages/12_Positions.py", "pages/13_Efficient_attention.py", "pages/5_Masks.py"],
     )
 
 

@@ -126,20 +126,16 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
         ss.tr_layer, ss.tr_head = (
             int(i) for i in np.unravel_index(np.nanargmax(snap.scores[..., k]), snap.scores.shape[:2])
         )
-    c1, c2 = st.columns(2)
-    layer = c1.selectbox(
-        "layer (query/key picture)",
-        range(cfg.n_layers),
-        format_func=lambda i: f"layer {i + 1}",
-        index=min(ss.tr_layer, cfg.n_layers - 1),
-        key=f"{key}_layer",
-    )
-    head = c2.selectbox(
-        "head (query/key picture)",
-        range(cfg.n_heads),
-        format_func=lambda i: f"head {i + 1}",
-        index=min(ss.tr_head, cfg.n_heads - 1),
-        key=f"{key}_head",
+    pickers = (("layer", cfg.n_layers, ss.tr_layer), ("head", cfg.n_heads, ss.tr_head))  # what, how many, chosen
+    layer, head = (
+        col.selectbox(
+            f"{what} (query/key picture)",
+            range(count),
+            format_func=lambda i, what=what: f"{what} {i + 1}",
+            index=min(chosen, count - 1),
+            key=f"{key}_{what}",
+        )
+        for col, (what, count, chosen) in zip(st.columns(2), pickers)
     )
     ss.tr_layer, ss.tr_head = layer, head
     qp.update({"layer": str(layer + 1), "head": str(head + 1)})
@@ -236,22 +232,13 @@ def ready_section() -> None:
     index = scrubber(traj, key=f"tr_scrub_{name}")
     marks = [(cliff, "2 layers: phase change")] if cliff else []
     shown = int(traj.steps[index])
-    a, b = st.columns(2)
-    a.vega_lite_chart(
-        curves_chart(df, "loss", "Loss (held-out solid, train dashed)", marks, shown, by_run=True), width="stretch"
-    )
-    b.vega_lite_chart(
-        scores_chart(sf, "prefix-matching", "Prefix-matching score of every head", marks, shown, by_run=True),
-        width="stretch",
-    )
-    a, b = st.columns(2)
-    a.vega_lite_chart(
-        curves_chart(df, "accuracy", "Accuracy on repeated tokens", marks, shown, by_run=True), width="stretch"
-    )
-    b.vega_lite_chart(
-        scores_chart(sf, "previous-token", "Previous-token score of every head", marks, shown, by_run=True),
-        width="stretch",
-    )
+    for curve, curve_title, score, score_title in (  # one row each: a curve of both runs, a head score of both
+        ("loss", "Loss (held-out solid, train dashed)", "prefix-matching", "Prefix-matching score of every head"),
+        ("accuracy", "Accuracy on repeated tokens", "previous-token", "Previous-token score of every head"),
+    ):
+        a, b = st.columns(2)
+        a.vega_lite_chart(curves_chart(df, curve, curve_title, marks, shown, by_run=True), width="stretch")
+        b.vega_lite_chart(scores_chart(sf, score, score_title, marks, shown, by_run=True), width="stretch")
     qp.update({"mode": "ready", "run": name, "show": str(shown)})
     show_details(traj, index, lambda layer, head: cached_ready_snapshot_view(name, index, layer, head), key="ready")
 

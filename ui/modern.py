@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from attention_core.positions import OffsetProfile
+from ui.layout import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES_KEY = "modern_notes"  # notices from this page's URL parameters, shown until one of its controls changes
@@ -126,10 +127,15 @@ def show_notes() -> None:
         st.warning("Some page settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes), icon="⚠️")
 
 
-def where_next(text: str, links: list[tuple[str, str, str]]) -> None:
-    """The page's last words: where to go next, then links (path, label, icon) to those pages in this checkout."""
+def where_next(text: str, paths: list[str]) -> None:
+    """The page's last words: where to go next, then a link to each page in ``paths`` (its label and icon as in
+    ui.layout.PAGES, the sidebar's list; a page not in this checkout is left out)."""
+    listed = {entry[0]: entry for entry in PAGES}
+    unknown = [p for p in paths if p not in listed]
+    if unknown:
+        raise ValueError(f"where_next: {unknown} are not in ui.layout.PAGES; allowed: {list(listed)}")
     st.markdown(f"**Where next**: {text}")
-    for path, label, icon in links:
+    for path, label, icon, _ in (listed[p] for p in paths):
         if (ROOT / path).exists():
             st.page_link(path, label=label, icon=icon)
 
