@@ -32,7 +32,7 @@ st.latex(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """The block's own controls, the encoder and decoder diagrams, their maps and the residual figures."""
     cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
     c1, c2, c3 = st.columns(3)
     source = c1.radio("Input", ["the 'it' sentence", "the shared what-if input"], key="tb_source")

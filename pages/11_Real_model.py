@@ -32,7 +32,7 @@ st.latex(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """The sentence and model, the head, model and neuron views, and the parity with attention_core."""
     cfg = sidebar_controls()
     if "rm_text" not in st.session_state:  # a shared link may carry the sentence
         st.session_state.rm_text = st.query_params.get("text", DEFAULT_SENTENCE)[:1000]

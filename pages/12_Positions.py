@@ -50,7 +50,7 @@ PARAMS = [METHOD, BASE, TRAIN, HEAD]
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """The method, base and training length, the scores by offset and the longer-input experiment."""
     cfg = sidebar_controls(
         show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"), share=False
     )

@@ -44,7 +44,7 @@ page_setup(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """KV cache, KV memory of real models, sliding windows and FlashAttention's tiles for the setting."""
     cfg = sidebar_controls(
         show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional"),
         share=False,

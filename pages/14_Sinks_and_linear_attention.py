@@ -49,7 +49,7 @@ PARAMS = [NO_SINK, HEAD, N_SINK, WINDOW]
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """Per-head sink logits, StreamingLLM's window, and linear attention as an RNN."""
     cfg = sidebar_controls(
         show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"), share=False
     )

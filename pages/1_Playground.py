@@ -31,7 +31,7 @@ page_setup(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """The sidebar's what-if, every head's map, one query's bars, saturation against the twin, X/Z, export."""
     cfg = sidebar_controls()
     run = cached_run(cfg)
     twin_cfg = cfg.replace(scaled=not cfg.scaled)

@@ -44,7 +44,7 @@ def preset_matrices(preset: str, seed: int) -> dict[str, np.ndarray]:
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """Tokens and W_q/W_k/W_v, then E, Q, K, V, scores, scaling, softmax and Z as tables with their sentences."""
     cfg = sidebar_controls(show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", share=False)
 
     # ---- tokens

@@ -26,7 +26,7 @@ page_setup(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """The sweep over d_k for the sidebar's T and temperature, the marked setting, one row up close."""
     cfg = sidebar_controls(show=("seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
     T, tau, d_k = cfg.seq_len, cfg.temperature, cfg.d_k
     mode = "scaled by 1/√d_k" if cfg.scaled else "unscaled"

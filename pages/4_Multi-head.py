@@ -27,7 +27,7 @@ page_setup(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """One map per head, heads -> concat -> W_o -> output, how different the heads are, the class-notes demo."""
     cfg = sidebar_controls()
     run = cached_run(cfg)
     sat = cached_saturation(cfg)

@@ -30,7 +30,7 @@ st.latex(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """The mask lab for the sidebar's setting: the mask, the masked scores and weights, the padding check."""
     cfg = sidebar_controls(
         show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "pad_count", "seed", "positional")
     )

@@ -25,7 +25,7 @@ page_setup(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """The sinusoidal table, its curves, similarity by distance and the shuffle experiment."""
     cfg = sidebar_controls(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
     st.latex(
         r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "

@@ -34,7 +34,7 @@ st.latex(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """Two sequences (typed or seeded), the T_q x T_k map, a query's bars and the self-attention contrast."""
     cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed"))
     source = st.radio("Sequences", ["typed sentences", "seeded random"], horizontal=True, key="ca_source")
     base = cfg.replace(positional=False, mask="none")  # this page adds no positions and no mask

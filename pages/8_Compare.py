@@ -63,7 +63,7 @@ def _mean(sat, key):
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """A's and B's controls in the sidebar, then their weights, saturation, outputs and the differences."""
     with st.sidebar.expander("Settings of A", expanded=True):
         cfg_a = whatif_controls(st, A_SET, SHOW, default=shared.replace(scaled=True), label_suffix=" (A)")
     with st.sidebar.expander("Settings of B", expanded=True):

@@ -35,7 +35,7 @@ st.latex(
 
 @st.fragment
 def _body() -> None:
-    """The controls, charts and sentences: a change of a control reruns this alone."""
+    """Every implementation on the sidebar's setting: the table of differences and times, and what it says."""
     cfg = sidebar_controls()
     run = cached_run(cfg)
     with st.spinner("Running every implementation…"):
