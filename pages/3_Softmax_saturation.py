@@ -1,6 +1,5 @@
 """Softmax saturation lab: why 1/sqrt(d_k), measured."""
 
-import json
 import math
 
 import numpy as np
@@ -14,6 +13,7 @@ from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
 from ui.text import fmt
+from ui.vega import draw, spec_from_json
 
 page_setup(
     "Softmax saturation",
@@ -55,7 +55,7 @@ def _body() -> None:
     for i in range(0, len(specs), 2):
         cols = st.columns(2)
         for col, spec in zip(cols, specs[i : i + 2]):
-            col.vega_lite_chart(json.loads(spec), width="stretch", height=330)
+            draw(col, spec_from_json(spec), width="stretch", height=330)
     st.caption(
         "**Gradient reaching the scores**: a random gradient is put on the attention weights and pushed back "
         "through the softmax with autograd; the chart shows the length (L2 norm) of what arrives at a row's scores "

@@ -1,8 +1,6 @@
 """Positional encoding: the sinusoidal table, similarity by distance, and the shuffle experiment."""
 
-import altair as alt
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attention_core import shuffle_experiment, sinusoidal_positional_encoding
@@ -12,7 +10,9 @@ from ui.compute import cached_positions, cached_run, cached_shuffle
 from ui.controls import sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
+from ui.positional_charts import curves_spec, distance_spec
 from ui.text import fmt, md_escape
+from ui.vega import draw
 
 page_setup(
     "Positional encoding",
@@ -75,24 +75,7 @@ def _body() -> None:
         max_selections=8,
     )
     if dims:
-        curves = pd.DataFrame(
-            {
-                "position": np.tile(np.arange(T), len(dims)),
-                "value": pe[:, dims].T.ravel(),
-                "dimension": [f"dim {d} ({'sin' if d % 2 == 0 else 'cos'})" for d in dims for _ in range(T)],
-            }
-        )
-        st.altair_chart(
-            alt.Chart(curves)
-            .mark_line(point=T <= 64)
-            .encode(
-                x="position:Q",
-                y=alt.Y("value:Q", scale=alt.Scale(domain=[-1, 1])),
-                color=alt.Color("dimension:N", legend=alt.Legend(orient="bottom")),
-                tooltip=["dimension:N", "position:Q", alt.Tooltip("value:Q", format=".4f")],
-            )
-            .properties(height=240)
-        )
+        draw(st, curves_spec(T, D, tuple(dims)))
     else:
         st.caption("Pick at least one dimension to draw its curve.")
 
@@ -110,12 +93,7 @@ def _body() -> None:
         size=320,
         max_px=320,
     )
-    c2.altair_chart(
-        alt.Chart(pd.DataFrame({"distance": np.arange(T), "mean dot product": by_offset}))
-        .mark_line(point=T <= 2)
-        .encode(x="distance:Q", y="mean dot product:Q")
-        .properties(height=260, title="mean PE·PE by distance")
-    )
+    draw(c2, distance_spec(T, D))
     self_sim = (
         f"{fmt(by_offset[0])} = d_model / 2, every sine² + cosine² pair adding 1"
         if D % 2 == 0

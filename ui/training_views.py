@@ -3,13 +3,17 @@ query/key picture. Plain Altair specs built from the arrays a Trajectory holds."
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit import dataframe_util
 
 from attention_core.training.inspect import QKPicture
 from attention_core.training.scores import SCORE_NAMES
 from attention_core.training.trajectory import Trajectory
+from ui.cache import ByteLRU, register
 from ui.charts import show_heatmap
 
 SMOOTH = 25  # steps in the running mean of the per-step training loss
@@ -71,8 +75,15 @@ def score_frame(traj: Trajectory, run: str = "") -> pd.DataFrame:
     return df
 
 
-def _records(df: pd.DataFrame) -> list[dict]:
-    return df.to_dict(orient="records")
+_ROWS = register(ByteLRU("ui.training_views.rows", 16 * 2**20))  # curve rows as Arrow, by content digest
+
+
+def _rows(df: pd.DataFrame) -> bytes:
+    """``df`` as Arrow IPC bytes, converted once per content: a scrub of the shipped runs redraws the same
+    curves (it moves only the shown-step rule), and inline records were ~400 KB of JSON per change."""
+    digest = hashlib.blake2b(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes(), digest_size=16)
+    key = (digest.digest(), tuple(df.columns))
+    return _ROWS.get_or_compute(key, lambda: dataframe_util.convert_anything_to_arrow_bytes(df.reset_index(drop=True)))
 
 
 def _layered(title: str, base: dict, marks: list[tuple[int, str]], shown_step: int | None, height: int) -> dict:
@@ -98,12 +109,16 @@ def _layered(title: str, base: dict, marks: list[tuple[int, str]], shown_step: i
                 "encoding": {"x": {"field": "step", "type": "quantitative"}},
             }
         )
-    return {
+    spec = {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
         "title": title,
         "height": height,
         "layer": layers,
     }
+    if "datasets" in base:  # the base layer's rows travel as a named Arrow dataset of the whole spec
+        layers[0] = {k: v for k, v in base.items() if k != "datasets"}
+        spec["datasets"] = base["datasets"]
+    return spec
 
 
 def curves_chart(df: pd.DataFrame, metric: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
@@ -118,7 +133,7 @@ def curves_chart(df: pd.DataFrame, metric: str, title: str, marks=(), shown_step
     }
     if by_run:
         enc["strokeDash"] = {"field": "curve", "type": "nominal", "legend": legend}
-    base = {"data": {"values": _records(data)}, "mark": "line", "encoding": enc}
+    base = {"data": {"name": "rows"}, "datasets": {"rows": _rows(data)}, "mark": "line", "encoding": enc}
     return _layered(title, base, list(marks), shown_step, 220)
 
 
@@ -132,7 +147,7 @@ def scores_chart(df: pd.DataFrame, score: str, title: str, marks=(), shown_step=
         "color": {"field": "line", "type": "nominal", "legend": {"orient": "right", "title": None}},
         "tooltip": [{"field": f} for f in ("run", "head", "step", "value")],
     }
-    base = {"data": {"values": _records(data)}, "mark": "line", "encoding": enc}
+    base = {"data": {"name": "rows"}, "datasets": {"rows": _rows(data)}, "mark": "line", "encoding": enc}
     return _layered(title, base, list(marks), shown_step, 220)
 
 
