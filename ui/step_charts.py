@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from streamlit import dataframe_util
 
-from ui.cache import cached
+from ui.cache import ByteLRU, cached, register
 
 
 def cell_px(n: int) -> int:
@@ -41,6 +41,9 @@ def _frame(
     frac = (np.clip(df["v"], lo, hi) - lo) / ((hi - lo) or 1.0)
     df["dark"] = (np.abs(frac - 0.5) > 0.3) if diverging else (frac < 0.55)
     return df
+
+
+_CELLS = register(ByteLRU("ui.step_charts.cells", 4 * 2**20))  # Arrow bytes of the cells, by content
 
 
 @cached(max_mb=4)
@@ -133,11 +136,18 @@ def matrix_chart(
     """A Vega-Lite spec (for st.vega_lite_chart) of ``m`` (n_r, n_c) with the value in every cell on the fixed
     colour ``domain``; ``diverging`` uses blue-white-red around 0 (scores), otherwise viridis (weights).
 
-    The layout is built by Altair once (cached); each call only converts this matrix's cells to Arrow."""
+    The layout is built by Altair once and the cells converted to Arrow once per content (both cached)."""
     m = np.asarray(m, dtype=np.float64)
     lo, hi = map(float, domain)
     rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
     spec = json.loads(_skeleton(m.shape, rows, cols, title, lo, hi, value_name, diverging, row_title, col_title))
-    df = _frame(m, rows, cols, row_title, col_title, lo, hi, diverging)
-    spec["datasets"] = {"cells": dataframe_util.convert_anything_to_arrow_bytes(df)}
+    key = (m.shape, m.tobytes(), rows, cols, row_title, col_title, lo, hi, diverging)
+    spec["datasets"] = {
+        "cells": _CELLS.get_or_compute(
+            key,
+            lambda: dataframe_util.convert_anything_to_arrow_bytes(
+                _frame(m, rows, cols, row_title, col_title, lo, hi, diverging)
+            ),
+        )
+    }
     return spec
