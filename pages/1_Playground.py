@@ -8,7 +8,7 @@ import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
-from ui.charts import SATURATION_LABELS, metric_row, saturation_metric, show_token_dims
+from ui.charts import show_token_dims
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.compute import cached_logit_std, cached_run, cached_saturation
 from ui.controls import sidebar_controls
@@ -17,6 +17,7 @@ from ui.export import snippet_core, snippet_torch
 from ui.head_grid import show_head_grid
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
+from ui.metrics import SATURATION_LABELS, metric_row, saturation_metric
 from ui.query_bars import query_bars
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker

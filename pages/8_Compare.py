@@ -5,11 +5,12 @@ import streamlit as st
 
 from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
-from ui.charts import metric_row, saturation_metric, show_heatmap, show_token_dims, show_weights
+from ui.charts import show_heatmap, show_token_dims, show_weights
 from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import ControlSet, current, set_current, share_box, show_notices, whatif_controls, write_url
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
+from ui.metrics import metric_row, saturation_metric
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 

@@ -21,7 +21,6 @@ from streamlit import dataframe_util
 from ui.cache import ByteLRU, cached, register
 from ui.images import _LUTS, heatmap_png, pool  # noqa: F401 - re-exported for the pages
 from ui.state import STRETCH_KEY, kept_value
-from ui.text import fmt
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
 MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset
@@ -336,49 +335,6 @@ def show_mask(allowed, rows, cols=None, *, title: str, value_name: str = "allowe
     return show_heatmap(
         m, rows, rows if cols is None else cols, title=title, value_name=value_name, domain=(0, 1), **kw
     )
-
-
-@dataclasses.dataclass(frozen=True)
-class Metric:
-    """One st.metric of a :func:`metric_row`."""
-
-    label: str  # shown above the value
-    value: str  # the value, formatted
-    delta: str | None = None  # the change against a reference, signed ("+0.12", "-3 pts"); grey: neither good nor bad
-    help: str | None = None  # the tooltip of the label
-
-
-SATURATION_LABELS = {  # the names of saturation_metrics' summary keys on screen (metrics and table headers)
-    "entropy": "entropy (nats)",
-    "normalized_entropy": "entropy / log T",
-    "max_weight": "mean max weight",
-    "effective_tokens": "effective tokens",
-    "near_one_hot_share": "near-one-hot rows",
-    "jacobian_norm": "‖softmax Jacobian‖",
-}
-
-
-def saturation_metric(key: str, value: float, against: float | None = None, *, prefix: str = "", help=None) -> Metric:
-    """The saturation measure ``key`` (a key of ``SATURATION_LABELS``) as a Metric, with its change against
-    ``against`` when given: the near-one-hot share in percent and its change in points, the others to 3 digits."""
-    if key not in SATURATION_LABELS:
-        raise ValueError(f"key={key!r} is not a saturation measure; allowed: {', '.join(SATURATION_LABELS)}")
-    share = key == "near_one_hot_share"
-    delta = None
-    if against is not None:
-        delta = f"{100 * (value - against):+.0f} pts" if share else f"{value - against:+.3g}"
-    return Metric(prefix + SATURATION_LABELS[key], f"{value:.0%}" if share else fmt(value), delta, help)
-
-
-def metric_row(metrics, container=None) -> None:
-    """Draw ``metrics`` side by side, one column each; an item that is a tuple of Metric stacks them in its
-    column. Deltas are grey (delta_color="off"): a change of these measures is neither good nor bad."""
-    if not metrics:
-        raise ValueError("metric_row needs at least one Metric")
-    box = container or st
-    for col, item in zip(box.columns(len(metrics)), metrics):
-        for m in (item,) if isinstance(item, Metric) else item:
-            col.metric(m.label, m.value, delta=m.delta, delta_color="off", help=m.help)
 
 
 def with_data(spec: dict, df: pd.DataFrame, name: str = "rows") -> dict:
