@@ -166,8 +166,9 @@ def cost_mode(args, flags_for) -> None:
 async def memory_run(url: str, pid: int, path: str, settings: int) -> tuple[int, str, int, float]:
     async with StreamlitClient(url, f"{path}?{LARGEST}&seed=0", timeout=300) as c:
         labels = [w.label for w in c.page.widgets()]
-        if "seed" in labels:
-            label, values = "seed", list(range(1, settings + 1))
+        seeds = [x for x in ("seed", "seed (A)") if x in labels]  # Compare names its two sets (A) and (B)
+        if seeds:
+            label, values = seeds[0], list(range(1, settings + 1))
         elif "seq_len (tokens)" in labels:
             label, values = "seq_len (tokens)", [512 - 1 - i for i in range(settings)]
         else:
