@@ -18,19 +18,8 @@ from ui.charts import show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
-from ui.modern import (
-    METHOD_LABELS,
-    PageParam,
-    clamp,
-    offset_chart,
-    per_head_bars,
-    seed_params,
-    show_notes,
-    vega,
-    where_next,
-    widget_kw,
-    write_params,
-)
+from ui.modern import METHOD_LABELS, offset_chart, per_head_bars, vega, where_next
+from ui.page_params import PageParam, bind, head_param, restore, show_notes, write_params
 from ui.text import fmt, md_escape
 
 page_setup(
@@ -44,8 +33,6 @@ page_setup(
 METHOD = PageParam("pos_method", "method", "rope", choices=METHODS)
 BASE = PageParam("pos_base", "base", 10000.0, choices=(100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0))
 TRAIN = PageParam("pos_train_len", "train_len", 6, lo=1, hi=512, integer=True)
-HEAD = PageParam("pos_head", "head", 1, lo=1, hi=16, integer=True)
-PARAMS = [METHOD, BASE, TRAIN, HEAD]
 
 
 @st.fragment
@@ -67,19 +54,20 @@ def _body() -> None:
         "−m_h |i − j| (a common encoder variant; the paper's models are causal)."
     )
 
-    seed_params(PARAMS)
-    clamp(HEAD, cfg.n_heads, f"there are {cfg.n_heads} heads")
+    head_choice = head_param("pos_head", cfg.n_heads)
+    params = [METHOD, BASE, TRAIN, head_choice]
+    restore(params)
     c1, c2, c3, c4 = st.columns([4, 3, 3, 1])
-    method = c1.radio("Position method", METHODS, format_func=METHOD_LABELS.get, horizontal=True, **widget_kw(METHOD))
+    method = c1.radio("Position method", METHODS, format_func=METHOD_LABELS.get, horizontal=True, **bind(METHOD))
     base = c2.select_slider(
         "base (sinusoidal and RoPE wavelengths)",
         options=BASE.choices,
         format_func=lambda b: f"{b:g}",
-        **widget_kw(BASE),
+        **bind(BASE),
     )
-    train_len = c3.slider("trained length L (longest sequence in training)", 1, 512, **widget_kw(TRAIN))
-    head = c4.selectbox("head", list(range(1, cfg.n_heads + 1)), **widget_kw(HEAD)) - 1
-    write_params(PARAMS)
+    train_len = c3.slider("trained length L (longest sequence in training)", 1, 512, **bind(TRAIN))
+    head = c4.selectbox("head", list(range(1, cfg.n_heads + 1)), **bind(head_choice)) - 1
+    write_params(params)
     share_box(st.sidebar)
     show_notes()
 

@@ -14,24 +14,39 @@ from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
+from ui.page_params import PageParam, bind, restore, show_notes, write_params
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 PAGE = "pages/13_Efficient_attention.py"
 MAX_LAYERS = 32
 MAX_CONTEXT, MAX_BATCH = 1_048_576, 1024
-URL = {
-    "kv": "kv",
-    "step": "step",
-    "window": "window",
-    "layers": "layers",
-    "tile": "tile",
-    "fq": "fq",
-    "model": "llm",
-    "ctx": "ctx",
-    "batch": "batch",
-    "dtype": "dtype",
-}
+
+
+def page_params(T: int, H: int, kv_options: list[int]) -> dict[str, PageParam]:
+    """The page's own controls by URL name, with the limits of the current setting (T tokens, H query heads)."""
+    per_T = f"for seq_len {T}"
+    params = [
+        PageParam(
+            "eff_kv",
+            "kv",
+            kv_options[len(kv_options) // 2],
+            choices=tuple(kv_options),
+            integer=True,
+            why=f"for {H} query heads (KV heads must divide them)",
+        ),
+        PageParam("eff_step", "step", T // 2 + 1, lo=1, hi=T, integer=True, why=per_T),
+        PageParam("eff_window", "window", 3, lo=1, hi=T, integer=True, why=per_T),
+        PageParam("eff_layers", "layers", 3, lo=1, hi=MAX_LAYERS, integer=True),
+        PageParam("eff_tile", "tile", 2, lo=1, hi=T, integer=True, why=per_T),
+        PageParam("eff_fq", "fq", T, lo=1, hi=T, integer=True, why=per_T),
+        PageParam("eff_model", "llm", "Llama-2-70B", choices=tuple(MODELS_BY_NAME)),
+        PageParam("eff_ctx", "ctx", 4096, lo=1, hi=MAX_CONTEXT, integer=True),
+        PageParam("eff_batch", "batch", 1, lo=1, hi=MAX_BATCH, integer=True),
+        PageParam("eff_dtype", "dtype", "float16", choices=tuple(DTYPE_BYTES)),
+    ]
+    return {p.url: p for p in params}
+
 
 page_setup(
     "Efficient attention",
@@ -49,31 +64,14 @@ def _body() -> None:
         show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional"),
         share=False,
     )
-    eff.begin_notes()
     base = cached_run(cfg.replace(mask="none"))
     T, H, d_k, tokens = base.T, cfg.n_heads, cfg.d_k, base.tokens
     kv_options = allowed_kv_heads(H)
 
-    # the page's own settings: seeded from the URL once, clamped to what the current setting allows
-    eff.seed("kv", URL["kv"], kv_options[len(kv_options) // 2])
-    eff.seed("step", URL["step"], T // 2 + 1)
-    eff.seed("window", URL["window"], 3)
-    eff.seed("layers", URL["layers"], 3)
-    eff.seed("tile", URL["tile"], 2)
-    eff.seed("fq", URL["fq"], T)
-    eff.seed("model", URL["model"], "Llama-2-70B", kind=str)
-    eff.seed("ctx", URL["ctx"], 4096)
-    eff.seed("batch", URL["batch"], 1)
-    eff.seed("dtype", URL["dtype"], "float16", kind=str)
-    eff.clamp_choice("kv", URL["kv"], kv_options, f" for {H} query heads (KV heads must divide them)")
-    for name in ("step", "window", "tile", "fq"):
-        eff.clamp_int(name, URL[name], 1, T, f" for seq_len {T}")
-    eff.clamp_int("layers", URL["layers"], 1, MAX_LAYERS)
-    eff.clamp_choice("model", URL["model"], list(MODELS_BY_NAME))
-    eff.clamp_int("ctx", URL["ctx"], 1, MAX_CONTEXT)
-    eff.clamp_int("batch", URL["batch"], 1, MAX_BATCH)
-    eff.clamp_choice("dtype", URL["dtype"], list(DTYPE_BYTES))
-    eff.show_notes()
+    # the page's own settings: seeded from the URL once, fitted to what the current setting allows
+    P = page_params(T, H, kv_options)
+    restore(list(P.values()))
+    show_notes()
 
     # ---- 1. the KV cache
     st.subheader("1. The KV cache: decoding one token at a time")
@@ -87,24 +85,20 @@ def _body() -> None:
         r"\qquad \text{cache} = (K_{<t}, V_{<t})"
     )
     c1, c2, c3 = st.columns(3)
-    G = eff.control(
-        c1,
-        "select_slider",
+    G = c1.select_slider(
         "KV heads (G)",
-        "kv",
         options=kv_options,
         help=f"Key/value heads shared by the {H} query heads; they must divide {H}. G = {H} is multi-head "
         "attention, G = 1 is multi-query attention.",
+        **bind(P["kv"]),
     )
-    step = eff.control(
-        c2,
-        "slider",
+    step = c2.slider(
         "decoding step t",
-        "step",
         min_value=1,
         max_value=max(T, 2),
         disabled=T == 1,
         help="Which token is being generated.",
+        **bind(P["step"]),
     )
     step = min(step, T)
     head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
@@ -168,11 +162,11 @@ def _body() -> None:
     # ---- 2. memory of real models
     st.subheader("2. KV-cache memory of real models: MHA vs GQA vs MQA")
     c1, c2, c3, c4 = st.columns(4)
-    model_name = eff.control(c1, "selectbox", "model", "model", options=list(MODELS_BY_NAME))
+    model_name = c1.selectbox("model", options=list(MODELS_BY_NAME), **bind(P["llm"]))
     model = MODELS_BY_NAME[model_name]
-    context = eff.control(c2, "number_input", "context (tokens)", "ctx", min_value=1, max_value=MAX_CONTEXT, step=1024)
-    batch = eff.control(c3, "number_input", "batch (sequences)", "batch", min_value=1, max_value=MAX_BATCH, step=1)
-    dtype = eff.control(c4, "selectbox", "dtype", "dtype", options=list(DTYPE_BYTES))
+    context = c2.number_input("context (tokens)", min_value=1, max_value=MAX_CONTEXT, step=1024, **bind(P["ctx"]))
+    batch = c3.number_input("batch (sequences)", min_value=1, max_value=MAX_BATCH, step=1, **bind(P["batch"]))
+    dtype = c4.selectbox("dtype", options=list(DTYPE_BYTES), **bind(P["dtype"]))
     n_bytes = DTYPE_BYTES[dtype]
     cached_ctx = min(context, model.sliding_window) if model.sliding_window else context
     st.latex(
@@ -237,11 +231,11 @@ def _body() -> None:
         r"\text{mask}_{ij} = [\,0 \le i - j < w\,],\qquad \text{receptive field after } L \text{ layers} = L(w-1)+1"
     )
     c1, c2 = st.columns(2)
-    window = eff.control(
-        c1, "slider", "window w (keys per query)", "window", min_value=1, max_value=max(T, 2), disabled=T == 1
+    window = c1.slider(
+        "window w (keys per query)", min_value=1, max_value=max(T, 2), disabled=T == 1, **bind(P["window"])
     )
     window = min(window, T)
-    layers = eff.control(c2, "slider", "layers L", "layers", min_value=1, max_value=MAX_LAYERS)
+    layers = c2.slider("layers L", min_value=1, max_value=MAX_LAYERS, **bind(P["layers"]))
     wv = cached_window_view(T, window, layers)
     influence = wv.influence
     c1, c2, c3 = st.columns(3)
@@ -299,11 +293,11 @@ def _body() -> None:
         r"o' = e^{m - m'}\, o + \sum_j e^{s_j - m'} v_j,\qquad z = o / l"
     )
     c1, c2 = st.columns(2)
-    tile = eff.control(
-        c1, "slider", "tile size B (keys per tile)", "tile", min_value=1, max_value=max(T, 2), disabled=T == 1
+    tile = c1.slider(
+        "tile size B (keys per tile)", min_value=1, max_value=max(T, 2), disabled=T == 1, **bind(P["tile"])
     )
     tile = min(tile, T)
-    fq = eff.control(c2, "slider", "query row to follow", "fq", min_value=1, max_value=max(T, 2), disabled=T == 1)
+    fq = c2.slider("query row to follow", min_value=1, max_value=max(T, 2), disabled=T == 1, **bind(P["fq"]))
     fq = min(fq, T) - 1
     fv = cached_flash_view(cfg, head, tile)
     steps = fv.run.steps
@@ -390,7 +384,7 @@ def _body() -> None:
     )
     st.markdown(flash_text)
 
-    eff.write_url(URL)
+    write_params(list(P.values()))
     share_box(st.sidebar)
     page_end(
         PAGE,

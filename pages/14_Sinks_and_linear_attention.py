@@ -16,22 +16,8 @@ from ui.charts import show_mask, show_weights
 from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
-from ui.modern import (
-    PageParam,
-    clamp,
-    clear_notes,
-    default_sinks,
-    memory_chart,
-    note,
-    parse_sinks,
-    per_head_bars,
-    seed_params,
-    show_notes,
-    vega,
-    where_next,
-    widget_kw,
-    write_params,
-)
+from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars, vega, where_next
+from ui.page_params import PageParam, bind, head_param, keep, note, restore, show_notes, write_params
 
 page_setup(
     "Sinks and linear attention",
@@ -41,10 +27,8 @@ page_setup(
     "attention into a recurrence with a state of fixed size.",
 )
 NO_SINK = PageParam("sk_none", "nosink", False, boolean=True)
-HEAD = PageParam("sk_head", "head", 1, lo=1, hi=16, integer=True)
 N_SINK = PageParam("sk_n_sink", "n_sink", 2, lo=0, hi=64, integer=True)
 WINDOW = PageParam("sk_window", "window", 4, lo=1, hi=512, integer=True)
-PARAMS = [NO_SINK, HEAD, N_SINK, WINDOW]
 
 
 @st.fragment
@@ -55,17 +39,17 @@ def _body() -> None:
     )
     H = cfg.n_heads
 
-    seed_params(PARAMS)
-    clamp(HEAD, H, f"there are {H} heads")
+    head_choice = head_param("sk_head", H)
+    params = [NO_SINK, head_choice, N_SINK, WINDOW]
+    restore(params)
+    sinks_first = default_sinks(H)  # heads added later (more heads in the sidebar) start at their default
     if "sk_sinks_seeded" not in st.session_state:  # the per-head sink logits travel as one list: sinks=-2,0,2,4
-        values, notices = parse_sinks(st.query_params.get("sinks"), H)
-        for h, v in enumerate(values):
-            st.session_state[f"sk_sink_{h}"] = v
+        sinks_first, notices = parse_sinks(st.query_params.get("sinks"), H)
         for n in notices:
             note(n)
         st.session_state.sk_sinks_seeded = True
-    for h, v in enumerate(default_sinks(H)):  # heads added since (more heads in the sidebar) start at their default
-        st.session_state.setdefault(f"sk_sink_{h}", v)
+    for h in range(H):
+        keep(f"sk_sink_{h}", sinks_first[h])
 
     # ---- attention sinks
     st.header("Attention sinks")
@@ -78,7 +62,7 @@ def _body() -> None:
         'weight it takes is simply not spent, so a head can attend to "nothing". Without it, trained models '
         "dump the spare weight on the first token instead (the sink StreamingLLM keeps)."
     )
-    no_sink = st.toggle("no sink (s = −∞): plain attention", **widget_kw(NO_SINK))
+    no_sink = st.toggle("no sink (s = −∞): plain attention", **bind(NO_SINK))
     with st.expander(f"Sink logit s_h of each of the {H} heads", expanded=True):
         cols = st.columns(min(H, 4))
         for h in range(H):
@@ -87,21 +71,19 @@ def _body() -> None:
                 -10.0,
                 10.0,
                 step=0.5,
-                key=f"sk_sink_{h}",
-                persist_state="session",
                 disabled=no_sink,
-                on_change=clear_notes,
+                **bind(f"sk_sink_{h}"),
             )
     sinks = tuple(float(st.session_state[f"sk_sink_{h}"]) for h in range(H))
     head = (
         st.columns([1, 3])[0].selectbox(
-            "head to look at (sinks and linear attention)", list(range(1, H + 1)), **widget_kw(HEAD)
+            "head to look at (sinks and linear attention)", list(range(1, H + 1)), **bind(head_choice)
         )
         - 1
     )
     if st.query_params.get("sinks") != (sinks_text := ",".join(f"{s:g}" for s in sinks)):
         st.query_params["sinks"] = sinks_text
-    write_params(PARAMS)
+    write_params(params)
     share_box(st.sidebar)
     show_notes()
 
@@ -160,8 +142,8 @@ def _body() -> None:
 
     st.subheader("StreamingLLM: keep the first tokens and a window")
     c1, c2 = st.columns(2)
-    n_sink = c1.slider("sink tokens kept (n_sink)", 0, 64, **widget_kw(N_SINK))
-    window = c2.slider("recent tokens kept (window w, itself included)", 1, 512, **widget_kw(WINDOW))
+    n_sink = c1.slider("sink tokens kept (n_sink)", 0, 64, **bind(N_SINK))
+    window = c2.slider("recent tokens kept (window w, itself included)", 1, 512, **bind(WINDOW))
     stream = cached_streaming_view(T, n_sink, window)
     c1, c2 = st.columns([3, 2])
     show_mask(

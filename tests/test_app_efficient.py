@@ -63,45 +63,45 @@ def test_defaults_show_exact_numbers_and_llama_70b_memory():
 
 def test_every_control_moves():
     at = run_ok(app(PAGE))
-    at.select_slider(key="eff_w_kv").set_value(1)
+    at.select_slider(key="eff_kv").set_value(1)
     run_ok(at)
     assert_exact(at)
     assert "4 query heads share it" in texts(at)
     for step in (1, 8):
-        at.slider(key="eff_w_step").set_value(step)
+        at.slider(key="eff_step").set_value(step)
         run_ok(at)
         assert metric(at, "reused: cached K, V rows") == f"{step - 1} each"
     at.selectbox(key="eff_head").set_value(3)
     run_ok(at)
     assert "Query head 4 reads KV head 1" in texts(at)
     for name in MODELS_BY_NAME:
-        at.selectbox(key="eff_w_model").set_value(name)
+        at.selectbox(key="eff_model").set_value(name)
         run_ok(at)
         model = MODELS_BY_NAME[name]
         assert f"{name} ({model.layers} layers, {model.heads} query heads, {model.kv_heads} KV heads" in texts(at)
-    at.number_input(key="eff_w_ctx").set_value(32768)
-    at.number_input(key="eff_w_batch").set_value(8)
-    at.selectbox(key="eff_w_dtype").set_value("float32")
+    at.number_input(key="eff_ctx").set_value(32768)
+    at.number_input(key="eff_batch").set_value(8)
+    at.selectbox(key="eff_dtype").set_value("float32")
     run_ok(at)
     mistral = MODELS_BY_NAME["Mistral-7B (v0.1)"]
     full = mistral.cache_bytes(32768, 8, "float32", rolling=False) / 1e9
     assert "rolling cache of the last 4,096 tokens only" in texts(at) and f"would take {full:.3g} GB" in texts(at)
     assert f"keeps **{mistral.cache_bytes(32768, 8, 'float32') / 1e9:.3g} GB**" in texts(at)
     for window, layers in ((1, 1), (8, 32), (2, 5)):
-        at.slider(key="eff_w_window").set_value(window)
-        at.slider(key="eff_w_layers").set_value(layers)
+        at.slider(key="eff_window").set_value(window)
+        at.slider(key="eff_layers").set_value(layers)
         run_ok(at)
         measured, formula = receptive_sentence(at)
         assert measured == formula == min(8, layers * (window - 1) + 1)
     for tile in (1, 8, 3):
-        at.slider(key="eff_w_tile").set_value(tile)
+        at.slider(key="eff_tile").set_value(tile)
         run_ok(at)
         assert metric(at, "tiles") == f"{-(-8 // tile)} of ≤ {tile} keys"
         assert metric(at, "largest tile") == f"{8 * tile * 4:,} bytes"
         assert metric(at, "full T × T scores") == "256 bytes"
         assert_exact(at)
     for fq in (1, 8):
-        at.slider(key="eff_w_fq").set_value(fq)
+        at.slider(key="eff_fq").set_value(fq)
         run_ok(at)
         assert f"query **t{fq}**" in texts(at)
     params = at.query_params
@@ -132,8 +132,8 @@ def test_extremes_long_sequence_wide_model():
     assert_exact(at)
     assert metric(at, "tiles") == "512 of ≤ 1 keys"
     assert receptive_sentence(at) == (512, 512)
-    at.slider(key="eff_w_tile").set_value(512)
-    at.slider(key="eff_w_window").set_value(1)
+    at.slider(key="eff_tile").set_value(512)
+    at.slider(key="eff_window").set_value(1)
     run_ok(at)
     assert metric(at, "tiles") == "1 of ≤ 512 keys"
     assert receptive_sentence(at) == (1, 1)

@@ -1,15 +1,13 @@
-"""The Positions and the Sinks-and-linear-attention pages: URL-bound page controls and chart specs.
+"""The Positions and the Sinks-and-linear-attention pages: where next, the sinks URL list and chart specs.
 
 What the pages compute is in ui/position_views.py and ui/sinks_linear_views.py; their cached versions are
-declared in ui/compute.py. Page controls are declared as :class:`PageParam` (widget key, URL name, default,
-allowed values): seeded once per session from the URL (bad values give a notice and the nearest allowed
-one), drawn with ``persist_state="session"`` and written back to the URL.
+declared in ui/compute.py. Their own controls are ui/page_params.PageParam declarations (in the page files);
+the per-head sink logits travel in one URL parameter, read by :func:`parse_sinks`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -18,7 +16,6 @@ from attention_core.positions import OffsetProfile
 from ui.layout import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTES_KEY = "modern_notes"  # notices from this page's URL parameters, shown until one of its controls changes
 METHOD_LABELS = {
     "sinusoidal": "sinusoidal (added)",
     "learned": "learned table (added)",
@@ -27,104 +24,7 @@ METHOD_LABELS = {
 }
 
 
-# ---- page controls bound to the URL
-
-
-@dataclass(frozen=True)
-class PageParam:
-    """One page control: where it lives in the session and in the URL, and what it allows."""
-
-    key: str  # widget key in st.session_state
-    url: str  # URL parameter name
-    default: object  # value when the URL has none (or an unusable one)
-    lo: float | None = None  # smallest allowed number (numbers)
-    hi: float | None = None  # largest allowed number (numbers)
-    choices: tuple = ()  # allowed values (a choice; numbers snap to the nearest)
-    integer: bool = False  # whole numbers only
-    boolean: bool = False  # on/off, written as 1/0
-
-
-def parse_param(p: PageParam, raw: str) -> tuple[object, str | None]:
-    """``(value, notice)`` for the URL text ``raw``; the notice says what was changed (None if nothing)."""
-    shown = repr(str(raw)[:40])
-    if p.boolean:
-        low = str(raw).strip().lower()
-        if low in ("1", "true", "on", "yes", "0", "false", "off", "no"):
-            return low in ("1", "true", "on", "yes"), None
-        return p.default, f"{p.url}={shown} is not 1 or 0; using {int(p.default)}."
-    if p.choices and isinstance(p.choices[0], str):
-        if raw in p.choices:
-            return raw, None
-        return p.default, f"{p.url}={shown} is not one of {', '.join(p.choices)}; using {p.default}."
-    try:
-        x = float(str(raw).strip())
-    except ValueError:
-        x = float("nan")
-    if not math.isfinite(x) or (p.integer and x != int(x)):
-        return (
-            p.default,
-            f"{p.url}={shown} is not {'a whole number' if p.integer else 'a finite number'}; using {p.default}.",
-        )
-    if p.choices:
-        near = min(p.choices, key=lambda c: (abs(math.log(c / x)) if x > 0 else abs(c - x), c))
-        return (
-            near,
-            None
-            if near == x
-            else f"{p.url}={x:g} is not offered ({', '.join(f'{c:g}' for c in p.choices)}); using {near:g}.",
-        )
-    c = min(max(x, p.lo), p.hi)
-    c = int(c) if p.integer else c
-    return c, None if c == x else f"{p.url}={x:g} is outside {p.lo:g} to {p.hi:g}; using {c:g}."
-
-
-def note(text: str) -> None:
-    st.session_state.setdefault(NOTES_KEY, []).append(text)
-
-
-def clear_notes() -> None:
-    st.session_state[NOTES_KEY] = []
-
-
-def seed_params(params: list[PageParam]) -> None:
-    """Give every control its value from the URL on its first run in this session (with notices)."""
-    for p in params:
-        if p.key in st.session_state:
-            continue
-        raw = st.query_params.get(p.url)
-        value, notice = (p.default, None) if raw is None else parse_param(p, str(raw))
-        st.session_state[p.key] = value
-        if notice:
-            note(notice)
-
-
-def clamp(p: PageParam, hi: int, why: str) -> int:
-    """Keep an integer control at most ``hi`` for the current setting (with a notice when it moves)."""
-    value = st.session_state[p.key]
-    if value > hi:
-        note(f"{p.url}={value} is more than {hi} ({why}); using {hi}.")
-        st.session_state[p.key] = value = hi
-    return value
-
-
-def widget_kw(p: PageParam) -> dict:
-    """Keyword arguments that bind a widget to the control ``p``."""
-    return dict(key=p.key, persist_state="session", on_change=clear_notes)
-
-
-def write_params(params: list[PageParam]) -> None:
-    """Mirror the controls into the URL (leaving every other parameter alone)."""
-    for p in params:
-        v = st.session_state[p.key]
-        text = str(int(v)) if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
-        if st.query_params.get(p.url) != text:
-            st.query_params[p.url] = text
-
-
-def show_notes() -> None:
-    notes = st.session_state.get(NOTES_KEY) or []
-    if notes:
-        st.warning("Some page settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes), icon="⚠️")
+# ---- the end of both pages
 
 
 def where_next(text: str, paths: list[str]) -> None:

@@ -1,0 +1,150 @@
+"""ui/page_params.py: reading a page control from the URL (good and bad values of every kind), fitting a value to
+the current setting, and the kept values across a page switch (AppTest)."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.apptest_util import app, run_ok
+from ui.page_params import PageParam, fit, head_param, parse_param, show
+
+COUNT = PageParam("k_count", "count", 3, lo=1, hi=10, integer=True, why="for seq_len 10")
+SCALE = PageParam("k_scale", "scale", 0.5, lo=0.0, hi=2.0)
+BASE = PageParam("k_base", "base", 100.0, choices=(10.0, 100.0, 1000.0))
+KV = PageParam("k_kv", "kv", 2, choices=(1, 2, 4), integer=True, why="for 4 query heads")
+METHOD = PageParam("k_method", "method", "rope", choices=("rope", "alibi"))
+FLAG = PageParam("k_flag", "flag", False, boolean=True)
+
+
+@pytest.mark.parametrize(
+    "p, raw, value",
+    [
+        (COUNT, "7", 7),
+        (COUNT, " 7 ", 7),
+        (COUNT, "7.0", 7),
+        (COUNT, "1e1", 10),
+        (SCALE, "1.25", 1.25),
+        (SCALE, "0", 0.0),
+        (BASE, "1000", 1000.0),
+        (KV, "4", 4),
+        (METHOD, "alibi", "alibi"),
+        (FLAG, "1", True),
+        (FLAG, "on", True),
+        (FLAG, "FALSE", False),
+        (FLAG, "0", False),
+    ],
+)
+def test_good_url_values_are_read_without_a_notice(p, raw, value):
+    got, notice = parse_param(p, raw)
+    assert got == value and type(got) is type(value) and notice is None
+
+
+@pytest.mark.parametrize(
+    "p, raw, value, notice",
+    [
+        (COUNT, "abc", 3, "count='abc' is not a whole number; using 3."),
+        (COUNT, "2.5", 3, "count='2.5' is not a whole number; using 3."),
+        (COUNT, "nan", 3, "count='nan' is not a whole number; using 3."),
+        (COUNT, "inf", 3, "count='inf' is not a whole number; using 3."),
+        (COUNT, "99", 10, "count=99 is outside 1 to 10 for seq_len 10; using 10."),
+        (COUNT, "-5", 1, "count=-5 is outside 1 to 10 for seq_len 10; using 1."),
+        (SCALE, "x", 0.5, "scale='x' is not a finite number; using 0.5."),
+        (SCALE, "-inf", 0.5, "scale='-inf' is not a finite number; using 0.5."),
+        (SCALE, "3", 2.0, "scale=3 is outside 0 to 2; using 2."),
+        (BASE, "7", 10.0, "base=7 is not allowed (allowed: 10, 100, 1000); using 10."),
+        (BASE, "600", 1000.0, "base=600 is not allowed (allowed: 10, 100, 1000); using 1000."),
+        (KV, "3", 2, "kv=3 is not allowed for 4 query heads (allowed: 1, 2, 4); using 2."),
+        (KV, "1.5", 2, "kv='1.5' is not a whole number; using 2."),
+        (METHOD, "nope", "rope", "method='nope' is not allowed (allowed: rope, alibi); using rope."),
+        (METHOD, "ROPE", "rope", "method='ROPE' is not allowed (allowed: rope, alibi); using rope."),
+        (FLAG, "maybe", False, "flag='maybe' is not 1 or 0; using 0."),
+    ],
+)
+def test_bad_url_values_say_what_was_given_what_is_allowed_and_what_is_used(p, raw, value, notice):
+    assert parse_param(p, raw) == (value, notice)
+
+
+def test_a_long_bad_value_is_shortened_in_the_notice():
+    _, notice = parse_param(METHOD, "x" * 500)
+    assert notice == f"method={'x' * 40!r} is not allowed (allowed: rope, alibi); using rope."
+
+
+def test_fit_moves_a_kept_value_to_the_current_setting():
+    head = head_param("k_head", 4)
+    assert fit(head, 9) == (4, "head=9 is outside 1 to 4 (there are 4 heads); using 4.")
+    assert fit(head, 3) == (3, None)
+    assert fit(PageParam("k", "w", 1, lo=1, integer=True), -2) == (1, "w=-2 is below 1; using 1.")
+    assert fit(PageParam("k", "w", 1, hi=5, integer=True), 9) == (5, "w=9 is above 5; using 5.")
+    assert fit(FLAG, True) == (True, None)
+
+
+@given(st.text(max_size=30))
+def test_any_url_text_gives_an_allowed_value(raw):
+    for p in (COUNT, SCALE, BASE, KV, METHOD, FLAG):
+        value, notice = parse_param(p, raw)
+        assert fit(p, value) == (value, None)  # what is used is allowed
+        if notice is not None:
+            assert notice.startswith(f"{p.url}=") and f"using {show(value)}." in notice
+
+
+@given(st.integers(-(10**6), 10**6))
+def test_whole_numbers_are_kept_inside_the_range_and_clamped_outside(n):
+    value, notice = parse_param(COUNT, str(n))
+    assert value == min(max(n, 1), 10)
+    assert (notice is None) == (1 <= n <= 10)
+    if notice:
+        assert "is outside 1 to 10 for seq_len 10" in notice
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6))
+def test_numbers_round_trip_through_the_url_text(x):
+    value, notice = parse_param(SCALE, show(x))
+    assert math.isclose(value, min(max(float(show(x)), 0.0), 2.0))
+    if 0 <= x <= 2 and float(show(x)) == x:
+        assert value == x and notice is None
+
+
+@given(st.integers(-100, 100))
+def test_numbers_not_offered_move_to_the_nearest_choice(n):
+    value, notice = parse_param(KV, str(n))
+    assert value in KV.choices
+    assert abs(value - n) == min(abs(c - n) for c in KV.choices)
+    assert (notice is None) == (n in KV.choices)
+
+
+def test_a_page_control_survives_a_switch_to_another_page_and_back():
+    at = run_ok(app("pages/13_Efficient_attention.py"))
+    at.slider(key="eff_window").set_value(6)
+    run_ok(at)
+    assert at.query_params["window"] == "6"
+    at.switch_page("pages/12_Positions.py")
+    run_ok(at)
+    at.slider(key="pos_train_len").set_value(17)
+    run_ok(at)
+    at.switch_page("pages/13_Efficient_attention.py")
+    run_ok(at)
+    assert at.slider(key="eff_window").value == 6 and at.query_params["window"] == "6"
+    at.switch_page("pages/12_Positions.py")
+    run_ok(at)
+    assert at.slider(key="pos_train_len").value == 17 and at.query_params["train_len"] == "17"
+
+
+def test_a_notice_stays_until_a_page_control_changes():
+    at = run_ok(app("pages/12_Positions.py", {"train_len": "900"}))
+    assert any("train_len=900 is outside 1 to 512; using 512." in w.value for w in at.warning)
+    at.radio(key="pos_method").set_value("alibi")
+    run_ok(at)
+    assert not any("train_len=900" in w.value for w in at.warning)
+    assert at.slider(key="pos_train_len").value == 512
+
+
+def test_a_head_beyond_a_smaller_head_count_moves_with_a_notice():
+    at = run_ok(app("pages/14_Sinks_and_linear_attention.py", {"heads": "8", "d_model": "16"}))
+    at.selectbox(key="sk_head").set_value(8)
+    run_ok(at)
+    at.sidebar.select_slider(key="ctl_n_heads").set_value(2)
+    run_ok(at)
+    assert any("head=8 is outside 1 to 2 (there are 2 heads); using 2." in w.value for w in at.warning)
+    assert at.selectbox(key="sk_head").value == 2 and at.query_params["head"] == "2"

@@ -1,0 +1,171 @@
+"""A page's own controls bound to the URL: each declared once as a :class:`PageParam`.
+
+How a value travels (the same plumbing as the shared controls, ui/controls.py and ui/state.py):
+1. The first run of a session parses the control's URL parameter (a bad value gives a notice saying what
+   was given, what is allowed and what is used) and keeps the value under ``key + "_kept"``.
+2. On the first run of each page visit the widget's key is put back from the kept value: Streamlit drops the
+   state of widgets a page does not draw, and ``persist_state="session"`` widgets came back at their minimum
+   in Chromium after a switch between legacy pages. Within a visit the widget is the truth; its ``on_change``
+   keeps the new value and clears the notices.
+3. Before drawing, the value is fitted to what the current setting allows (a head at most the head count,
+   a step at most seq_len), with a notice when it had to move. Such limits are declared with the control:
+   a page declares those controls in its body, for the setting of this run.
+4. After drawing, the values are written to ``st.query_params``, leaving every other parameter alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ui.state import entered_page
+
+NOTES_KEY = "page_param_notes"  # this page visit's notices, shown until one of the page's controls changes
+TRUE, FALSE = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
+
+
+@dataclass(frozen=True)
+class PageParam:
+    """One page control: its widget key, its URL name, its default and what it allows."""
+
+    key: str  # widget key in st.session_state (the kept value lives under key + "_kept")
+    url: str  # URL parameter name
+    default: object  # value when the URL has none, or one that cannot be read
+    lo: float | None = None  # smallest allowed number (numbers; None = no lower limit)
+    hi: float | None = None  # largest allowed number (numbers; None = no upper limit)
+    choices: tuple = ()  # allowed values (a number not offered moves to the nearest one)
+    integer: bool = False  # whole numbers only
+    boolean: bool = False  # on/off, written as 1/0
+    why: str = ""  # why the limits are what they are, e.g. "for seq_len 8" (said in the notices)
+
+
+def head_param(key: str, H: int) -> PageParam:
+    """The ``head=`` control of a page that looks at one of the H heads of the current setting (1-based)."""
+    return PageParam(key, "head", 1, lo=1, hi=H, integer=True, why=f"(there are {H} heads)")
+
+
+def show(value) -> str:
+    """A value as a notice or the URL writes it: 1/0 for booleans, 10000 for 10000.0, text as is."""
+    if isinstance(value, bool):
+        return str(int(value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _quoted(value) -> str:
+    return repr(value[:40]) if isinstance(value, str) else show(value)
+
+
+def fit(p: PageParam, value) -> tuple[object, str | None]:
+    """``(value, notice)``: ``value`` moved into what ``p`` allows; the notice says what was changed (None if nothing)."""
+    why = f" {p.why}" if p.why else ""
+    if p.choices:
+        if value in p.choices:
+            return value, None
+        numbers = all(isinstance(c, (int, float)) for c in p.choices) and isinstance(value, (int, float))
+        if numbers:
+            fixed = min(p.choices, key=lambda c: (abs(c - value), c))
+        else:
+            fixed = p.default if p.default in p.choices else p.choices[0]
+        allowed = ", ".join(show(c) for c in p.choices)
+        return fixed, f"{p.url}={_quoted(value)} is not allowed{why} (allowed: {allowed}); using {show(fixed)}."
+    if p.boolean or (p.lo is None and p.hi is None):
+        return value, None
+    lo = -math.inf if p.lo is None else p.lo
+    hi = math.inf if p.hi is None else p.hi
+    fixed = min(max(value, lo), hi)
+    fixed = int(fixed) if p.integer else fixed
+    if fixed == value:
+        return value, None
+    if p.lo is not None and p.hi is not None:
+        wrong = f"is outside {show(p.lo)} to {show(p.hi)}"
+    else:
+        wrong = f"is below {show(p.lo)}" if value < lo else f"is above {show(p.hi)}"
+    return fixed, f"{p.url}={show(value)} {wrong}{why}; using {show(fixed)}."
+
+
+def parse_param(p: PageParam, raw: str) -> tuple[object, str | None]:
+    """``(value, notice)`` for the URL text ``raw``: read as ``p``'s kind, then fitted (:func:`fit`)."""
+    shown = repr(str(raw)[:40])
+    if p.boolean:
+        low = str(raw).strip().lower()
+        if low in TRUE + FALSE:
+            return low in TRUE, None
+        return p.default, f"{p.url}={shown} is not 1 or 0; using {show(p.default)}."
+    if p.choices and all(isinstance(c, str) for c in p.choices):
+        return fit(p, str(raw))
+    try:
+        x = float(str(raw).strip())
+    except ValueError:
+        x = math.nan
+    if not math.isfinite(x) or (p.integer and not x.is_integer()):
+        kind = "a whole number" if p.integer else "a finite number"
+        return p.default, f"{p.url}={shown} is not {kind}; using {show(p.default)}."
+    return fit(p, int(x) if p.integer else x)
+
+
+def note(text: str | None) -> None:
+    """Add a notice to this page visit's list (None adds nothing)."""
+    if text:
+        st.session_state.setdefault(NOTES_KEY, []).append(text)
+
+
+def clear_notes() -> None:
+    st.session_state[NOTES_KEY] = []
+
+
+def keep(key: str, first) -> None:
+    """Keep the widget ``key`` across page switches: its kept value starts at ``first`` (once per session) and
+    is put back into the widget on the first run of each page visit (or when the widget has no state yet)."""
+    kept = f"{key}_kept"
+    if kept not in st.session_state:
+        st.session_state[kept] = first
+    if entered_page() or key not in st.session_state:
+        st.session_state[key] = st.session_state[kept]
+
+
+def _remember(key: str) -> None:
+    """on_change of a page control: keep its new value, and the old notices no longer apply."""
+    st.session_state[f"{key}_kept"] = st.session_state[key]
+    clear_notes()
+
+
+def bind(control: PageParam | str) -> dict:
+    """Keyword arguments that bind a widget to a kept control: a PageParam, or the key given to :func:`keep`."""
+    key = control.key if isinstance(control, PageParam) else control
+    return dict(key=key, on_change=_remember, args=(key,))
+
+
+def restore(params: list[PageParam]) -> dict[str, object]:
+    """Ready the controls for drawing (call once per run, before them): seed from the URL on the session's first
+    run, put the kept values back into the widgets on the first run of a page visit, fit each value to what the
+    control allows now. Returns the values by URL name."""
+    if entered_page():
+        clear_notes()
+    for p in params:
+        first, raw = p.default, st.query_params.get(p.url)
+        if f"{p.key}_kept" not in st.session_state and raw is not None:  # the session's first look at p
+            first, notice = parse_param(p, str(raw))
+            note(notice)
+        keep(p.key, first)
+        value, notice = fit(p, st.session_state[p.key])
+        if notice:
+            note(notice)
+            st.session_state[p.key] = st.session_state[f"{p.key}_kept"] = value
+    return {p.url: st.session_state[p.key] for p in params}
+
+
+def write_params(params: list[PageParam]) -> None:
+    """Mirror the controls into the URL (leaving every other parameter alone)."""
+    for p in params:
+        text = show(st.session_state[p.key])
+        if st.query_params.get(p.url) != text:
+            st.query_params[p.url] = text
+
+
+def show_notes() -> None:
+    """Show this visit's notices (bad URL values, values moved to fit the setting) as one visible warning."""
+    notes = st.session_state.get(NOTES_KEY) or []
+    if notes:
+        st.warning("Some page settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes), icon="⚠️")
