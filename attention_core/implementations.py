@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -113,6 +114,9 @@ def torch_nn_multihead(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature
     return out[0].numpy(), weights[0].numpy()
 
 
+_KERAS_LOCK = threading.Lock()
+
+
 def keras_available() -> bool:
     try:
         import keras  # noqa: F401
@@ -123,25 +127,33 @@ def keras_available() -> bool:
 
 
 def keras_multihead(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
-    """keras.layers.MultiHeadAttention (TensorFlow backend) with the weights copied in."""
+    """keras.layers.MultiHeadAttention (TensorFlow backend) with the weights copied in.
+
+    Keras keeps every layer it has built in its global state: on a server that runs this for every setting the
+    process grew by ~48 MB a call at 512 tokens x d_model 1024. So the layer is built, used and dropped under a
+    lock, and ``keras.backend.clear_session()`` releases it (the process then stays flat)."""
     import os
 
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import keras
 
-    T, d_model = x.shape
-    d_k = d_model // n_heads
-    fold = score_factor(d_k, scaled, temperature) * math.sqrt(d_k)  # Keras always divides q by sqrt(d_k)
-    layer = keras.layers.MultiHeadAttention(num_heads=n_heads, key_dim=d_k, use_bias=False, dtype="float32")
-    X = np.asarray(x, dtype=np.float32)[None]
-    layer(X, X)  # build
-    layer._query_dense.kernel.assign((np.asarray(w_q) * fold).reshape(d_model, n_heads, d_k).astype(np.float32))
-    layer._key_dense.kernel.assign(np.asarray(w_k).reshape(d_model, n_heads, d_k).astype(np.float32))
-    layer._value_dense.kernel.assign(np.asarray(w_v).reshape(d_model, n_heads, d_k).astype(np.float32))
-    layer._output_dense.kernel.assign(np.asarray(w_o).reshape(n_heads, d_k, d_model).astype(np.float32))
-    m = None if mask is None else np.broadcast_to(np.asarray(mask), (1, T, T))
-    out, weights = layer(X, X, attention_mask=m, return_attention_scores=True)
-    return np.asarray(out)[0], np.asarray(weights)[0]
+    with _KERAS_LOCK:  # clear_session resets Keras' global state: no other session may be mid-build
+        T, d_model = x.shape
+        d_k = d_model // n_heads
+        fold = score_factor(d_k, scaled, temperature) * math.sqrt(d_k)  # Keras always divides q by sqrt(d_k)
+        layer = keras.layers.MultiHeadAttention(num_heads=n_heads, key_dim=d_k, use_bias=False, dtype="float32")
+        X = np.asarray(x, dtype=np.float32)[None]
+        layer(X, X)  # build
+        layer._query_dense.kernel.assign((np.asarray(w_q) * fold).reshape(d_model, n_heads, d_k).astype(np.float32))
+        layer._key_dense.kernel.assign(np.asarray(w_k).reshape(d_model, n_heads, d_k).astype(np.float32))
+        layer._value_dense.kernel.assign(np.asarray(w_v).reshape(d_model, n_heads, d_k).astype(np.float32))
+        layer._output_dense.kernel.assign(np.asarray(w_o).reshape(n_heads, d_k, d_model).astype(np.float32))
+        m = None if mask is None else np.broadcast_to(np.asarray(mask), (1, T, T))
+        out, weights = layer(X, X, attention_mask=m, return_attention_scores=True)
+        out, weights = np.asarray(out)[0].copy(), np.asarray(weights)[0].copy()
+        del layer
+        keras.backend.clear_session()
+    return out, weights
 
 
 KERAS_CODE = """import keras  # TensorFlow backend

@@ -91,3 +91,18 @@ def test_implementations_extremes(query):
     assert f"T = {min(cfg.seq_len, 512)}, d_model = {cfg.d_model}" in texts(at)
     if cfg.pad_count >= cfg.seq_len and cfg.mask == "padding":  # every row fully masked: ours gives 0
         assert "Not counted:" in texts(at) or (table["max |Δ output|"].dropna() < 1e-5).all()
+
+
+@pytest.mark.skipif(not keras_available(), reason="Keras/TensorFlow not installed")
+def test_keras_runs_leave_no_layers_behind_in_keras_global_state():
+    """A server runs the Keras row for every setting; Keras keeps each layer it builds unless its session is
+    cleared, so the process grew ~48 MB a call at 512 x 1024. After two runs a new layer gets the first name."""
+    import keras
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 8)).astype(np.float32)
+    ws = [rng.standard_normal((8, 8)).astype(np.float32) for _ in range(4)]
+    for _ in range(2):
+        keras_multihead(x, *ws, n_heads=2, mask=None, scaled=True, temperature=1.0)
+    assert keras.layers.MultiHeadAttention(num_heads=2, key_dim=4).name == "multi_head_attention"
+    keras.backend.clear_session()
