@@ -30,7 +30,6 @@ st.latex(
 )
 
 
-@st.fragment
 def _body() -> None:
     """The block's own controls, the encoder and decoder diagrams, their maps and the residual figures."""
     cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))

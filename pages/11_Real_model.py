@@ -30,7 +30,6 @@ st.latex(
 )
 
 
-@st.fragment
 def _body() -> None:
     """The sentence and model, the head, model and neuron views, and the parity with attention_core."""
     cfg = sidebar_controls()

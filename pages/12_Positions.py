@@ -35,7 +35,6 @@ BASE = PageParam("pos_base", "base", 10000.0, choices=(100.0, 1000.0, 10000.0, 1
 TRAIN = PageParam("pos_train_len", "train_len", 6, lo=1, hi=512, integer=True)
 
 
-@st.fragment
 def _body() -> None:
     """The method, base and training length, the scores by offset and the longer-input experiment."""
     cfg = sidebar_controls(

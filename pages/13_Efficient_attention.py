@@ -57,7 +57,6 @@ page_setup(
 )
 
 
-@st.fragment
 def _body() -> None:
     """KV cache, KV memory of real models, sliding windows and FlashAttention's tiles for the setting."""
     cfg = sidebar_controls(

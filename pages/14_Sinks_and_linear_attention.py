@@ -31,7 +31,6 @@ N_SINK = PageParam("sk_n_sink", "n_sink", 2, lo=0, hi=64, integer=True)
 WINDOW = PageParam("sk_window", "window", 4, lo=1, hi=512, integer=True)
 
 
-@st.fragment
 def _body() -> None:
     """Per-head sink logits, StreamingLLM's window, and linear attention as an RNN."""
     cfg = sidebar_controls(

@@ -191,7 +191,6 @@ def scrubber(traj: Trajectory, key: str) -> int:
     return steps.index(shown)
 
 
-@st.fragment  # a scrub or a run pick reruns this section alone, not the page links and the prose
 def ready_section() -> None:
     two, one = (cached_ready_trajectory(r.name) for r in READY)
     cliff = phase_change_step(two)

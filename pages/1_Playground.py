@@ -30,7 +30,6 @@ page_setup(
 )
 
 
-@st.fragment
 def _body() -> None:
     """The sidebar's what-if, every head's map, one query's bars, saturation against the twin, X/Z, export."""
     cfg = sidebar_controls()

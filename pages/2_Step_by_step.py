@@ -42,7 +42,6 @@ def preset_matrices(preset: str, seed: int) -> dict[str, np.ndarray]:
     return {n: np.round(w.astype(np.float64), 2) for n, w in zip(W_NAMES, rng_ws)}
 
 
-@st.fragment
 def _body() -> None:
     """Tokens and W_q/W_k/W_v, then E, Q, K, V, scores, scaling, softmax and Z as tables with their sentences."""
     cfg = sidebar_controls(show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", share=False)

@@ -24,7 +24,6 @@ page_setup(
 )
 
 
-@st.fragment
 def _body() -> None:
     """The sweep over d_k for the sidebar's T and temperature, the marked setting, one row up close."""
     cfg = sidebar_controls(show=("seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))

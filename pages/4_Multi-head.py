@@ -25,7 +25,6 @@ page_setup(
 )
 
 
-@st.fragment
 def _body() -> None:
     """One map per head, heads -> concat -> W_o -> output, how different the heads are, the class-notes demo."""
     cfg = sidebar_controls()

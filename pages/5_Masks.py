@@ -28,7 +28,6 @@ st.latex(
 )
 
 
-@st.fragment
 def _body() -> None:
     """The mask lab for the sidebar's setting: the mask, the masked scores and weights, the padding check."""
     cfg = sidebar_controls(

@@ -23,7 +23,6 @@ page_setup(
 )
 
 
-@st.fragment
 def _body() -> None:
     """The sinusoidal table, its curves, similarity by distance and the shuffle experiment."""
     cfg = sidebar_controls(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))

@@ -32,7 +32,6 @@ st.latex(
 )
 
 
-@st.fragment
 def _body() -> None:
     """Two sequences (typed or seeded), the T_q x T_k map, a query's bars and the self-attention contrast."""
     cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed"))

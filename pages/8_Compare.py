@@ -62,7 +62,6 @@ def _mean(sat, key):
     return float(np.mean([s[key] for s in sat]))
 
 
-@st.fragment
 def _body() -> None:
     """A's and B's controls in the sidebar, then their weights, saturation, outputs and the differences."""
     with st.sidebar.expander("Settings of A", expanded=True):

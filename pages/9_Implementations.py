@@ -33,7 +33,6 @@ st.latex(
 )
 
 
-@st.fragment
 def _body() -> None:
     """Every implementation on the sidebar's setting: the table of differences and times, and what it says."""
     cfg = sidebar_controls()

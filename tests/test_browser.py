@@ -145,9 +145,9 @@ def test_settings_survive_page_switches_and_the_back_button(browser_and_base):
         assert_no_errors(page)
 
 
-def test_a_sidebar_change_reruns_the_page_body_and_survives_a_page_switch(browser_and_base):
-    """The controls are drawn by the page's fragment: moving one redraws the body (formula, URL) while the page
-    links stay, and the new value is what the next page and the way back show."""
+def test_a_sidebar_change_redraws_the_page_and_survives_a_page_switch(browser_and_base):
+    """Moving a sidebar control redraws the page (formula, URL) with the page links still there, and the new
+    value is what the next page and the way back show."""
     browser, base = browser_and_base
     with opened(browser, base + "/Playground?seq_len=5&d_model=32&heads=2") as (page, _):
         thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="seq_len"]').first

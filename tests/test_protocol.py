@@ -96,13 +96,8 @@ def test_slider_change_comes_back_with_the_new_value(server):
         async with StreamlitClient(server, "Playground") as c:
             assert c.page.texts()[0].endswith("Playground")
             assert c.page.widget("seq_len (tokens)").value != 12
-            links = sum(kind == "page_link" for kind, _, _ in c.page.nodes.values())
-            assert links >= 16  # Home and the 15 pages in the sidebar
             r = await c.change("seq_len (tokens)", 12, param="seq_len")
-            # the sidebar controls are drawn by the page's fragment: a change reruns that body alone
-            assert r.status == "fragment finished" and r.errors == () and r.verified and r.bytes > 0
-            assert 0 < r.messages < len(c.page.nodes)  # only the fragment was sent again...
-            assert sum(kind == "page_link" for kind, _, _ in c.page.nodes.values()) == links  # ...the links stay
+            assert r.status == "finished" and r.errors == () and r.verified and r.bytes > 0 and r.messages > 0
             assert c.query_params["seq_len"] == "12"
             assert any("T = 12" in t for t in c.page.texts())  # the formula on the page names the new length
             r = await c.change("temperature", "0.501", param="temperature")
@@ -131,7 +126,7 @@ def test_bad_widget_values_do_not_crash_the_server(server):
             huge = WidgetState(id=w.id)
             huge.double_array_value.data[:] = [1e9]
             r = await c.change(w.label, None, state=huge)
-            assert r.status == "fragment finished" and r.errors == ()
+            assert r.status == "finished" and r.errors == ()
             assert 1 <= int(c.query_params["seq_len"]) <= 512
             r = await c.change("seq_len (tokens)", 9, param="seq_len")
             assert r.ok
@@ -139,7 +134,7 @@ def test_bad_widget_values_do_not_crash_the_server(server):
             wrong.string_value = "nine"  # a slider never sends text
             r = await c.change(w.label, None, state=wrong)
             # the run ends (Streamlit ignores the value or shows a TypeError on the page); the server stays up
-            assert r.status == "fragment finished"
+            assert r.status == "finished"
         with urllib.request.urlopen(f"{server}/_stcore/health", timeout=10) as resp:
             assert resp.status == 200
         async with StreamlitClient(server, "Playground?seq_len=7") as c:  # a new student gets a working page
