@@ -8,7 +8,6 @@ Token labels always travel as data or as a JSON array in a Vega expression, neve
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 
@@ -21,6 +20,7 @@ from streamlit import dataframe_util
 from ui.cache import ByteLRU, cached, register
 from ui.images import _LUTS, heatmap_png, pool  # noqa: F401 - re-exported for the pages
 from ui.state import STRETCH_KEY, kept_value
+from ui.vega import arrow_rows, digest
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
 MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset
@@ -177,33 +177,11 @@ def heatmap_spec(
     return json.dumps(_heatmap_dict(lay, domain, note))
 
 
-def _digest(*arrays) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    for a in arrays:
-        if a is None:
-            h.update(b"-")
-        else:
-            a = np.ascontiguousarray(a)
-            h.update(str((a.shape, a.dtype)).encode())
-            h.update(a.tobytes())
-    return h.digest()
-
-
-_CELLS = register(
-    ByteLRU("ui.charts.cells", 64 * 2**20)
-)  # Arrow bytes of drawn heatmaps and bar charts, by content digest
-
-
 def _cells_arrow(m: np.ndarray, blank, rows: tuple, cols: tuple, row_title: str, col_title: str) -> bytes:
     """The cells of one heatmap as Arrow IPC bytes, cached by a digest of the numbers and the labels: a
     rerun that draws the same map again sends stored bytes instead of converting a DataFrame."""
-    key = (_digest(m, None if blank is None else np.asarray(blank, dtype=bool)), rows, cols, row_title, col_title)
-    return _CELLS.get_or_compute(
-        key,
-        lambda: dataframe_util.convert_anything_to_arrow_bytes(
-            _heatmap_frame(m, rows, cols, row_title, col_title, blank)
-        ),
-    )
+    key = (digest(m, None if blank is None else np.asarray(blank, dtype=bool)), rows, cols, row_title, col_title)
+    return arrow_rows(key, lambda: _heatmap_frame(m, rows, cols, row_title, col_title, blank))
 
 
 _PNGS = register(ByteLRU("ui.charts.pngs", 32 * 2**20))  # encoded image heatmaps, by content digest
@@ -211,7 +189,7 @@ _PNGS = register(ByteLRU("ui.charts.pngs", 32 * 2**20))  # encoded image heatmap
 
 def _png(m: np.ndarray, lo: float, hi: float, lut: str, max_px: int) -> tuple[bytes, tuple[int, int]]:
     """heatmap_png, cached by a digest of the numbers and the colour range (the encoder runs once per map)."""
-    key = (_digest(m), lo, hi, lut, max_px)
+    key = (digest(m), lo, hi, lut, max_px)
     return _PNGS.get_or_compute(key, lambda: heatmap_png(m, lo, hi, lut, max_px=max_px))
 
 
@@ -390,12 +368,12 @@ def bar_chart(
     names = tuple(map(str, labels))
     top = int(np.argmax(values)) if highlight is None else int(highlight)
 
-    def rows() -> bytes:
+    def rows() -> pd.DataFrame:
         df = pd.DataFrame({"i": np.arange(len(values)), "token": list(names), "v": np.round(values, 4)})
         df["top"] = df["i"] == top
-        return dataframe_util.convert_anything_to_arrow_bytes(df)
+        return df
 
-    arrow = _CELLS.get_or_compute(("bars", _digest(values), names, top), rows)  # a rerun of the same row: no pandas
+    arrow = arrow_rows(("bars", digest(values), names, top), rows)  # a rerun of the same row: no pandas
     spec = json.loads(_bar_skeleton(names, title, value_name, domain is not None))
     if domain is not None:
         spec["encoding"]["y"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]

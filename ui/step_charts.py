@@ -12,9 +12,9 @@ import json
 import altair as alt
 import numpy as np
 import pandas as pd
-from streamlit import dataframe_util
 
-from ui.cache import ByteLRU, cached, register
+from ui.cache import cached
+from ui.vega import arrow_rows, digest
 
 
 def cell_px(n: int) -> int:
@@ -41,9 +41,6 @@ def _frame(
     frac = (np.clip(df["v"], lo, hi) - lo) / ((hi - lo) or 1.0)
     df["dark"] = (np.abs(frac - 0.5) > 0.3) if diverging else (frac < 0.55)
     return df
-
-
-_CELLS = register(ByteLRU("ui.step_charts.cells", 4 * 2**20))  # Arrow bytes of the cells, by content
 
 
 @cached(max_mb=4)
@@ -141,13 +138,8 @@ def matrix_chart(
     lo, hi = map(float, domain)
     rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
     spec = json.loads(_skeleton(m.shape, rows, cols, title, lo, hi, value_name, diverging, row_title, col_title))
-    key = (m.shape, m.tobytes(), rows, cols, row_title, col_title, lo, hi, diverging)
+    key = ("step", digest(m), rows, cols, row_title, col_title, lo, hi, diverging)
     spec["datasets"] = {
-        "cells": _CELLS.get_or_compute(
-            key,
-            lambda: dataframe_util.convert_anything_to_arrow_bytes(
-                _frame(m, rows, cols, row_title, col_title, lo, hi, diverging)
-            ),
-        )
+        "cells": arrow_rows(key, lambda: _frame(m, rows, cols, row_title, col_title, lo, hi, diverging))
     }
     return spec

@@ -3,18 +3,15 @@ query/key picture. Plain Altair specs built from the arrays a Trajectory holds."
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit import dataframe_util
 
 from attention_core.training.inspect import QKPicture
 from attention_core.training.scores import SCORE_NAMES
 from attention_core.training.trajectory import Trajectory
-from ui.cache import ByteLRU, register
 from ui.charts import show_heatmap
+from ui.vega import arrow_rows, digest
 
 SMOOTH = 25  # steps in the running mean of the per-step training loss
 
@@ -75,15 +72,11 @@ def score_frame(traj: Trajectory, run: str = "") -> pd.DataFrame:
     return df
 
 
-_ROWS = register(ByteLRU("ui.training_views.rows", 16 * 2**20))  # curve rows as Arrow, by content digest
-
-
 def _rows(df: pd.DataFrame) -> bytes:
     """``df`` as Arrow IPC bytes, converted once per content: a scrub of the shipped runs redraws the same
     curves (it moves only the shown-step rule), and inline records were ~400 KB of JSON per change."""
-    digest = hashlib.blake2b(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes(), digest_size=16)
-    key = (digest.digest(), tuple(df.columns))
-    return _ROWS.get_or_compute(key, lambda: dataframe_util.convert_anything_to_arrow_bytes(df.reset_index(drop=True)))
+    key = ("curves", digest(pd.util.hash_pandas_object(df, index=False).to_numpy()), tuple(df.columns))
+    return arrow_rows(key, lambda: df.reset_index(drop=True))
 
 
 def _layered(title: str, base: dict, marks: list[tuple[int, str]], shown_step: int | None, height: int) -> dict:

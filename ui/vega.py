@@ -11,13 +11,35 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 
+import numpy as np
 import pandas as pd
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, nbytes, register
 
 _SPECS = register(ByteLRU("ui.vega.arrow_specs", 16 * 2**20))
+_ROWS = register(ByteLRU("ui.vega.arrow_rows", 80 * 2**20))  # chart rows (map cells, bars, curves) as Arrow
+
+
+def digest(*arrays) -> bytes:
+    """A 16-byte digest of the arrays' shapes, dtypes and numbers (None counts as a marker): a cheap cache key."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        if a is None:
+            h.update(b"-")
+        else:
+            a = np.ascontiguousarray(a)
+            h.update(str((a.shape, a.dtype)).encode())
+            h.update(a.tobytes())
+    return h.digest()
+
+
+def arrow_rows(key, frame: Callable[[], pd.DataFrame]) -> bytes:
+    """The Arrow IPC bytes of ``frame()``, built once per ``key`` (a digest of what the rows are made of, plus
+    labels): a rerun that draws the same rows again sends stored bytes instead of converting a DataFrame."""
+    return _ROWS.get_or_compute(key, lambda: dataframe_util.convert_anything_to_arrow_bytes(frame()))
 
 
 def arrow_datasets(spec: dict) -> dict:
