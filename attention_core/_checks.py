@@ -78,7 +78,7 @@ def check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must share d_k (last dim); got q {q.shape} and k {k.shape}")
     if v.shape[-2] != k.shape[-2]:
-        raise ValueError(f"k and v must have the same number of tokens T_k >= 1; got k {k.shape} and v {v.shape}")
+        raise ValueError(f"k and v must have the same number of tokens T_k; got k {k.shape} and v {v.shape}")
     return q, k, v
 
 

@@ -94,7 +94,7 @@ def toy_attention_run(run: WhatIfRun) -> AttentionRun:
         tuple(run.tokens),
         np.zeros(run.T, dtype=bool),
         run.weights[None],
-        cfg.mask in ("causal", "causal+padding"),
+        cfg.causal,
         run.q[None],
         run.k[None],
         score_factor(cfg.d_k, cfg.scaled),

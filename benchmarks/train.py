@@ -18,9 +18,9 @@ import torch
 
 from attention_core.training import TrainConfig, Trainer
 from attention_core.training.ready import READY, ready_path
-from attention_core.training.trajectory import find_phase_change, from_trainer, load_trajectory
+from attention_core.training.trajectory import from_trainer, load_trajectory
 from benchmarks._timing import median_ms, table
-from ui.training import best_prefix_matching, snapshot_view
+from ui.training import phase_change_step, snapshot_view
 from ui.training_views import curve_frame, curves_chart, qk_chart, score_frame, scores_chart
 
 
@@ -59,7 +59,7 @@ def main(argv=None) -> None:
         cliff = None
         while cliff is None and tr.step < 3000:
             tr.train(25)
-            cliff = find_phase_change(from_trainer(tr).steps, best_prefix_matching(from_trainer(tr)), min_rise=0.3)
+            cliff = phase_change_step(from_trainer(tr))  # the page's own detector, one trajectory per check
         secs = time.perf_counter() - t0
         rows.append(
             [f"induction phase change detected (step {cliff}, found at step {tr.step})", f"{secs:.1f} s", "<= 30 s"]
