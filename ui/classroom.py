@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from ui.links import link_options, set_link_options, write_link_options
-from ui.state import kept_toggle
+from ui.state import kept_toggle, kept_value
 from ui.text import md_escape
 
 TOGGLE_KEY = "classroom_on"
@@ -23,7 +23,7 @@ def classroom_on() -> bool:
     options = link_options()
     if options.classroom == "lock":
         return True
-    return bool(st.session_state.get(f"{TOGGLE_KEY}_kept", options.classroom == "on"))
+    return bool(kept_value(TOGGLE_KEY, options.classroom == "on"))
 
 
 def _remember() -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from attention_core.positions import OffsetProfile
+from ui.charts import with_data
 from ui.layout import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,13 +197,8 @@ def per_head_bars(values, title: str, y_title: str, domain=None, text_format: st
 
 
 def vega(spec_and_data: tuple[dict, dict], container=None) -> None:
-    """Draw a (spec, columns) pair as plain Vega-Lite (Altair validates every chart it builds: tens of ms a chart).
-
-    The rows travel as a *named* dataset in the spec: with a DataFrame or inline values Streamlit 1.67 first
-    draws the chart empty and Vega warns "Infinite extent" for every field."""
+    """Draw a (spec, columns) pair as plain Vega-Lite (Altair validates every chart it builds: tens of ms a chart),
+    its rows a named Arrow dataset (``ui.charts.with_data``: no records converted by Streamlit, no "Infinite
+    extent" warnings)."""
     spec, columns = spec_and_data
-    names = list(columns)
-    rows = [dict(zip(names, values)) for values in zip(*columns.values())]
-    (container or st).vega_lite_chart(
-        spec={**spec, "datasets": {"rows": rows}, "data": {"name": "rows"}}, width="stretch"
-    )
+    (container or st).vega_lite_chart(with_data(spec, pd.DataFrame(columns)), width="stretch")

@@ -13,12 +13,9 @@ import pandas as pd
 import pyarrow as pa
 
 from ui.cache import ByteLRU, register
+from ui.vega import digest
 
 _TABLES = register(ByteLRU("ui.tables.matrix_table", 8 * 2**20))
-
-
-def _key(m: np.ndarray) -> tuple:
-    return m.shape, m.dtype.str, m.tobytes()
 
 
 def matrix_table(
@@ -43,8 +40,8 @@ def matrix_table(
             f"got {len(row_labels)} and {len(col_labels)}"
         )
     extra = tuple((str(name), np.asarray(v)) for name, v in extra)
-    key = (_key(m), tuple(map(str, row_labels)), tuple(map(str, col_labels)), decimals)
-    key += tuple((name, _key(v)) for name, v in extra)
+    key = (digest(m), tuple(map(str, row_labels)), tuple(map(str, col_labels)), decimals)
+    key += tuple((name, digest(v)) for name, v in extra)
 
     def build() -> pa.Table:
         rnd = (lambda a: np.round(a, decimals)) if decimals is not None else (lambda a: a)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from streamlit import dataframe_util
 
-from ui.cache import ByteLRU, nbytes, register
+from ui.cache import ByteLRU, register
 
 _SPECS = register(ByteLRU("ui.vega.arrow_specs", 16 * 2**20))
 _ROWS = register(ByteLRU("ui.vega.arrow_rows", 80 * 2**20))  # chart rows (map cells, bars, curves) as Arrow
@@ -58,11 +58,7 @@ def arrow_datasets(spec: dict) -> dict:
 def spec_from_json(spec_json: str) -> dict:
     """The Vega-Lite spec in ``spec_json`` with Arrow datasets, converted once per distinct JSON text."""
     key = hashlib.blake2b(spec_json.encode("utf-8"), digest_size=16).digest()
-    hit, spec = _SPECS.get(key)
-    if not hit:
-        spec = arrow_datasets(json.loads(spec_json))
-        _SPECS.put(key, spec, nbytes(spec))
-    return spec
+    return _SPECS.get_or_compute(key, lambda: arrow_datasets(json.loads(spec_json)))
 
 
 def draw(box, spec: dict, **kwargs) -> None:
