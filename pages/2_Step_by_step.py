@@ -42,6 +42,36 @@ def preset_matrices(preset: str, seed: int) -> dict[str, np.ndarray]:
     return {n: np.round(w.astype(np.float64), 2) for n, w in zip(W_NAMES, rng_ws)}
 
 
+def load_preset():
+    mats = preset_matrices(st.session_state.sbs_preset, st.session_state.get("whatif").seed)
+    st.session_state.sbs_good = dict(mats)
+    st.session_state.sbs_base = dict(mats)
+    st.session_state.sbs_version += 1
+
+
+def set_w_k(factor: float):
+    """Keep W_q and W_v as they are (edits included) and set W_k = factor * I."""
+    st.session_state.sbs_good = {**st.session_state.sbs_good, "W_k": factor * np.eye(2)}
+    st.session_state.sbs_base = dict(st.session_state.sbs_good)
+    st.session_state.sbs_version += 1
+
+
+def step(title: str, latex: str, table, sentence: str):
+    """A heading with its formula (one element), the table and the sentence beside it."""
+    st.markdown(f"#### {title}\n$$\n{latex}\n$$")
+    left, right = st.columns([3, 2])
+    left.dataframe(table, width="stretch" if table.num_columns > 7 else "content")  # 6 columns + the index
+    right.markdown(sentence)
+
+
+def looks_for(Q) -> str:
+    """'A' or 'B' when every query is the same vector pointing at one symbol's column, else ''."""
+    if not np.allclose(Q, Q[0]) or np.allclose(Q[0], 0):
+        return ""
+    j = int(np.argmax(np.abs(Q[0])))
+    return VOCAB[j] if Q[0, j] > 0 and abs(Q[0, 1 - j]) < 1e-12 else ""
+
+
 def _body() -> None:
     """Tokens and W_q/W_k/W_v, then E, Q, K, V, scores, scaling, softmax and Z as tables with their sentences."""
     cfg = sidebar_controls(show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", share=False)
@@ -72,18 +102,6 @@ def _body() -> None:
                     link_errors.append(str(exc))
         st.session_state.sbs_link_errors = link_errors
 
-    def load_preset():
-        mats = preset_matrices(st.session_state.sbs_preset, st.session_state.get("whatif").seed)
-        st.session_state.sbs_good = dict(mats)
-        st.session_state.sbs_base = dict(mats)
-        st.session_state.sbs_version += 1
-
-    def set_w_k(factor: float):
-        """Keep W_q and W_v as they are (edits included) and set W_k = factor * I."""
-        st.session_state.sbs_good = {**st.session_state.sbs_good, "W_k": factor * np.eye(2)}
-        st.session_state.sbs_base = dict(st.session_state.sbs_good)
-        st.session_state.sbs_version += 1
-
     for err in st.session_state.pop("sbs_link_errors", []):
         st.warning(f"Link ignored: {err}. Using the preset instead.")
     st.radio(
@@ -111,9 +129,8 @@ def _body() -> None:
         except ValueError as exc:
             col.error(f"{exc}. Keeping the last good {name}.")
             W[name] = st.session_state.sbs_good[name]
-    edited_any = any(
-        not np.array_equal(W[n], preset_matrices(st.session_state.sbs_preset, cfg.seed)[n]) for n in W_NAMES
-    )
+    preset = preset_matrices(st.session_state.sbs_preset, cfg.seed)
+    edited_any = any(not np.array_equal(W[n], preset[n]) for n in W_NAMES)
     for name, p in URL_KEYS.items():
         if edited_any:
             st.query_params[p] = format_matrix(W[name])
@@ -129,20 +146,6 @@ def _body() -> None:
     )
     labels = list(wt.labels)
     T, d_k = len(labels), wt.d_k
-
-    def step(title: str, latex: str, table, sentence: str):
-        """A heading with its formula (one element), the table and the sentence beside it."""
-        st.markdown(f"#### {title}\n$$\n{latex}\n$$")
-        left, right = st.columns([3, 2])
-        left.dataframe(table, width="stretch" if table.num_columns > 7 else "content")  # 6 columns + the index
-        right.markdown(sentence)
-
-    def looks_for(Q) -> str:
-        """'A' or 'B' when every query is the same vector pointing at one symbol's column, else ''."""
-        if not np.allclose(Q, Q[0]) or np.allclose(Q[0], 0):
-            return ""
-        j = int(np.argmax(np.abs(Q[0])))
-        return VOCAB[j] if Q[0, j] > 0 and abs(Q[0, 1 - j]) < 1e-12 else ""
 
     b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
     st.divider()

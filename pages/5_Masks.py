@@ -28,6 +28,10 @@ st.latex(
 )
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _body() -> None:
     """The mask lab for the sidebar's setting: the mask, the masked scores and weights, the padding check."""
     cfg = sidebar_controls(
@@ -37,9 +41,6 @@ def _body() -> None:
     lab = cached_mask_lab(cfg, head)
     T, pad = lab.T, lab.pad
     tokens = [str(t) for t in cached_run(cfg.replace(mask="none")).tokens]
-
-    def plural(n: int, word: str) -> str:
-        return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
     def names(idx, limit: int = 6) -> str:
         shown = ", ".join(md_escape(tokens[i]) for i in idx[:limit])

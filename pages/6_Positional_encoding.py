@@ -23,6 +23,11 @@ page_setup(
 )
 
 
+def sci(x: float) -> str:
+    """A difference in scientific notation, or 0 when it is exactly 0."""
+    return "0" if x == 0 else f"{x:.1e}"
+
+
 def _body() -> None:
     """The sinusoidal table, its curves, similarity by distance and the shuffle experiment."""
     cfg = sidebar_controls(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
@@ -34,10 +39,6 @@ def _body() -> None:
     T, D = run.T, cfg.d_model
     pe, sim, by_offset = cached_positions(T, D)
     positions = [str(p) for p in range(T)]
-
-    def sci(x: float) -> str:
-        """A difference in scientific notation, or 0 when it is exactly 0."""
-        return "0" if x == 0 else f"{x:.1e}"
 
     st.subheader(f"The encoding table: {T} position{'s' if T > 1 else ''} x {D} dimension{'s' if D > 1 else ''}")
     show_heatmap(
