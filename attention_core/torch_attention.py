@@ -138,14 +138,18 @@ class MultiHeadAttention(nn.Module):
         *lead, T_q, _ = x.shape
         T_k = kv.shape[-2]
         H, d_k = self.n_heads, self.d_k
-        q = self.W_q(x).reshape(*lead, T_q, H, d_k).transpose(-3, -2)  # (B, H, T_q, d_k)
-        k = self.W_k(kv).reshape(*lead, T_k, H, d_k).transpose(-3, -2)  # (B, H, T_k, d_k)
+        q = self._rotate(self.W_q(x).reshape(*lead, T_q, H, d_k).transpose(-3, -2))  # (B, H, T_q, d_k)
+        k = self._rotate(self.W_k(kv).reshape(*lead, T_k, H, d_k).transpose(-3, -2))  # (B, H, T_k, d_k)
         v = self.W_v(kv).reshape(*lead, T_k, H, d_k).transpose(-3, -2)  # (B, H, T_k, d_k)
         if mask is not None and mask.dim() >= 2:
             mask = mask.unsqueeze(-3)  # (B, 1, T_q, T_k): the same mask for every head
         z, weights = scaled_dot_product_attention_torch(q, k, v, mask, self.scaled, self.temperature)
         z = z.transpose(-3, -2).reshape(*lead, T_q, self.d_model)  # (B, T_q, d_model): heads concatenated
         return self.W_o(z), weights  # (B, T_q, d_model), (B, H, T_q, T_k)
+
+    def _rotate(self, t: torch.Tensor) -> torch.Tensor:
+        """Queries and keys (B, H, T, d_k) pass here before the scores: unchanged (RoPE rotates them)."""
+        return t
 
     def load_numpy_weights(self, w_q, w_k, w_v, w_o) -> MultiHeadAttention:
         """Copy ``x @ W`` matrices (d_model, d_model) from the NumPy side into the nn.Linear layers."""

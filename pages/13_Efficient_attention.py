@@ -9,7 +9,7 @@ from attention_core.gqa import DTYPE_BYTES, MODELS, MODELS_BY_NAME, allowed_kv_h
 from attention_core.kv_cache import decode_with_cache
 from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
-from ui.charts import show_heatmap, show_mask, with_data
+from ui.charts import dim_labels, show_heatmap, show_mask, with_data
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -102,7 +102,7 @@ def _body() -> None:
     step = min(step, T)
     head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
 
-    view = cached_decode_view(cfg, G)
+    view = cached_decode_view(cfg.replace(mask="none", pad_count=0), G)  # the decode is causal: no mask in the key
     rep = H // G
     kv_head = head // rep
     now = view.run.steps[step - 1]
@@ -130,7 +130,7 @@ def _body() -> None:
     show_heatmap(
         vectors,
         ["q (new)", "k (new)", "v (new)"],
-        [str(j) for j in range(d_k)],
+        dim_labels(d_k),
         container=c2,
         title=f"new at step {step} (head {head + 1})",
         row_title="row",
@@ -362,9 +362,7 @@ def _body() -> None:
         flash_text += "Its running max was set by the first tile with an allowed key and never rose again: no rescaling was needed. "
     if np.isfinite(last.m[fq]):
         flash_text += f"It ends at m = {fmt(float(last.m[fq]))} and l = {fmt(float(last.l[fq]))}; z = o / l. "
-    rescaled_rows = np.zeros(T, dtype=bool)
-    for s in steps[1:]:
-        rescaled_rows |= np.isfinite(s.m_before) & (s.rescale < 1)  # a later tile raised this row's max
+    rescaled_rows = fv.rescaled_rows  # (T,) a later tile raised these rows' max
     flash_text += (
         f"{int(rescaled_rows.sum())} of the {T} query rows had their sum and output rescaled at least once"
         + (

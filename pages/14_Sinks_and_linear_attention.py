@@ -17,7 +17,8 @@ from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_v
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
 from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars, vega, where_next
-from ui.page_params import PageParam, bind, head_param, keep, note, restore, show_notes, write_params
+from ui.page_params import PageParam, bind, head_param, note, restore, show_notes, write_params
+from ui.state import keep
 
 page_setup(
     "Sinks and linear attention",

@@ -3,7 +3,6 @@
 import uuid
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attention_core.training import TASK_LABELS, TASKS, TrainConfig, Trainer, positional_kinds
@@ -13,7 +12,7 @@ from attention_core.training.inspect import attention_parity, query_key_picture
 from attention_core.training.ready import READY, READY_BY_NAME
 from attention_core.training.scores import prefix_matching_score
 from attention_core.training.trajectory import Trajectory, find_phase_change, from_trainer
-from ui.compute import cached_ready_snapshot_view, cached_ready_trajectory
+from ui.compute import cached_ready_layers, cached_ready_snapshot_view, cached_ready_trajectory
 from ui.layout import page_setup, show_code
 from ui.lesson import page_end
 from ui.training import (
@@ -24,7 +23,7 @@ from ui.training import (
     snapshot_view,
     train_chunk,
 )
-from ui.training_views import curve_frame, curves_chart, qk_chart, score_frame, scores_chart, show_head_maps
+from ui.training_views import curve_frame, curves_chart, layered, qk_chart, score_frame, scores_chart, show_head_maps
 
 PAGE = "pages/15_Train.py"
 page_setup(
@@ -218,9 +217,7 @@ def ready_section() -> None:
         f"{c.steps} steps; the red dashed line is the phase change, found where the best head's prefix-matching "
         "score first crosses halfway from its start to its maximum."
     )
-    curves = (curve_frame(two, "2 layers"), curve_frame(one, "1 layer"))
-    scores = (score_frame(two, "2 layers"), score_frame(one, "1 layer"))
-    df, sf = pd.concat(curves), pd.concat(scores)
+    layers = cached_ready_layers()
     name = st.radio(
         "Run to inspect",
         [r.name for r in READY],
@@ -237,8 +234,8 @@ def ready_section() -> None:
         ("accuracy", "Accuracy on repeated tokens", "previous-token", "Previous-token score of every head"),
     ):
         a, b = st.columns(2)
-        a.vega_lite_chart(curves_chart(df, curve, curve_title, marks, shown, by_run=True), width="stretch")
-        b.vega_lite_chart(scores_chart(sf, score, score_title, marks, shown, by_run=True), width="stretch")
+        a.vega_lite_chart(layered(curve_title, layers[curve], marks, shown), width="stretch")
+        b.vega_lite_chart(layered(score_title, layers[score], marks, shown), width="stretch")
     qp.update({"mode": "ready", "run": name, "show": str(shown)})
     show_details(traj, index, lambda layer, head: cached_ready_snapshot_view(name, index, layer, head), key="ready")
 

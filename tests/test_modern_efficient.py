@@ -347,8 +347,8 @@ def test_flash_bad_arguments_raise(call, match):
 
 def test_views_reject_a_run_they_cannot_use():
     from attention_core import WhatIf, run_whatif
-    from ui.efficient_views import flash_view
-    from ui.position_views import positions_view
+    from attention_core.efficient_views import flash_view
+    from attention_core.position_views import positions_view
 
     with pytest.raises(ValueError, match="unmasked run"):
         flash_view(run_whatif(WhatIf(mask="causal")), "causal", 0, 2)
@@ -359,11 +359,11 @@ def test_views_reject_a_run_they_cannot_use():
 @pytest.mark.parametrize("mask", ["none", "causal", "padding", "causal+padding"])
 def test_cached_views_are_the_views_of_the_shared_run(mask):
     from attention_core import WhatIf, run_whatif
+    from attention_core.efficient_views import flash_view
+    from attention_core.position_views import positions_view
+    from attention_core.sinks_linear_views import linear_view
     from ui.cache import cache_report
     from ui.compute import cached_flash_view, cached_linear_view, cached_positions_view, cached_run
-    from ui.efficient_views import flash_view
-    from ui.position_views import positions_view
-    from ui.sinks_linear_views import linear_view
 
     cfg = WhatIf(mask=mask, pad_count=2, positional=True, seed=3)
     fv = cached_flash_view(cfg, 1, 3)
@@ -384,3 +384,20 @@ def test_cached_views_are_the_views_of_the_shared_run(mask):
     for view in ("positions", "decode", "window", "flash", "sinks", "streaming", "linear", "ready_snapshot"):
         assert f"ui.compute.cached_{view}_view" in names
     assert "ui.compute.cached_ready_trajectory" in names
+
+
+@pytest.mark.parametrize("tile", [1, 3, 8, 11])
+def test_flash_view_rescaled_rows_are_the_rows_whose_tile_max_rises(tile):
+    """A row is rescaled when some later tile holds a larger score than every earlier tile (brute force)."""
+    from attention_core import WhatIf, run_whatif
+    from attention_core.efficient_views import flash_view
+
+    cfg = WhatIf(seq_len=11, d_model=16, n_heads=2, seed=4)
+    run = run_whatif(cfg)
+    view = flash_view(run, "none", 1, tile)
+    q, k = run.q[1].astype(np.float64), run.k[1].astype(np.float64)
+    s = q @ k.T / np.sqrt(q.shape[1])  # (T, T)
+    tile_max = np.stack([s[:, j : j + tile].max(1) for j in range(0, s.shape[1], tile)], 1)  # (T, tiles)
+    rises = (tile_max[:, 1:] > np.maximum.accumulate(tile_max, 1)[:, :-1]).any(1)  # (T,)
+    assert view.rescaled_rows.dtype == bool and view.rescaled_rows.tolist() == rises.tolist()
+    assert tile < 11 or not view.rescaled_rows.any()

@@ -2,10 +2,10 @@
 
 Each page's computations are declared here with their byte budgets; the pages import the cached names from
 this module and no other module declares a cached computation. What the modern-attention and Train pages
-compute is written as plain functions beside its frozen result dataclasses (ui/position_views.py,
-ui/efficient_views.py, ui/sinks_linear_views.py, ui/training.py); the wrappers here give them the shared
-cached run. (The chart and table modules keep byte caches of what they draw -- Altair skeletons, Arrow
-cells, PNGs -- as rendering internals; ``cache_report()`` lists those too.)
+compute is written as plain functions beside its frozen result dataclasses (attention_core/position_views.py,
+efficient_views.py and sinks_linear_views.py, ui/training.py); the wrappers here give them the shared cached
+run. (The chart and table modules keep byte caches of what they draw -- Altair skeletons, Arrow cells, PNGs --
+as rendering internals; ``cache_report()`` lists those too.)
 
 Each cache is bounded by bytes, keyed by cheap hashable arguments (a WhatIf is a frozen dataclass of
 primitives; its hash costs microseconds, where st.cache_data pickles and hashes it on every call), and
@@ -21,10 +21,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attention_core import WhatIf, head_divergence_matrix, run_whatif, saturation_metrics, shuffle_experiment
+from attention_core.efficient_views import DecodeView, FlashView, WindowView, decode_view, flash_view, window_view
+from attention_core.position_views import PositionsView, positions_view
+from attention_core.sinks_linear_views import (
+    LinearView,
+    SinksView,
+    StreamingView,
+    linear_view,
+    sinks_view,
+    streaming_view,
+)
 from ui.cache import cached
-from ui.efficient_views import DecodeView, FlashView, WindowView, decode_view, flash_view, window_view
-from ui.position_views import PositionsView, positions_view
-from ui.sinks_linear_views import LinearView, SinksView, StreamingView, linear_view, sinks_view, streaming_view
 
 if TYPE_CHECKING:  # ui.training imports torch; see the Train section
     from attention_core.training.trajectory import Trajectory
@@ -258,8 +265,8 @@ def cached_mask_lab(cfg: WhatIf, head: int):
 
 
 # ---- Positions, Efficient attention, Sinks and linear attention (pages/12, 13, 14)
-# The views are pure functions (ui/position_views.py, ui/efficient_views.py, ui/sinks_linear_views.py); the
-# ones on the what-if's input get the shared cached run from here. Sizes measured with ui.cache.nbytes.
+# The views are pure functions (attention_core/position_views.py, efficient_views.py, sinks_linear_views.py);
+# the ones on the what-if's input get the shared cached run from here. Sizes measured with ui.cache.nbytes.
 
 
 @cached(max_mb=32)
@@ -274,7 +281,7 @@ def cached_decode_view(cfg: WhatIf, kv_heads: int) -> DecodeView:
     """decode_view: cfg's input decoded with a cache of ``kv_heads`` K/V heads (Efficient attention). About
     24 kB at the defaults, 14 MB at 256 tokens and d_model 1024, 33-40 MB at 512 tokens: the budget keeps one
     of the largest (with 24 MB it was never kept, and every rerun decoded again, about 1.1 s)."""
-    return decode_view(cfg, kv_heads)
+    return decode_view(cached_run(cfg), kv_heads)
 
 
 @cached(max_mb=8)
@@ -322,6 +329,24 @@ def cached_ready_trajectory(name: str) -> Trajectory:
     from ui.training import load_ready
 
     return load_ready(name)
+
+
+@cached(max_mb=4)
+def cached_ready_layers() -> dict[str, dict]:
+    """The shipped runs' four chart layers (loss and accuracy of both runs, prefix-matching and previous-token
+    scores of every head), by metric or score name: built once per process, so a scrub redraws only the rules.
+    The Arrow rows are about 0.5 MB in all."""
+    import pandas as pd
+
+    from attention_core.training.ready import READY
+    from ui.training_views import curve_frame, curves_layer, score_frame, scores_layer
+
+    two, one = (cached_ready_trajectory(r.name) for r in READY)
+    df = pd.concat((curve_frame(two, "2 layers"), curve_frame(one, "1 layer")))
+    sf = pd.concat((score_frame(two, "2 layers"), score_frame(one, "1 layer")))
+    return {m: curves_layer(df, m, by_run=True) for m in ("loss", "accuracy")} | {
+        sc: scores_layer(sf, sc, by_run=True) for sc in ("prefix-matching", "previous-token")
+    }
 
 
 @cached(max_mb=16)

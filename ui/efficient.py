@@ -1,6 +1,6 @@
 """The Efficient attention page's chart specs.
 
-What the page computes is in ui/efficient_views.py; its cached versions are declared in ui/compute.py; its
+What the page computes is in attention_core/efficient_views.py; its cached versions are declared in ui/compute.py; its
 own controls are ui/page_params.PageParam declarations in the page file.
 """
 

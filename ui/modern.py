@@ -1,6 +1,6 @@
 """The Positions and the Sinks-and-linear-attention pages: where next, the sinks URL list and chart specs.
 
-What the pages compute is in ui/position_views.py and ui/sinks_linear_views.py; their cached versions are
+What the pages compute is in attention_core/position_views.py and attention_core/sinks_linear_views.py; their cached versions are
 declared in ui/compute.py. Their own controls are ui/page_params.PageParam declarations (in the page files);
 the per-head sink logits travel in one URL parameter, read by :func:`parse_sinks`.
 """

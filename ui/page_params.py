@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.state import entered_page
+from ui.state import entered_page, keep, remember
 
 NOTES_KEY = "page_param_notes"  # this page visit's notices, shown until one of the page's controls changes
 TRUE, FALSE = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
@@ -115,19 +115,9 @@ def clear_notes() -> None:
     st.session_state[NOTES_KEY] = []
 
 
-def keep(key: str, first) -> None:
-    """Keep the widget ``key`` across page switches: its kept value starts at ``first`` (once per session) and
-    is put back into the widget on the first run of each page visit (or when the widget has no state yet)."""
-    kept = f"{key}_kept"
-    if kept not in st.session_state:
-        st.session_state[kept] = first
-    if entered_page() or key not in st.session_state:
-        st.session_state[key] = st.session_state[kept]
-
-
 def _remember(key: str) -> None:
     """on_change of a page control: keep its new value, and the old notices no longer apply."""
-    st.session_state[f"{key}_kept"] = st.session_state[key]
+    remember(key)
     clear_notes()
 
 

@@ -48,18 +48,29 @@ def kept_value(key: str, default):
     return st.session_state.get(f"{key}_kept", default)
 
 
-def kept_toggle(box, label: str, key: str, default: bool, **kw) -> bool:
-    """A toggle whose value survives page switches (kept under ``key + '_kept'``)."""
+def keep(key: str, first) -> None:
+    """Keep the widget ``key`` across page switches: its kept value starts at ``first`` (once per session) and
+    is put back into the widget on the first run of each page visit (or when the widget has no state yet)."""
     kept = f"{key}_kept"
     if kept not in st.session_state:
-        st.session_state[kept] = default
+        st.session_state[kept] = first
     if entered_page() or key not in st.session_state:
         st.session_state[key] = st.session_state[kept]
+
+
+def remember(key: str) -> None:
+    """Keep the widget ``key``'s new value (its on_change, or part of it)."""
+    st.session_state[f"{key}_kept"] = st.session_state[key]
+
+
+def kept_toggle(box, label: str, key: str, default: bool, **kw) -> bool:
+    """A toggle whose value survives page switches (kept under ``key + '_kept'``, see :func:`keep`)."""
+    keep(key, default)
     on_change = kw.pop("on_change", None)
 
-    def remember():
-        st.session_state[kept] = st.session_state[key]
+    def changed():
+        remember(key)
         if on_change is not None:
             on_change()
 
-    return box.toggle(label, key=key, on_change=remember, **kw)
+    return box.toggle(label, key=key, on_change=changed, **kw)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit import dataframe_util
 
 from attention_core.training.inspect import QKPicture
 from attention_core.training.scores import SCORE_NAMES
 from attention_core.training.trajectory import Trajectory
 from ui.charts import show_heatmap
-from ui.vega import arrow_rows, digest
 
 SMOOTH = 25  # steps in the running mean of the per-step training loss
 
@@ -73,16 +73,17 @@ def score_frame(traj: Trajectory, run: str = "") -> pd.DataFrame:
 
 
 def _rows(df: pd.DataFrame) -> bytes:
-    """``df`` as Arrow IPC bytes, converted once per content: a scrub of the shipped runs redraws the same
-    curves (it moves only the shown-step rule), and inline records were ~400 KB of JSON per change."""
-    key = ("curves", digest(pd.util.hash_pandas_object(df, index=False).to_numpy()), tuple(df.columns))
-    return arrow_rows(key, lambda: df.reset_index(drop=True))
+    """``df`` as Arrow IPC bytes (inline records were ~400 KB of JSON per change). Not kept in a shared cache:
+    the shipped runs' layers are built once per process (ui.compute.cached_ready_layers), and a live run's
+    frames differ at every snapshot, so keeping them would only push other sessions' rows out."""
+    return dataframe_util.convert_anything_to_arrow_bytes(df.reset_index(drop=True))
 
 
-def _layered(title: str, base: dict, marks: list[tuple[int, str]], shown_step: int | None, height: int) -> dict:
+def layered(title: str, base: dict, marks=(), shown_step=None) -> dict:
     """A Vega-Lite spec (a plain dict: Altair's validation costs ~0.2 s a chart, too slow for a live redraw)
-    of ``base`` with the phase changes as red dashed rules and the shown step as a grey rule."""
-    layers = [base]
+    of the layer ``base`` (curves_layer, scores_layer) with the phase changes as red dashed rules and the shown
+    step as a grey rule. ``base``'s rows travel as a named Arrow dataset of the whole spec."""
+    layers = [{k: v for k, v in base.items() if k != "datasets"}]
     if marks:
         layers.append(
             {
@@ -105,17 +106,25 @@ def _layered(title: str, base: dict, marks: list[tuple[int, str]], shown_step: i
     spec = {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
         "title": title,
-        "height": height,
+        "height": 220,
         "layer": layers,
+        "datasets": base["datasets"],
     }
-    if "datasets" in base:  # the base layer's rows travel as a named Arrow dataset of the whole spec
-        layers[0] = {k: v for k, v in base.items() if k != "datasets"}
-        spec["datasets"] = base["datasets"]
     return spec
 
 
 def curves_chart(df: pd.DataFrame, metric: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
     """Lines of one metric over steps (colour = curve, or run and dash = curve), phase changes as red rules."""
+    return layered(title, curves_layer(df, metric, by_run), marks, shown_step)
+
+
+def scores_chart(df: pd.DataFrame, score: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
+    """One score over steps, one line per head (and per run), phase changes as red rules."""
+    return layered(title, scores_layer(df, score, by_run), marks, shown_step)
+
+
+def curves_layer(df: pd.DataFrame, metric: str, by_run: bool = False) -> dict:
+    """The lines of one metric over steps, as a layer whose rows travel as a named Arrow dataset."""
     data = df[df["metric"] == metric]
     legend = {"orient": "bottom", "title": None}
     enc = {
@@ -126,12 +135,11 @@ def curves_chart(df: pd.DataFrame, metric: str, title: str, marks=(), shown_step
     }
     if by_run:
         enc["strokeDash"] = {"field": "curve", "type": "nominal", "legend": legend}
-    base = {"data": {"name": "rows"}, "datasets": {"rows": _rows(data)}, "mark": "line", "encoding": enc}
-    return _layered(title, base, list(marks), shown_step, 220)
+    return {"data": {"name": "rows"}, "datasets": {"rows": _rows(data)}, "mark": "line", "encoding": enc}
 
 
-def scores_chart(df: pd.DataFrame, score: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
-    """One score over steps, one line per head (and per run), phase changes as red rules."""
+def scores_layer(df: pd.DataFrame, score: str, by_run: bool = False) -> dict:
+    """One score over steps, one line per head (and per run), as a layer with a named Arrow dataset."""
     data = df[df["score"] == score].copy()
     data["line"] = (data["run"] + " " + data["head"]) if by_run else data["head"]
     enc = {
@@ -140,8 +148,7 @@ def scores_chart(df: pd.DataFrame, score: str, title: str, marks=(), shown_step=
         "color": {"field": "line", "type": "nominal", "legend": {"orient": "right", "title": None}},
         "tooltip": [{"field": f} for f in ("run", "head", "step", "value")],
     }
-    base = {"data": {"name": "rows"}, "datasets": {"rows": _rows(data)}, "mark": "line", "encoding": enc}
-    return _layered(title, base, list(marks), shown_step, 220)
+    return {"data": {"name": "rows"}, "datasets": {"rows": _rows(data)}, "mark": "line", "encoding": enc}
 
 
 def show_head_maps(maps: np.ndarray, labels, key: str) -> None:

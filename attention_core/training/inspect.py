@@ -12,11 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..attention import multi_head_attention, scaled_dot_product_attention, split_heads
+from ..attention import multi_head_attention
 from ..masks import causal_mask
+from ..positions import position_attention
 from ..rope import apply_rope
 from .config import TrainConfig
 from .model import TinyTransformer, load_flat_parameters
+from .rotary import ROPE_BASE
 from .tasks import is_causal
 
 
@@ -37,9 +39,8 @@ def attention_parity(
     model: TinyTransformer, tokens: torch.Tensor, dtype: torch.dtype = torch.float64
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """The model's attention weights recomputed by :func:`attention_core.multi_head_attention` (NumPy)
-    from the model's own projection weights and each layer's own input; for a rope model, every head's
-    q and k are rotated by :func:`attention_core.rope.apply_rope` before
-    :func:`attention_core.scaled_dot_product_attention`.
+    from the model's own projection weights and each layer's own input; for a rope model, by
+    :func:`attention_core.positions.position_attention` with ``method="rope"`` (each head's q and k rotated).
 
     Args:
         model: the model (not modified: a copy runs in ``dtype``); tokens: ``(1, T)``.
@@ -59,9 +60,8 @@ def attention_parity(
     for block, h in zip(model.blocks, inputs):
         a = block.attn
         w = [lin.weight.numpy().T for lin in (a.W_q, a.W_k, a.W_v, a.W_o)]  # x @ W convention
-        if model.cfg.pos == "rope":
-            q, k, v = (split_heads(h[0].numpy() @ w_x, a.n_heads) for w_x in w[:3])  # (H, T, d_k) each
-            _, w_np = scaled_dot_product_attention(apply_rope(q), apply_rope(k), v, mask)  # (H, T, T)
+        if model.cfg.pos == "rope":  # every head's q and k rotated by position (the rope_attention reference)
+            _, w_np = position_attention("rope", h[0].numpy(), *w[:3], n_heads=a.n_heads, mask=mask, base=ROPE_BASE)
         else:
             _, w_np = multi_head_attention(h[0].numpy(), *w, n_heads=a.n_heads, mask=mask)  # (H, T, T)
         ours.append(w_np)
@@ -104,7 +104,10 @@ def query_key_picture(model: TinyTransformer, tokens: torch.Tensor, layer: int, 
     q = attn.W_q(h)[:, cols].numpy().astype(np.float64)  # (T, d_k)
     k = attn.W_k(h)[:, cols].numpy().astype(np.float64)  # (T, d_k)
     if cfg.pos == "rope":
-        q, k = apply_rope(q), apply_rope(k)  # (T, d_k) each: the rotated vectors the scores use
+        q, k = (
+            apply_rope(q, base=ROPE_BASE),
+            apply_rope(k, base=ROPE_BASE),
+        )  # (T, d_k) each: the rotated vectors the scores use
     k = k - k.mean(0) + q.mean(0)  # (T, d_k) same centroid as the queries
     ratio = np.sqrt(np.linalg.norm(k, axis=1).mean() / max(np.linalg.norm(q, axis=1).mean(), 1e-12))
     q, k = q * ratio, k / ratio

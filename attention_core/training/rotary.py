@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ..torch_attention import MultiHeadSelfAttention, scaled_dot_product_attention_torch
+from ..torch_attention import MultiHeadSelfAttention
 
 ROPE_BASE = 10000.0  # base of the frequencies, as in the paper
 
@@ -60,16 +60,5 @@ class RotarySelfAttention(MultiHeadSelfAttention):
         if self.d_k % 2:
             raise ValueError(f"RoPE needs an even head width; d_model={d_model} / n_heads={n_heads} = {self.d_k}")
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
-        if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must be (B, T, d_model={self.d_model}); got shape {tuple(x.shape)}")
-        B, T, _ = x.shape
-        H, d_k = self.n_heads, self.d_k
-        q = rope_torch(self.W_q(x).reshape(B, T, H, d_k).transpose(1, 2))  # (B, H, T, d_k) rotated
-        k = rope_torch(self.W_k(x).reshape(B, T, H, d_k).transpose(1, 2))  # (B, H, T, d_k) rotated
-        v = self.W_v(x).reshape(B, T, H, d_k).transpose(1, 2)  # (B, H, T, d_k)
-        if mask is not None:
-            mask = mask.unsqueeze(-3)  # (1, T, T): the same mask for every head
-        z, weights = scaled_dot_product_attention_torch(q, k, v, mask, self.scaled, self.temperature)
-        z = z.transpose(1, 2).reshape(B, T, self.d_model)  # (B, T, d_model): heads concatenated
-        return self.W_o(z), weights  # (B, T, d_model), (B, H, T, T)
+    def _rotate(self, t: torch.Tensor) -> torch.Tensor:
+        return rope_torch(t)  # (B, H, T, d_k), rotated by each token's position

@@ -1,7 +1,7 @@
 """What the Efficient attention page computes for one setting: a KV-cache decode beside one causal pass, a
 sliding window's receptive field, FlashAttention's tiles beside the full softmax.
 
-Pure NumPy on the what-if's input (no Streamlit, no caches): ui/compute.py declares the cached versions the
+Pure NumPy on the what-if's input (no Streamlit, no caches): ui/compute.py (the app) declares the cached versions the
 page calls, and hands :func:`flash_view` the shared cached run.
 """
 
@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core import WhatIf, causal_mask, random_projection_weights, scaled_dot_product_attention
-from attention_core.flash import FlashRun, flash_attention_steps
-from attention_core.gqa import gqa_self_attention
-from attention_core.kv_cache import DecodeRun, decode_with_cache
-from attention_core.whatif import WhatIfRun, build_input
-from attention_core.windows import influence_by_layer, receptive_field_formula, sliding_window_mask
+from . import causal_mask, scaled_dot_product_attention
+from .flash import FlashRun, flash_attention_steps
+from .gqa import gqa_self_attention
+from .kv_cache import DecodeRun, decode_with_cache
+from .whatif import WhatIfRun
+from .windows import influence_by_layer, receptive_field_formula, sliding_window_mask
 
 
 @dataclass(frozen=True)
@@ -30,17 +30,14 @@ class DecodeView:
     max_diff: float  # largest |decoded - one pass| over every output number
 
 
-def kv_weights(cfg: WhatIf, kv_heads: int) -> tuple[np.ndarray, ...]:
-    """W_q, W_k, W_v, W_o of the what-if, K/V projections cut to the first G heads' columns (G * d_k)."""
-    w_q, w_k, w_v, w_o = random_projection_weights(cfg.d_model, cfg.seed)
+def decode_view(whatif: WhatIfRun, kv_heads: int) -> DecodeView:
+    """Decode the what-if run's input token by token with a cache of ``kv_heads`` K/V heads (its K/V projections
+    cut to the first G heads' columns, G * d_k); compare with one causal pass."""
+    cfg = whatif.config
     cols = kv_heads * cfg.d_k
-    return w_q, w_k[:, :cols], w_v[:, :cols], w_o
-
-
-def decode_view(cfg: WhatIf, kv_heads: int) -> DecodeView:
-    """Decode cfg's input token by token with a cache of ``kv_heads`` K/V heads; compare with one causal pass."""
-    tokens, x, _ = build_input(cfg)
-    w = kv_weights(cfg, kv_heads)
+    w_q, w_k, w_v, w_o = whatif.w
+    w = (w_q, w_k[:, :cols], w_v[:, :cols], w_o)
+    tokens, x = whatif.tokens, whatif.x
     run = decode_with_cache(
         x, *w, n_heads=cfg.n_heads, n_kv_heads=kv_heads, scaled=cfg.scaled, temperature=cfg.temperature
     )
@@ -81,6 +78,7 @@ class FlashView:
     run: FlashRun  # output and every tile's running statistics
     max_diff: float  # largest |tiled - full| output difference
     mask_note: str  # which mask was applied
+    rescaled_rows: np.ndarray  # (T,) bool: a later tile raised the row's running max, rescaling its sum and output
 
 
 def flash_view(run: WhatIfRun, mask: str, head: int, tile: int) -> FlashView:
@@ -108,4 +106,7 @@ def flash_view(run: WhatIfRun, mask: str, head: int, tile: int) -> FlashView:
     full_mask = key_mask if not causal else (causal_mask(T) if key_mask is None else causal_mask(T) & key_mask)
     ref, _ = scaled_dot_product_attention(q, k, v, mask=full_mask, scaled=cfg.scaled, temperature=cfg.temperature)
     note = " and ".join(n for n, on in (("causal (computed per tile)", causal), (f"padding ({pad} keys)", pad)) if on)
-    return FlashView(flash, float(np.abs(flash.output - ref).max()), note or "none")
+    rescaled = np.zeros(T, dtype=bool)  # (T,)
+    for s in flash.steps[1:]:
+        rescaled |= np.isfinite(s.m_before) & (s.rescale < 1)
+    return FlashView(flash, float(np.abs(flash.output - ref).max()), note or "none", rescaled)

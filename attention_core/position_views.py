@@ -1,7 +1,7 @@
 """What the Positions page computes for one setting: sinusoidal, learned, RoPE and ALiBi on the same input,
 their scores by offset, and what each knows beyond the trained length.
 
-Pure NumPy on a what-if run (no Streamlit, no caches): ui/compute.py declares the cached version the page
+Pure NumPy on a what-if run (no Streamlit, no caches): ui/compute.py (the app) declares the cached version the page
 calls and hands it the shared cached run.
 """
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.alibi import alibi_slopes
-from attention_core.positions import (
+from .alibi import alibi_slopes
+from .positions import (
     METHODS,
     OffsetProfile,
     angles_beyond_training,
@@ -22,7 +22,7 @@ from attention_core.positions import (
     pair_scores,
     position_attention,
 )
-from attention_core.whatif import WhatIfRun
+from .whatif import WhatIfRun
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What the Sinks and linear attention page computes for one setting: sink attention per head and its two
 invariants, StreamingLLM's mask, and linear attention's three equal forms beside softmax attention.
 
-Pure NumPy on a what-if run (no Streamlit, no caches): ui/compute.py declares the cached versions the page
+Pure NumPy on a what-if run (no Streamlit, no caches): ui/compute.py (the app) declares the cached versions the page
 calls and hands them the shared cached run.
 """
 
@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core import attention_scores, scaled_dot_product_attention, softmax
-from attention_core.linear_attention import linear_attention, linear_attention_factorised, linear_attention_recurrent
-from attention_core.sinks import sink_attention, streaming_mask
-from attention_core.whatif import WhatIfRun
+from . import attention_scores, scaled_dot_product_attention, softmax
+from .linear_attention import linear_attention, linear_attention_factorised, linear_attention_recurrent
+from .sinks import sink_attention, streaming_mask
+from .whatif import WhatIfRun
 
 
 @dataclass(frozen=True)
