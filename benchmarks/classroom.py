@@ -37,6 +37,8 @@ from benchmarks.protocol import PeakRSS, RunResult, StreamlitClient, Widget, cpu
 from tests.server_util import CHROMIUM_FLAGS  # noqa: E402
 from ui.presets import load_presets  # noqa: E402
 
+CAPACITY_THINK = (1.5, 2.5)  # seconds between a student's changes in --capacity runs: a change about every 2 s
+
 IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   return app && app.getAttribute('data-test-script-state') === 'notRunning'
@@ -340,7 +342,11 @@ def main() -> None:
     ap.add_argument("--url", help="use this running server instead of starting one")
     ap.add_argument("--server-pid", type=int, help="with --url: the server's pid, for its CPU and memory")
     ap.add_argument("--no-browser", action="store_true", help="skip the real Chromium tab")
-    ap.add_argument("--capacity", help="comma-separated student counts at --think 1.5-2.5: where p95 crosses 1 s")
+    ap.add_argument(
+        "--capacity",
+        help=f"comma-separated student counts at --think {CAPACITY_THINK[0]:g}-{CAPACITY_THINK[1]:g}: where p95 "
+        "crosses 1 s",
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     lo, _, hi = args.think.partition("-")
@@ -350,7 +356,9 @@ def main() -> None:
     chosen = [sc_all[n] for n in (args.scenario or ["why_scale"])]
     flags = tuple(f for fl in args.flag for f in fl.split("=", 1))
     pinned = f", taskset -c {args.cores}" if args.cores and not args.url else ""
-    think_text = "1.5-2.5 (a change about every 2 s)" if args.capacity else args.think
+    think_text = (
+        f"{CAPACITY_THINK[0]:g}-{CAPACITY_THINK[1]:g} (a change about every 2 s)" if args.capacity else args.think
+    )
     extra = ", " + " ".join(flags) if flags else ""
     print(
         f"Server: {'--url ' + args.url if args.url else 'streamlit run'}{pinned}{extra}; "
@@ -374,7 +382,7 @@ def main() -> None:
         for sc in chosen:
             rows, crossed, cpu_per_change = [], None, []
             for n in counts:
-                r = run(sc, n, (1.5, 2.5), False)
+                r = run(sc, n, CAPACITY_THINK, False)
                 cpu_per_change.append(r.cpu / max(len(r.results), 1))
                 rows.append(row(sc.title, r)[:11])
                 print(f"  {n} students: p95 {rows[-1][3]}", flush=True)
