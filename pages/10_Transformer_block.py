@@ -8,9 +8,10 @@ from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_s
 from attention_core.transformer import decoder_block, encoder_block
 from ui.charts import bar_chart, show_mask, show_token_dims, show_weights
 from ui.compute import cached_block
-from ui.controls import sidebar_controls
+from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import check_yourself, next_link
+from ui.partial import body, full_run, rerun_body
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
@@ -30,165 +31,197 @@ st.latex(
 )
 
 
-def _body() -> None:
-    """The block's own controls, the encoder and decoder diagrams, their maps and the residual figures."""
-    cfg = sidebar_controls(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
+def _block(cfg):
+    """The block run for the page's controls (a cached core call)."""
+    ss = st.session_state
+    return cached_block(cfg, ss["tb_source"] == "the 'it' sentence", ss["tb_prenorm"], ss["tb_tdec"])
+
+
+def _controls() -> tuple:
+    """The full-run part: the sidebar, the block's own controls and the head pickers, between the body's places.
+    The input reruns the page (the "it" picker appears with the sentence); pre-norm and the decoder length do not."""
+    cfg = sidebar_widgets(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
+    out = reserve_outputs()
     c1, c2, c3 = st.columns(3)
-    source = c1.radio("Input", ["the 'it' sentence", "the shared what-if input"], key="tb_source")
-    norm_first = c2.toggle(
+    c1.radio("Input", ["the 'it' sentence", "the shared what-if input"], key="tb_source", on_change=full_run)
+    c2.toggle(
         "pre-norm (LayerNorm before each sub-layer)",
         key="tb_prenorm",
         help="Off: post-norm, as in the original paper. On: pre-norm, as in most modern models.",
+        on_change=rerun_body,
     )
-    T_dec = c3.slider("decoder tokens", 1, 64, 5, key="tb_tdec")
-    run = cached_block(cfg, source == "the 'it' sentence", norm_first, T_dec)
-    enc, dec, tokens, T, D, H = run.encoder, run.decoder, run.tokens, run.T, cfg.d_model, cfg.n_heads
-
-    st.subheader("Encoder block")
-    st.graphviz_chart(encoder_graph_dot(norm_first))
-    st.caption(
-        f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
-        f"Each map is tokens (rows) x dimensions (columns); colour blue (negative) to red (positive), "
-        f"{T} x {D} except the feed-forward hidden layer ({T} x {4 * D})."
-    )
-    MAX_CELLS = 2048
-
-    def in_order(norm, rest):
-        """A sub-layer's maps as the data meets them: pre-norm normalises a copy first, post-norm the sum last."""
-        return [norm, *rest] if norm_first else [*rest, norm]
-
-    tensors = [("input x", enc.x)]
-    tensors += in_order(
-        ("LayerNorm₁", enc.attn.norm), [("attention output", enc.attn.sub), ("x + attention", enc.attn.add)]
-    )
-    tensors += in_order(
-        ("LayerNorm₂", enc.ffn.norm),
-        [
-            ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
-            ("feed-forward output", enc.ffn.sub),
-            ("residual sum₂", enc.ffn.add),
-        ],
-    )
-    tensors[-1] = (tensors[-1][0] + " = output", tensors[-1][1])  # the block's output: its last map
-    for i, (label, arr) in enumerate(tensors):
-        if i % 2 == 0:
-            cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
-        shape = f" ({arr.shape[0]} x {arr.shape[1]})" if arr.size <= MAX_CELLS else ""  # images state their shape
-        show_token_dims(
-            arr, tokens, title=label + shape, value_name="value", container=cols[i % 2], size=256, max_cells=MAX_CELLS
-        )
-    in_norm = float(np.linalg.norm(enc.x, axis=1).mean())
-    out_norm = float(np.linalg.norm(enc.out, axis=1).mean())
-    if norm_first:
-        summary = (
-            f"Pre-norm leaves the residual stream un-normalised: the mean row norm goes from {fmt(in_norm)} "
-            f"(input) to {fmt(out_norm)} (output); each sub-layer only reads a normalised copy."
-        )
-    elif D == 1:
-        summary = (
-            "With d_model = 1 a row has one number, its own mean: LayerNorm subtracts it and leaves only the "
-            "shift β, so every token's output is the same."
-        )
-    else:
-        mean_abs, std = layer_norm_stats(enc.out)
-        summary = (
-            f"After the last LayerNorm every row is re-centred to mean 0 and scaled to standard deviation 1, "
-            f"then multiplied by γ and shifted by β (random here, near 1 and 0): the rows' means are at most "
-            f"{fmt(mean_abs, 2)} away from 0 and their standard deviations average {fmt(std)}."
-        )
-    st.markdown(f"The feed-forward layer is {D} → {4 * D} → {D} wide and acts on each token separately. " + summary)
-
-    st.subheader('Where does "it" look?')
-    it = find_token(tokens, "it")
-    top_it = None
-    if it is None:
-        st.caption('The input has no token "it"; choose "the \'it\' sentence" above.')
-    else:
-        head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="tb_head")
-        row = enc.weights[head, it]
-        top_it = int(np.argmax(row))
-        st.vega_lite_chart(
-            bar_chart(row, tokens, title=f'attention from "it" (head {head + 1}, encoder block)', domain=(0, 1))
-        )
-        animal = find_token(tokens, "animal")
-        st.markdown(
-            f'"it" puts most weight on **{md_escape(tokens[top_it])}** ({fmt(float(row[top_it]))})'
-            + (f', and {fmt(float(row[animal]))} on "animal"' if animal is not None and animal != top_it else "")
-            + '. These are random, untrained weights: a trained model is needed for "it" to find "animal"; '
-            "here the pattern only reflects random projections (the Real model page shows trained heads)."
-        )
-
+    c3.slider("decoder tokens", 1, 64, 5, key="tb_tdec", on_change=rerun_body)
+    encoder = st.container()
+    heads = [f"head {h + 1}" for h in range(cfg.n_heads)]
+    if find_token(_block(cfg).tokens, "it") is not None:
+        index_picker("head", heads, key="tb_head", on_change=rerun_body)
+    looks = st.container()
     st.subheader("Decoder block")
-    head_d = index_picker("decoder head", [f"head {h + 1}" for h in range(H)], key="tb_dhead")
-    c1, c2, c3 = st.columns([1, 1.4, 2.4])
-    show_mask(dec.self_mask, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})", container=c1, size=160)
-    show_weights(
-        dec.self_weights[head_d],
-        run.decoder_tokens,
-        title=f"masked self-attention ({T_dec} x {T_dec})",
-        allowed=dec.self_mask,
-        container=c2,
-        size=160,
-    )
-    show_weights(
-        dec.cross_weights[head_d],
-        run.decoder_tokens,
-        tokens,
-        title=f"cross-attention ({T_dec} x {T})",
-        container=c3,
-        size=260,
-    )
-    cross = dec.cross_weights[head_d]
-    first_top = int(np.argmax(cross[0]))
-    st.markdown(
-        f"The decoder's {T_dec} token{'s' if T_dec > 1 else ''} first attend{'' if T_dec > 1 else 's'} to "
-        + (
-            "themselves, never ahead (purple = blocked in the mask, blank in the weights)"
-            if T_dec > 1
-            else "itself (one token: nothing lies ahead)"
-        )
-        + f", then ask the encoder's {T} outputs: the cross-attention map is {T_dec} x {T}, one row per decoder "
-        f"token, one column per encoder token. In head {head_d + 1}, y1 looks most at "
-        f"**{md_escape(tokens[first_top])}** (#{first_top + 1}, weight {fmt(float(cross[0, first_top]))}). "
-        f"The feed-forward layer "
-        f"follows; output shape {dec.out.shape[0]} x {dec.out.shape[1]}. Weights are random and untrained."
-    )
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "sub-layer": ["masked self-attention", "cross-attention", "feed-forward"],
-                "queries from": ["decoder", "decoder", "—"],
-                "keys / values from": ["decoder (earlier tokens)", "encoder output", "—"],
-                "shape out": [f"{T_dec} x {D}"] * 3,
-            }
-        ),
-        hide_index=True,
-        width="stretch",
-    )
+    index_picker("decoder head", heads, key="tb_dhead", on_change=rerun_body)
+    return out, encoder, looks, st.container()
 
-    questions = [
-        (
-            "What shape is the decoder's cross-attention map here, and why?",
-            f"{T_dec} x {T}: one row per decoder token (the queries) and one column per encoder output token "
-            f"(the keys and values).",
+
+@body
+def _body(out: Outputs, encoder, looks, decoder) -> None:
+    """The encoder and decoder diagrams, their maps and the residual figures, into the places."""
+    cfg = show_outputs(out)
+    run = _block(cfg)
+    norm_first, T_dec = st.session_state["tb_prenorm"], st.session_state["tb_tdec"]
+    enc, dec, tokens, T, D = run.encoder, run.decoder, run.tokens, run.T, cfg.d_model
+    with encoder:
+        st.subheader("Encoder block")
+        st.graphviz_chart(encoder_graph_dot(norm_first))
+        st.caption(
+            f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
+            f"Each map is tokens (rows) x dimensions (columns); colour blue (negative) to red (positive), "
+            f"{T} x {D} except the feed-forward hidden layer ({T} x {4 * D})."
         )
-    ]
-    if it is not None:
+        MAX_CELLS = 2048
+
+        def in_order(norm, rest):
+            """A sub-layer's maps as the data meets them: pre-norm normalises a copy first, post-norm the sum last."""
+            return [norm, *rest] if norm_first else [*rest, norm]
+
+        tensors = [("input x", enc.x)]
+        tensors += in_order(
+            ("LayerNorm₁", enc.attn.norm), [("attention output", enc.attn.sub), ("x + attention", enc.attn.add)]
+        )
+        tensors += in_order(
+            ("LayerNorm₂", enc.ffn.norm),
+            [
+                ("feed-forward hidden ReLU(xW₁+b₁)", enc.ffn_hidden),
+                ("feed-forward output", enc.ffn.sub),
+                ("residual sum₂", enc.ffn.add),
+            ],
+        )
+        tensors[-1] = (tensors[-1][0] + " = output", tensors[-1][1])  # the block's output: its last map
+        for i, (label, arr) in enumerate(tensors):
+            if i % 2 == 0:
+                cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
+            shape = f" ({arr.shape[0]} x {arr.shape[1]})" if arr.size <= MAX_CELLS else ""  # images state their shape
+            show_token_dims(
+                arr,
+                tokens,
+                title=label + shape,
+                value_name="value",
+                container=cols[i % 2],
+                size=256,
+                max_cells=MAX_CELLS,
+            )
+        in_norm = float(np.linalg.norm(enc.x, axis=1).mean())
+        out_norm = float(np.linalg.norm(enc.out, axis=1).mean())
+        if norm_first:
+            summary = (
+                f"Pre-norm leaves the residual stream un-normalised: the mean row norm goes from {fmt(in_norm)} "
+                f"(input) to {fmt(out_norm)} (output); each sub-layer only reads a normalised copy."
+            )
+        elif D == 1:
+            summary = (
+                "With d_model = 1 a row has one number, its own mean: LayerNorm subtracts it and leaves only the "
+                "shift β, so every token's output is the same."
+            )
+        else:
+            mean_abs, std = layer_norm_stats(enc.out)
+            summary = (
+                f"After the last LayerNorm every row is re-centred to mean 0 and scaled to standard deviation 1, "
+                f"then multiplied by γ and shifted by β (random here, near 1 and 0): the rows' means are at most "
+                f"{fmt(mean_abs, 2)} away from 0 and their standard deviations average {fmt(std)}."
+            )
+        st.markdown(f"The feed-forward layer is {D} → {4 * D} → {D} wide and acts on each token separately. " + summary)
+
+        st.subheader('Where does "it" look?')
+    with looks:
+        it = find_token(tokens, "it")
+        top_it = None
+        if it is None:
+            st.caption('The input has no token "it"; choose "the \'it\' sentence" above.')
+        else:
+            head = st.session_state["tb_head"]
+            row = enc.weights[head, it]
+            top_it = int(np.argmax(row))
+            st.vega_lite_chart(
+                bar_chart(row, tokens, title=f'attention from "it" (head {head + 1}, encoder block)', domain=(0, 1))
+            )
+            animal = find_token(tokens, "animal")
+            st.markdown(
+                f'"it" puts most weight on **{md_escape(tokens[top_it])}** ({fmt(float(row[top_it]))})'
+                + (f', and {fmt(float(row[animal]))} on "animal"' if animal is not None and animal != top_it else "")
+                + '. These are random, untrained weights: a trained model is needed for "it" to find "animal"; '
+                "here the pattern only reflects random projections (the Real model page shows trained heads)."
+            )
+
+    head_d = st.session_state["tb_dhead"]
+    with decoder:
+        c1, c2, c3 = st.columns([1, 1.4, 2.4])
+        show_mask(dec.self_mask, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})", container=c1, size=160)
+        show_weights(
+            dec.self_weights[head_d],
+            run.decoder_tokens,
+            title=f"masked self-attention ({T_dec} x {T_dec})",
+            allowed=dec.self_mask,
+            container=c2,
+            size=160,
+        )
+        show_weights(
+            dec.cross_weights[head_d],
+            run.decoder_tokens,
+            tokens,
+            title=f"cross-attention ({T_dec} x {T})",
+            container=c3,
+            size=260,
+        )
+        cross = dec.cross_weights[head_d]
+        first_top = int(np.argmax(cross[0]))
+        st.markdown(
+            f"The decoder's {T_dec} token{'s' if T_dec > 1 else ''} first attend{'' if T_dec > 1 else 's'} to "
+            + (
+                "themselves, never ahead (purple = blocked in the mask, blank in the weights)"
+                if T_dec > 1
+                else "itself (one token: nothing lies ahead)"
+            )
+            + f", then ask the encoder's {T} outputs: the cross-attention map is {T_dec} x {T}, one row per decoder "
+            f"token, one column per encoder token. In head {head_d + 1}, y1 looks most at "
+            f"**{md_escape(tokens[first_top])}** (#{first_top + 1}, weight {fmt(float(cross[0, first_top]))}). "
+            f"The feed-forward layer "
+            f"follows; output shape {dec.out.shape[0]} x {dec.out.shape[1]}. Weights are random and untrained."
+        )
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "sub-layer": ["masked self-attention", "cross-attention", "feed-forward"],
+                    "queries from": ["decoder", "decoder", "—"],
+                    "keys / values from": ["decoder (earlier tokens)", "encoder output", "—"],
+                    "shape out": [f"{T_dec} x {D}"] * 3,
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+
+        questions = [
+            (
+                "What shape is the decoder's cross-attention map here, and why?",
+                f"{T_dec} x {T}: one row per decoder token (the queries) and one column per encoder output token "
+                f"(the keys and values).",
+            )
+        ]
+        if it is not None:
+            questions.append(
+                (
+                    f'In encoder head {head + 1}, which token does "it" attend to most, and with what weight?',
+                    f"**{md_escape(tokens[top_it])}**, with weight {fmt(float(enc.weights[head, it, top_it]))} "
+                    "(random weights: a trained model would differ).",
+                )
+            )
         questions.append(
             (
-                f'In encoder head {head + 1}, which token does "it" attend to most, and with what weight?',
-                f"**{md_escape(tokens[top_it])}**, with weight {fmt(float(enc.weights[head, it, top_it]))} "
-                "(random weights: a trained model would differ).",
+                "How many numbers does the feed-forward hidden layer hold for this input?",
+                f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff = 4 x d_model = {4 * D}).",
             )
         )
-    questions.append(
-        (
-            "How many numbers does the feed-forward hidden layer hold for this input?",
-            f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff = 4 x d_model = {4 * D}).",
-        )
-    )
-    page_end("pages/10_Transformer_block.py", questions)
+        check_yourself(questions)
 
 
-_body()
+_body(*_controls())
+next_link("pages/10_Transformer_block.py")
 show_code(run_block, encoder_block, decoder_block)

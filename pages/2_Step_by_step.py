@@ -10,9 +10,10 @@ from attention_core import class_notes_weights, format_matrix, parse_matrix, ran
 from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
 from ui.classroom import classroom_toggle, prediction_gate
-from ui.controls import share_box, sidebar_controls
+from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import check_yourself, next_link
+from ui.partial import body, full_run
 from ui.step_charts import matrix_chart
 from ui.tables import matrix_table, prefixed
 from ui.text import fmt
@@ -59,9 +60,10 @@ def set_w_k(factor: float):
 def step(title: str, latex: str, table, sentence: str):
     """A heading with its formula (one element), the table and the sentence beside it."""
     st.markdown(f"#### {title}\n$$\n{latex}\n$$")
-    left, right = st.columns([3, 2])
-    left.dataframe(table, width="stretch" if table.num_columns > 7 else "content")  # 6 columns + the index
-    right.markdown(sentence)
+    row = st.container(horizontal=True, gap="large")  # one block (columns send three): the body reruns per change
+    wide = table.num_columns > 7  # 6 columns + the index
+    row.dataframe(table, width="stretch" if wide else "content")
+    row.markdown(sentence, width=420 if wide else "stretch")
 
 
 def looks_for(Q) -> str:
@@ -72,13 +74,17 @@ def looks_for(Q) -> str:
     return VOCAB[j] if Q[0, j] > 0 and abs(Q[0, 1 - j]) < 1e-12 else ""
 
 
-def _body() -> None:
-    """Tokens and W_q/W_k/W_v, then E, Q, K, V, scores, scaling, softmax and Z as tables with their sentences."""
-    cfg = sidebar_controls(show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", share=False)
+def _controls() -> tuple:
+    """The full-run part: tokens, preset, the three matrices, the booster's buttons, classroom mode; the places
+    the body fills between them. The seed reruns the page (it picks the seeded preset's matrices)."""
+    cfg = sidebar_widgets(
+        show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", leaf={"scaled", "temperature"}
+    )
+    out = reserve_outputs()
 
     # ---- tokens
     tokens_text = st.text_input(
-        "Tokens (A and B, separated by spaces)", value="A A B A", key="sbs_tokens", max_chars=80
+        "Tokens (A and B, separated by spaces)", value="A A B A", key="sbs_tokens", max_chars=80, on_change=full_run
     )
     symbols = tokens_text.split()
     if not symbols or len(symbols) > 16 or any(s not in VOCAB for s in symbols):
@@ -120,6 +126,7 @@ def _body() -> None:
         edited = col.data_editor(
             base,
             key=f"sbs_{name}_{st.session_state.sbs_version}",
+            on_change=full_run,
             column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in base.columns},
         )
         col.caption(f"**{name}**")
@@ -136,7 +143,25 @@ def _body() -> None:
             st.query_params[p] = format_matrix(W[name])
         elif p in st.query_params:
             del st.query_params[p]
-    share_box(st.sidebar)  # after the matrices are in the URL
+    upper = st.container()
+    b1, b2, _ = st.columns([1, 1, 2])
+    b1.button("Set W_k = I", key="sbs_wk_plain", on_click=set_w_k, args=(1.0,), width="stretch")
+    b2.button("Set W_k = 10·I (booster)", key="sbs_wk_boost", on_click=set_w_k, args=(BOOST,), width="stretch")
+    middle = st.container()
+    revealed = True
+    if classroom_toggle():  # every change reruns the page then (ui/partial.py): the question depends on all
+        wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
+        labels = list(wt.labels)
+        pq = index_picker("Query to predict", labels, key="sbs_pq")
+        signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
+        revealed = prediction_gate("step", signature, wt.A[pq], labels[pq], labels)
+    return out, upper, middle, st.container(), symbols, W, revealed
+
+
+@body
+def _body(out: Outputs, upper, middle, lower, symbols: list[str], W: dict, revealed: bool) -> None:
+    """E, Q, K, V, scores, scaling, softmax and Z as tables with their sentences, into the places."""
+    cfg = show_outputs(out)  # the share link, after the matrices are in the URL
 
     # ---- the one core call (and the same call with W_k = I and 10 I for the booster comparison)
     wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
@@ -147,179 +172,180 @@ def _body() -> None:
     labels = list(wt.labels)
     T, d_k = len(labels), wt.d_k
 
-    b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
-    st.divider()
-    step(
-        "1. Embeddings E",
-        r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
-        matrix_table(wt.E, labels, prefixed("e", 2)),
-        f"{len(symbols)} {'token' if T == 1 else 'tokens'}, one row each. "
-        + (
-            f"The B token is {b_tokens[0]}."
-            if len(b_tokens) == 1
-            else f"The B tokens are {', '.join(b_tokens)}."
-            if b_tokens
-            else "There is no B token."
-        ),
-    )
-    target = looks_for(wt.Q)
-    step(
-        "2. Queries Q = E W_q",
-        r"Q = E\,W_q",
-        matrix_table(wt.Q, labels, prefixed("q", 2), decimals=4),
-        f"Each row is the question its token asks. Query of {labels[0]}: [{fmt(wt.Q[0, 0])}, {fmt(wt.Q[0, 1])}]"
-        + (f" — every token asks the same question, *looking for {target}*." if target else "."),
-    )
-    step(
-        "3. Keys K = E W_k",
-        r"K = E\,W_k",
-        matrix_table(wt.K, labels, prefixed("k", 2), decimals=4),
-        f"Each row is how its token advertises itself. Key of {labels[0]}: [{fmt(wt.K[0, 0])}, {fmt(wt.K[0, 1])}].",
-    )
-
-    # ---- the key booster
-    st.markdown("##### The key booster: W_k = 10·I")
-    q0 = 0
-    j_star = int(np.argmax(boosted.A[q0]))  # the key query 1 favours most with the booster
-    w_boost, w_plain = float(boosted.A[q0, j_star]), float(plain.A[q0, j_star])
-    now = (
-        "W_k = 10·I (the booster)"
-        if np.array_equal(W["W_k"], BOOST * np.eye(2))
-        else "W_k = I"
-        if np.array_equal(W["W_k"], np.eye(2))
-        else "neither: your own W_k"
-    )
-    st.markdown(
-        f"Multiplying W_k by 10 multiplies every key, and so every score q·k, by 10 (S = Q Kᵀ is linear in W_k). The "
-        f"softmax turns score *differences* into weight ratios, so ten times the gap makes the favourite key win far more "
-        f"clearly: query {labels[q0]} puts **{w_boost:.4f}** of its weight on {labels[j_star]} with W_k = 10·I and "
-        f"**{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
-    )
-    b1, b2, _ = st.columns([1, 1, 2])
-    b1.button("Set W_k = I", key="sbs_wk_plain", on_click=set_w_k, args=(1.0,), width="stretch")
-    b2.button("Set W_k = 10·I (booster)", key="sbs_wk_boost", on_click=set_w_k, args=(BOOST,), width="stretch")
-
-    step(
-        "4. Values V = E W_v",
-        r"V = E\,W_v",
-        matrix_table(wt.V, labels, prefixed("v", 2), decimals=4),
-        "What each token hands over when attended to"
-        + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."),
-    )
-    if classroom_toggle():
-        pq = index_picker("Query to predict", labels, key="sbs_pq")
-        signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
-        if not prediction_gate("step", signature, wt.A[pq], labels[pq], labels):
-            st.stop()  # the scores, weights and outputs below stay hidden until the reveal
-    best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
-    step(
-        "5. Scores S = Q Kᵀ",
-        r"S_{ij} = q_i \cdot k_j",
-        matrix_table(wt.S, labels, labels, decimals=4),
-        f"Row i scores query i against every key. The largest score is {fmt(wt.S[best])} ({labels[best[0]]} against "
-        f"{labels[best[1]]}).",
-    )
-    st.latex(rf"d_k = {d_k},\qquad \sqrt{{d_k}} = {math.sqrt(d_k):.4f}")
-    step(
-        "6. Scaled scores S / √d_k" + ("" if cfg.scaled else " (scaling is off: unchanged)"),
-        r"\tilde S = S / \sqrt{d_k}" if cfg.scaled else r"\tilde S = S",
-        matrix_table(wt.S_scaled, labels, labels, decimals=4),
-        (
-            f"Dividing by √d_k keeps the scores' spread independent of d_k. The top score becomes {fmt(wt.S_scaled[best])}"
-            if cfg.scaled
-            else f"Scaling is off in the sidebar, so the top score stays {fmt(wt.S_scaled[best])}"
-        )
-        + (f", then the temperature {cfg.temperature:g} divides it again." if cfg.temperature != 1 else "."),
-    )
-    st.markdown("#### 7. Weights A = softmax(S̃ / τ), row by row")
-    st.latex(
-        r"A_{ij} = \frac{e^{\tilde S_{ij}/\tau}}{\sum_{j'} e^{\tilde S_{ij'}/\tau}},"
-        rf"\quad \tau = {cfg.temperature:g}"
-    )
-    left, right = st.columns([3, 2])
-    left.dataframe(
-        matrix_table(wt.A, labels, labels, decimals=4, extra=(("row sum", wt.A.sum(1)),)),
-        width="stretch" if T > 5 else "content",
-    )
-    on_b = wt.A[:, wt.rows_of("B")].sum(1)  # (T,) each query's weight on B tokens
-    top0 = int(np.argmax(wt.A[0]))
-    right.markdown(
-        f"Every row sums to 1. Query {labels[0]} puts {fmt(wt.A[0, top0])} of its weight on {labels[top0]}"
-        + (
-            f"; on average the queries put {fmt(float(on_b.mean()))} of their weight on B tokens."
-            if b_tokens
-            else "; there is no B token to attend to."
-        )
-    )
-    lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
-    c1, c2 = st.columns(2)
-    c1.vega_lite_chart(
-        matrix_chart(
-            wt.S, labels, labels, title="scores S = Q Kᵀ", domain=(-lim, lim), value_name="score", diverging=True
-        ),
-        width="content",
-    )
-    c2.vega_lite_chart(
-        matrix_chart(wt.A, labels, labels, title="weights A", domain=(0, 1), value_name="weight"), width="content"
-    )
-    st.caption(
-        f"The scores' colours are fixed at −{lim:g} to {lim:g} ("
-        + ("the booster's range" if lim == BOOST else "wider than the booster's ±10 because your scores are")
-        + "), so switching W_k between I and 10·I shows as a real change of colour; the weights use 0 to 1."
-    )
-    step(
-        "8. Outputs Z = A V",
-        r"Z = A\,V",
-        matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4),
-        f"Each output row is the weighted mix of the value rows. {labels[0]}'s output is [{fmt(wt.Z[0, 0])}, "
-        f"{fmt(wt.Z[0, 1])}].",
-    )
-    st.markdown("#### 9. Before and after: E next to Z")
-    c1, c2 = st.columns(2)
-    c1.dataframe(matrix_table(wt.E, labels, prefixed("e", 2)))
-    c2.dataframe(matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4))
-    moved = wt.shift("A", 1)
-    n_a = len(wt.rows_of("A"))
-    if moved is None:
-        st.markdown("There is no A token, so there are no A rows to move towards B.")
-    else:
-        rows = f"the {n_a} A rows" if n_a > 1 else "the A row"
-        st.markdown(
-            f"Averaged over {rows} only (a B row already is B), the second coordinate moved by {fmt(moved)} "
-            "towards B"
+    with upper:
+        b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
+        st.divider()
+        step(
+            "1. Embeddings E",
+            r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
+            matrix_table(wt.E, labels, prefixed("e", 2)),
+            f"{len(symbols)} {'token' if T == 1 else 'tokens'}, one row each. "
             + (
-                ": the A tokens now carry B's content, which is what *looking for B* asked for."
-                if moved > 0.5 and target == "B"
-                else "."
+                f"The B token is {b_tokens[0]}."
+                if len(b_tokens) == 1
+                else f"The B tokens are {', '.join(b_tokens)}."
+                if b_tokens
+                else "There is no B token."
+            ),
+        )
+        target = looks_for(wt.Q)
+        step(
+            "2. Queries Q = E W_q",
+            r"Q = E\,W_q",
+            matrix_table(wt.Q, labels, prefixed("q", 2), decimals=4),
+            f"Each row is the question its token asks. Query of {labels[0]}: [{fmt(wt.Q[0, 0])}, {fmt(wt.Q[0, 1])}]"
+            + (f" — every token asks the same question, *looking for {target}*." if target else "."),
+        )
+        step(
+            "3. Keys K = E W_k",
+            r"K = E\,W_k",
+            matrix_table(wt.K, labels, prefixed("k", 2), decimals=4),
+            f"Each row is how its token advertises itself. Key of {labels[0]}: [{fmt(wt.K[0, 0])}, {fmt(wt.K[0, 1])}].",
+        )
+
+        # ---- the key booster
+        st.markdown("##### The key booster: W_k = 10·I")
+        q0 = 0
+        j_star = int(np.argmax(boosted.A[q0]))  # the key query 1 favours most with the booster
+        w_boost, w_plain = float(boosted.A[q0, j_star]), float(plain.A[q0, j_star])
+        now = (
+            "W_k = 10·I (the booster)"
+            if np.array_equal(W["W_k"], BOOST * np.eye(2))
+            else "W_k = I"
+            if np.array_equal(W["W_k"], np.eye(2))
+            else "neither: your own W_k"
+        )
+        st.markdown(
+            f"Multiplying W_k by 10 multiplies every key, and so every score q·k, by 10 (S = Q Kᵀ is linear in W_k). The "
+            f"softmax turns score *differences* into weight ratios, so ten times the gap makes the favourite key win far more "
+            f"clearly: query {labels[q0]} puts **{w_boost:.4f}** of its weight on {labels[j_star]} with W_k = 10·I and "
+            f"**{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
+        )
+
+    with middle:
+        step(
+            "4. Values V = E W_v",
+            r"V = E\,W_v",
+            matrix_table(wt.V, labels, prefixed("v", 2), decimals=4),
+            "What each token hands over when attended to"
+            + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."),
+        )
+    if not revealed:
+        return  # the scores, weights and outputs below stay hidden until the reveal
+    with lower:
+        best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
+        step(
+            "5. Scores S = Q Kᵀ",
+            r"S_{ij} = q_i \cdot k_j",
+            matrix_table(wt.S, labels, labels, decimals=4),
+            f"Row i scores query i against every key. The largest score is {fmt(wt.S[best])} ({labels[best[0]]} against "
+            f"{labels[best[1]]}).",
+        )
+        st.latex(rf"d_k = {d_k},\qquad \sqrt{{d_k}} = {math.sqrt(d_k):.4f}")
+        step(
+            "6. Scaled scores S / √d_k" + ("" if cfg.scaled else " (scaling is off: unchanged)"),
+            r"\tilde S = S / \sqrt{d_k}" if cfg.scaled else r"\tilde S = S",
+            matrix_table(wt.S_scaled, labels, labels, decimals=4),
+            (
+                f"Dividing by √d_k keeps the scores' spread independent of d_k. The top score becomes {fmt(wt.S_scaled[best])}"
+                if cfg.scaled
+                else f"Scaling is off in the sidebar, so the top score stays {fmt(wt.S_scaled[best])}"
+            )
+            + (f", then the temperature {cfg.temperature:g} divides it again." if cfg.temperature != 1 else "."),
+        )
+        st.markdown("#### 7. Weights A = softmax(S̃ / τ), row by row")
+        st.latex(
+            r"A_{ij} = \frac{e^{\tilde S_{ij}/\tau}}{\sum_{j'} e^{\tilde S_{ij'}/\tau}},"
+            rf"\quad \tau = {cfg.temperature:g}"
+        )
+        left, right = st.columns([3, 2])
+        left.dataframe(
+            matrix_table(wt.A, labels, labels, decimals=4, extra=(("row sum", wt.A.sum(1)),)),
+            width="stretch" if T > 5 else "content",
+        )
+        on_b = wt.A[:, wt.rows_of("B")].sum(1)  # (T,) each query's weight on B tokens
+        top0 = int(np.argmax(wt.A[0]))
+        right.markdown(
+            f"Every row sums to 1. Query {labels[0]} puts {fmt(wt.A[0, top0])} of its weight on {labels[top0]}"
+            + (
+                f"; on average the queries put {fmt(float(on_b.mean()))} of their weight on B tokens."
+                if b_tokens
+                else "; there is no B token to attend to."
             )
         )
-
-    page_end(
-        "pages/2_Step_by_step.py",
-        [
-            (
-                f"Which key does query {labels[0]} attend to most, and with what weight?",
-                f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of A).",
+        lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
+        c1, c2 = st.columns(2)
+        c1.vega_lite_chart(
+            matrix_chart(
+                wt.S, labels, labels, title="scores S = Q Kᵀ", domain=(-lim, lim), value_name="score", diverging=True
             ),
-            (
-                f"How much weight does query {labels[q0]} put on {labels[j_star]} with W_k = I, and with the booster W_k "
-                "= 10·I?",
-                f"{w_plain:.4f} with W_k = I and {w_boost:.4f} with W_k = 10·I: ten times the scores, a much sharper "
-                "softmax.",
-            ),
-            (
-                f"What is d_k here, and what does the largest score {fmt(wt.S[best])} become before the softmax?",
-                f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}; "
+            width="content",
+        )
+        c2.vega_lite_chart(
+            matrix_chart(wt.A, labels, labels, title="weights A", domain=(0, 1), value_name="weight"), width="content"
+        )
+        st.caption(
+            f"The scores' colours are fixed at −{lim:g} to {lim:g} ("
+            + ("the booster's range" if lim == BOOST else "wider than the booster's ±10 because your scores are")
+            + "), so switching W_k between I and 10·I shows as a real change of colour; the weights use 0 to 1."
+        )
+        step(
+            "8. Outputs Z = A V",
+            r"Z = A\,V",
+            matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4),
+            f"Each output row is the weighted mix of the value rows. {labels[0]}'s output is [{fmt(wt.Z[0, 0])}, "
+            f"{fmt(wt.Z[0, 1])}].",
+        )
+        st.markdown("#### 9. Before and after: E next to Z")
+        c1, c2 = st.columns(2)
+        c1.dataframe(matrix_table(wt.E, labels, prefixed("e", 2)))
+        c2.dataframe(matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4))
+        moved = wt.shift("A", 1)
+        n_a = len(wt.rows_of("A"))
+        if moved is None:
+            st.markdown("There is no A token, so there are no A rows to move towards B.")
+        else:
+            rows = f"the {n_a} A rows" if n_a > 1 else "the A row"
+            st.markdown(
+                f"Averaged over {rows} only (a B row already is B), the second coordinate moved by {fmt(moved)} "
+                "towards B"
                 + (
-                    f"scaled, the score becomes {fmt(wt.S_scaled[best])}"
-                    if cfg.scaled
-                    else f"scaling is off, so it stays {fmt(wt.S[best])}"
+                    ": the A tokens now carry B's content, which is what *looking for B* asked for."
+                    if moved > 0.5 and target == "B"
+                    else "."
                 )
-                + (f", and the softmax then divides it by τ = {cfg.temperature:g}." if cfg.temperature != 1 else "."),
-            ),
-        ],
-    )
+            )
+
+        check_yourself(
+            [
+                (
+                    f"Which key does query {labels[0]} attend to most, and with what weight?",
+                    f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of A).",
+                ),
+                (
+                    f"How much weight does query {labels[q0]} put on {labels[j_star]} with W_k = I, and with the booster W_k "
+                    "= 10·I?",
+                    f"{w_plain:.4f} with W_k = I and {w_boost:.4f} with W_k = 10·I: ten times the scores, a much sharper "
+                    "softmax.",
+                ),
+                (
+                    f"What is d_k here, and what does the largest score {fmt(wt.S[best])} become before the softmax?",
+                    f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}; "
+                    + (
+                        f"scaled, the score becomes {fmt(wt.S_scaled[best])}"
+                        if cfg.scaled
+                        else f"scaling is off, so it stays {fmt(wt.S[best])}"
+                    )
+                    + (
+                        f", and the softmax then divides it by τ = {cfg.temperature:g}."
+                        if cfg.temperature != 1
+                        else "."
+                    ),
+                ),
+            ],
+        )
 
 
-_body()
+_body(*_controls())
+next_link("pages/2_Step_by_step.py")
 show_code(walkthrough)

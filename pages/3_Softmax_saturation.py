@@ -9,9 +9,10 @@ from attention_core import softmax_jacobian
 from attention_core.sweep import row_up_close, saturation_point, saturation_sweep, score_gradient, setting_sentence
 from ui.charts import bar_chart, show_heatmap
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
-from ui.controls import sidebar_controls
+from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import check_yourself, next_link
+from ui.partial import body
 from ui.text import fmt
 from ui.vega import draw, spec_from_json
 
@@ -24,9 +25,16 @@ page_setup(
 )
 
 
-def _body() -> None:
+def _controls() -> tuple:
+    """The full-run part: the sidebar's controls, and the place for their notices and share link."""
+    sidebar_widgets(show=("seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
+    return (reserve_outputs(),)
+
+
+@body
+def _body(out: Outputs) -> None:
     """The sweep over d_k for the sidebar's T and temperature, the marked setting, one row up close."""
-    cfg = sidebar_controls(show=("seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
+    cfg = show_outputs(out)
     T, tau, d_k = cfg.seq_len, cfg.temperature, cfg.d_k
     mode = "scaled by 1/√d_k" if cfg.scaled else "unscaled"
 
@@ -135,8 +143,7 @@ def _body() -> None:
 
     half = next((p for p in sweep.unscaled if p.near_one_hot_share.mean >= 0.5), None)
     top = max(sweep.unscaled, key=lambda p: p.near_one_hot_share.mean)
-    page_end(
-        "pages/3_Softmax_saturation.py",
+    check_yourself(
         [
             (
                 f"At your d_k = {d_k}, how large is the spread (std) of the raw scores q·k, and what does dividing by "
@@ -166,5 +173,6 @@ def _body() -> None:
     )
 
 
-_body()
+_body(*_controls())
+next_link("pages/3_Softmax_saturation.py")
 show_code(saturation_sweep, saturation_point, score_gradient, row_up_close, setting_sentence)

@@ -9,10 +9,12 @@ from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
 from ui.charts import dim_labels, show_heatmap, show_token_dims, show_weights
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
-from ui.controls import sidebar_controls
+from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.head_grid import show_head_grid
 from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import check_yourself, next_link
+from ui.partial import body, rerun_body
+from ui.tables import frame_table
 from ui.text import fmt
 from ui.widgets import index_picker
 
@@ -25,183 +27,202 @@ page_setup(
 )
 
 
-def _body() -> None:
-    """One map per head, heads -> concat -> W_o -> output, how different the heads are, the class-notes demo."""
-    cfg = sidebar_controls()
-    run = cached_run(cfg)
-    sat = cached_saturation(cfg)
-    for note in run.notices:
-        st.info(note)
-    T, H, d_k, D = run.T, cfg.n_heads, cfg.d_k, cfg.d_model
-    tokens = run.tokens
-    st.latex(
-        rf"\mathrm{{head}}_h = \mathrm{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{d_k}}}}\right) V_h,\quad "
-        rf"\mathrm{{MultiHead}}(X) = [\mathrm{{head}}_1, \dots, \mathrm{{head}}_{{{H}}}]\, W_o,\quad d_k = {D}/{H} = {d_k}"
-    )
-    uniform = uniform_max_weight(run.mask, T, T)
+def _controls() -> tuple:
+    """The full-run part: the sidebar's what-if and the head picker, between the places the body fills."""
+    cfg = sidebar_widgets()
+    out, grid = reserve_outputs(), st.container()
+    index_picker("Enlarge a head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mh_head", on_change=rerun_body)
+    return out, grid, st.container()
 
-    # ---- grid of heads
-    st.subheader(f"One map per head ({H})")
-    grid_note = show_head_grid(run.weights, tokens, allowed=run.mask, per_row=4, size=130, max_cells=1024, tile_px=96)
-    st.caption(
-        f"{grid_note} Rows are queries, columns keys; the weights are from seeded random, untrained projections "
-        f"(seed {cfg.seed})."
-    )
 
-    head = index_picker("Enlarge a head", [f"head {h + 1}" for h in range(H)], key="mh_head")
-    big = st.columns([3, 2])
-    show_weights(
-        run.weights[head],
-        tokens,
-        title=f"head {head + 1}, enlarged",
-        allowed=run.mask,
-        container=big[0],
-        size=420,
-        max_px=512,
-    )
-    m = sat[head]
-    level = sharpness(m["max_weight"], uniform)
-    big[1].markdown(
-        f"**head {head + 1}**  \n"
-        f"Q, K, V shapes: {T} x {d_k} each (columns {head * d_k + 1}–{(head + 1) * d_k} of W_q, W_k, W_v)  \n"
-        f"d_k = {d_k}, √d_k = {fmt(d_k**0.5)}  \n"
-        f"mean max weight {fmt(m['max_weight'])} (uniform rows: {fmt(uniform)}), so this head is **{level}**  \n"
-        f"entropy {fmt(m['entropy'])} nats, effective tokens {fmt(m['effective_tokens'])} of {T}, "
-        f"near-one-hot rows {m['near_one_hot_share']:.0%}"
-    )
-    table = pd.DataFrame(
+def _heads_table(sat: list[dict], T: int, d_k: int) -> pd.DataFrame:
+    """One row per head: its shapes and saturation."""
+    return pd.DataFrame(
         {
-            "head": [f"head {h + 1}" for h in range(H)],
-            "Q/K/V shape": [f"{T} x {d_k}"] * H,
+            "head": [f"head {h + 1}" for h in range(len(sat))],
+            "Q/K/V shape": [f"{T} x {d_k}"] * len(sat),
             "mean max weight": [round(s["max_weight"], 3) for s in sat],
             "entropy (nats)": [round(s["entropy"], 3) for s in sat],
             "effective tokens": [round(s["effective_tokens"], 2) for s in sat],
             "near-one-hot rows": [f"{s['near_one_hot_share']:.0%}" for s in sat],
         }
     )
-    st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
 
-    # ---- path from heads to output
-    st.subheader("From heads to output")
-    st.markdown(
-        f"Each head returns a **{T} x {d_k}** matrix; side by side they make the **{T} x {D}** concatenation "
-        f"(columns 1–{d_k} are head 1"
-        + (f", {d_k + 1}–{2 * d_k} head 2, and so on" if H > 1 else "")
-        + f"); W_o (**{D} x {D}**) mixes the heads into the final **{T} x {D}** output."
-    )
-    c1, c2, c3 = st.columns([3, 2, 3])
-    show_token_dims(run.concat, tokens, title="concatenated heads", container=c1, size=220, max_px=192)
-    dims = dim_labels(D)
-    show_heatmap(
-        run.w[3],
-        dims,
-        dims,
-        title="W_o",
-        row_title="in",
-        col_title="out",
-        value_name="w",
-        scheme="diverging",
-        container=c2,
-        size=220,
-        max_px=192,
-        max_cells=1024,
-    )
-    show_token_dims(run.output, tokens, title="output", container=c3, size=220, max_px=192)
-    st.caption(
-        "Blue is negative, red positive; W_o is seeded random (untrained), so the output mixes the heads "
-        "without a learned purpose."
-    )
 
-    # ---- how different are the heads
-    st.subheader("How different are the heads?")
-    questions = []
-    if H == 1:
-        st.caption("With one head there is nothing to compare; raise the head count in the sidebar.")
-    else:
-        js = cached_head_divergence(cfg)
-        labels = [f"h{h + 1}" for h in range(H)]
-        c1, c2 = st.columns(2)
-        show_heatmap(
-            js,
-            labels,
-            labels,
-            title="Jensen-Shannon divergence (bits)",
-            row_title="head",
-            col_title="other head",
-            value_name="JS",
-            domain=(0, 1),
-            container=c1,
-            size=180,
+@body
+def _body(out: Outputs, grid, rest) -> None:
+    """One map per head, heads -> concat -> W_o -> output, how different the heads are, the class-notes demo."""
+    cfg = show_outputs(out)
+    run = cached_run(cfg)
+    sat = cached_saturation(cfg)
+    with grid:
+        for note in run.notices:
+            st.info(note)
+        T, H, d_k, D = run.T, cfg.n_heads, cfg.d_k, cfg.d_model
+        tokens = run.tokens
+        st.latex(
+            rf"\mathrm{{head}}_h = \mathrm{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{d_k}}}}\right) V_h,\quad "
+            rf"\mathrm{{MultiHead}}(X) = [\mathrm{{head}}_1, \dots, \mathrm{{head}}_{{{H}}}]\, W_o,\quad d_k = {D}/{H} = {d_k}"
         )
-        off = js[~np.eye(H, dtype=bool)]
-        a, b = np.unravel_index(np.argmax(js - np.eye(H)), js.shape)
-        c, d = np.unravel_index(np.argmin(js + 2 * np.eye(H)), js.shape)
-        c2.markdown(
-            f"0 bits means two heads attend identically, 1 bit that they never look at the same keys. Here the heads "
-            f"differ by {fmt(float(off.mean()))} bits on average; the most different pair is head {a + 1} and head {b + 1} "
-            f"({fmt(float(js[a, b]))} bits), the most alike head {c + 1} and head {d + 1} ({fmt(float(js[c, d]))} bits)."
+        uniform = uniform_max_weight(run.mask, T, T)
+
+        # ---- grid of heads
+        st.subheader(f"One map per head ({H})")
+        grid_note = show_head_grid(
+            run.weights, tokens, allowed=run.mask, per_row=4, size=130, max_cells=1024, tile_px=96
+        )
+        st.caption(
+            f"{grid_note} Rows are queries, columns keys; the weights are from seeded random, untrained projections "
+            f"(seed {cfg.seed})."
+        )
+
+    head = st.session_state["mh_head"]
+    with rest:
+        big = st.columns([3, 2])
+        show_weights(
+            run.weights[head],
+            tokens,
+            title=f"head {head + 1}, enlarged",
+            allowed=run.mask,
+            container=big[0],
+            size=420,
+            max_px=512,
+        )
+        m = sat[head]
+        level = sharpness(m["max_weight"], uniform)
+        big[1].markdown(
+            f"**head {head + 1}**  \n"
+            f"Q, K, V shapes: {T} x {d_k} each (columns {head * d_k + 1}–{(head + 1) * d_k} of W_q, W_k, W_v)  \n"
+            f"d_k = {d_k}, √d_k = {fmt(d_k**0.5)}  \n"
+            f"mean max weight {fmt(m['max_weight'])} (uniform rows: {fmt(uniform)}), so this head is **{level}**  \n"
+            f"entropy {fmt(m['entropy'])} nats, effective tokens {fmt(m['effective_tokens'])} of {T}, "
+            f"near-one-hot rows {m['near_one_hot_share']:.0%}"
+        )
+        table = frame_table(("multi-head", cfg), lambda: _heads_table(sat, T, d_k))
+        st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
+
+        # ---- path from heads to output
+        st.subheader("From heads to output")
+        st.markdown(
+            f"Each head returns a **{T} x {d_k}** matrix; side by side they make the **{T} x {D}** concatenation "
+            f"(columns 1–{d_k} are head 1"
+            + (f", {d_k + 1}–{2 * d_k} head 2, and so on" if H > 1 else "")
+            + f"); W_o (**{D} x {D}**) mixes the heads into the final **{T} x {D}** output."
+        )
+        c1, c2, c3 = st.columns([3, 2, 3])
+        show_token_dims(run.concat, tokens, title="concatenated heads", container=c1, size=220, max_px=192)
+        dims = dim_labels(D)
+        show_heatmap(
+            run.w[3],
+            dims,
+            dims,
+            title="W_o",
+            row_title="in",
+            col_title="out",
+            value_name="w",
+            scheme="diverging",
+            container=c2,
+            size=220,
+            max_px=192,
+            max_cells=1024,
+        )
+        show_token_dims(run.output, tokens, title="output", container=c3, size=220, max_px=192)
+        st.caption(
+            "Blue is negative, red positive; W_o is seeded random (untrained), so the output mixes the heads "
+            "without a learned purpose."
+        )
+
+        # ---- how different are the heads
+        st.subheader("How different are the heads?")
+        questions = []
+        if H == 1:
+            st.caption("With one head there is nothing to compare; raise the head count in the sidebar.")
+        else:
+            js = cached_head_divergence(cfg)
+            labels = [f"h{h + 1}" for h in range(H)]
+            c1, c2 = st.columns(2)
+            show_heatmap(
+                js,
+                labels,
+                labels,
+                title="Jensen-Shannon divergence (bits)",
+                row_title="head",
+                col_title="other head",
+                value_name="JS",
+                domain=(0, 1),
+                container=c1,
+                size=180,
+            )
+            off = js[~np.eye(H, dtype=bool)]
+            a, b = np.unravel_index(np.argmax(js - np.eye(H)), js.shape)
+            c, d = np.unravel_index(np.argmin(js + 2 * np.eye(H)), js.shape)
+            c2.markdown(
+                f"0 bits means two heads attend identically, 1 bit that they never look at the same keys. Here the heads "
+                f"differ by {fmt(float(off.mean()))} bits on average; the most different pair is head {a + 1} and head {b + 1} "
+                f"({fmt(float(js[a, b]))} bits), the most alike head {c + 1} and head {d + 1} ({fmt(float(js[c, d]))} bits)."
+            )
+            questions.append(
+                (
+                    "Which two heads attend most differently here, and by how much?",
+                    f"Head {a + 1} and head {b + 1}, with a Jensen-Shannon divergence of {fmt(float(js[a, b]))} bits "
+                    f"(the average pair differs by {fmt(float(off.mean()))}).",
+                )
+            )
+
+        # ---- class-notes comparison
+        st.subheader("The class-notes example: one purposeful head vs two random heads")
+        demo = cached_heads_demo(cfg.scaled, cfg.temperature, cfg.seed)
+        c1, c2, c3 = st.columns(3)
+        show_weights(demo.purposeful_weights, demo.labels, title="1 head, looking for B", container=c1, size=160)
+        for col, h in ((c2, 0), (c3, 1)):
+            show_weights(
+                demo.random_weights[h],
+                demo.labels,
+                title=f"random head {h + 1} (seed {cfg.seed})",
+                container=col,
+                size=160,
+                legend=False,
+            )
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "token": demo.labels,
+                    "E": [str(r.astype(int).tolist()) for r in demo.E],
+                    "Z, 1 head looking for B": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.purposeful_output],
+                    "Z, 2 random heads": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.random_output],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+        rand_max = float(demo.random_weights.max(axis=-1).mean())
+        z0 = demo.purposeful_output[0]
+        st.caption(
+            f"With scaling {'on' if cfg.scaled else 'off'} and temperature {cfg.temperature:g}, the purposeful head puts "
+            f"{fmt(demo.focus_on_b)} of every row's weight on B3, so every output is [{z0[0]:.3f}, {z0[1]:.3f}] "
+            "(B is [0, 1]). The two random "
+            f"heads (d_k = 1 each) have no goal: their rows' largest weight averages {fmt(rand_max)} (uniform: 0.25), "
+            f"{sharpness(rand_max, 0.25)}, and a random W_o maps their mix."
         )
         questions.append(
             (
-                "Which two heads attend most differently here, and by how much?",
-                f"Head {a + 1} and head {b + 1}, with a Jensen-Shannon divergence of {fmt(float(js[a, b]))} bits "
-                f"(the average pair differs by {fmt(float(off.mean()))}).",
+                f"How much of each row's weight does the purposeful head put on B3 at temperature {cfg.temperature:g}"
+                f"{'' if cfg.scaled else ' without scaling'}?",
+                f"{fmt(demo.focus_on_b)}: B3's score is s = 10{' / √2' if cfg.scaled else ''} / {cfg.temperature:g} = "
+                f"{fmt(10 / (2**0.5 if cfg.scaled else 1) / cfg.temperature)} and the A keys score 0, so its "
+                "weight is e^s / (3 + e^s).",
             )
         )
-
-    # ---- class-notes comparison
-    st.subheader("The class-notes example: one purposeful head vs two random heads")
-    demo = cached_heads_demo(cfg.scaled, cfg.temperature, cfg.seed)
-    c1, c2, c3 = st.columns(3)
-    show_weights(demo.purposeful_weights, demo.labels, title="1 head, looking for B", container=c1, size=160)
-    for col, h in ((c2, 0), (c3, 1)):
-        show_weights(
-            demo.random_weights[h],
-            demo.labels,
-            title=f"random head {h + 1} (seed {cfg.seed})",
-            container=col,
-            size=160,
-            legend=False,
+        questions.append(
+            (
+                f"What shape does each head's output have here, and what makes it {T} x {D} again?",
+                f"{T} x {d_k} per head; the {H} heads side by side give {T} x ({H} · {d_k}) = {T} x {D}, and W_o "
+                f"({D} x {D}) mixes them into the {T} x {D} output.",
+            )
         )
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "token": demo.labels,
-                "E": [str(r.astype(int).tolist()) for r in demo.E],
-                "Z, 1 head looking for B": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.purposeful_output],
-                "Z, 2 random heads": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.random_output],
-            }
-        ),
-        hide_index=True,
-        width="stretch",
-    )
-    rand_max = float(demo.random_weights.max(axis=-1).mean())
-    z0 = demo.purposeful_output[0]
-    st.caption(
-        f"With scaling {'on' if cfg.scaled else 'off'} and temperature {cfg.temperature:g}, the purposeful head puts "
-        f"{fmt(demo.focus_on_b)} of every row's weight on B3, so every output is [{z0[0]:.3f}, {z0[1]:.3f}] "
-        "(B is [0, 1]). The two random "
-        f"heads (d_k = 1 each) have no goal: their rows' largest weight averages {fmt(rand_max)} (uniform: 0.25), "
-        f"{sharpness(rand_max, 0.25)}, and a random W_o maps their mix."
-    )
-    questions.append(
-        (
-            f"How much of each row's weight does the purposeful head put on B3 at temperature {cfg.temperature:g}"
-            f"{'' if cfg.scaled else ' without scaling'}?",
-            f"{fmt(demo.focus_on_b)}: B3's score is s = 10{' / √2' if cfg.scaled else ''} / {cfg.temperature:g} = "
-            f"{fmt(10 / (2**0.5 if cfg.scaled else 1) / cfg.temperature)} and the A keys score 0, so its "
-            "weight is e^s / (3 + e^s).",
-        )
-    )
-    questions.append(
-        (
-            f"What shape does each head's output have here, and what makes it {T} x {D} again?",
-            f"{T} x {d_k} per head; the {H} heads side by side give {T} x ({H} · {d_k}) = {T} x {D}, and W_o "
-            f"({D} x {D}) mixes them into the {T} x {D} output.",
-        )
-    )
-    page_end("pages/4_Multi-head.py", questions[:3])
+        check_yourself(questions[:3])
 
 
-_body()
+_body(*_controls())
+next_link("pages/4_Multi-head.py")
 show_code(run_whatif, multi_head_attention, head_divergence_matrix, purposeful_vs_random_heads)

@@ -8,9 +8,10 @@ from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_
 from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
 from ui.charts import show_heatmap, show_mask, show_weights
 from ui.compute import cached_mask_lab, cached_run
-from ui.controls import sidebar_controls
+from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import check_yourself, next_link
+from ui.partial import body, rerun_body
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
@@ -32,163 +33,176 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _body() -> None:
-    """The mask lab for the sidebar's setting: the mask, the masked scores and weights, the padding check."""
-    cfg = sidebar_controls(
+def _controls() -> tuple:
+    """The full-run part: the sidebar's controls, the head and query pickers, and the places between them."""
+    cfg = sidebar_widgets(
         show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "pad_count", "seed", "positional")
     )
-    head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head")
-    lab = cached_mask_lab(cfg, head)
-    T, pad = lab.T, lab.pad
-    tokens = [str(t) for t in cached_run(cfg.replace(mask="none")).tokens]
+    out = reserve_outputs()
+    index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head", on_change=rerun_body)
+    upper = st.container()
+    tokens = [str(t) for t in cached_run(cfg.replace(mask="none")).tokens]  # no leaf control changes them
+    index_picker("query", tokens, key="mk_query", on_change=rerun_body)
+    return out, upper, st.container(), tokens
 
-    def names(idx, limit: int = 6) -> str:
-        shown = ", ".join(md_escape(tokens[i]) for i in idx[:limit])
-        return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
 
-    if cfg.pad_count > T:
-        st.info(
-            f"The pad count {cfg.pad_count} is more than the {plural(T, 'token')}; using {T}: every key is padding."
-        )
-    if pad == 0:
-        st.info(
-            "The pad count in the sidebar is 0, so the padding mask blocks nothing yet: raise it to pad the last keys."
-        )
-    lim = float(np.abs(lab.logits).max()) or 1.0
-    st.caption(
-        f"Blank cells are blocked. Each map states its colour range under its key axis: the mask is yellow where a "
-        f"query may attend, the scores run from blue (−{fmt(lim)}) through white (0) to red (+{fmt(lim)}), the weights "
-        "from purple (low) to yellow (high). The input and W_q, W_k, W_v are seeded random, untrained: the pattern "
-        "inside the allowed cells means nothing here; which cells are blank is the lesson."
-    )
+@body
+def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
+    """The mask lab for the sidebar's setting: the mask, the masked scores and weights, the padding check."""
+    cfg = show_outputs(out)
+    head = st.session_state["mk_head"]
+    with upper:
+        lab = cached_mask_lab(cfg, head)
+        T, pad = lab.T, lab.pad
 
-    def mask_sentence(r) -> str:
-        """What the mask ``r`` did, true for every pad count and T."""
-        if r.n_blocked == 0:
-            why = "with a pad count of 0" if "padding" in r.name and pad == 0 else "the only query sees its own key"
-            return f"No cell is blocked ({why}), so these are the weights of plain attention; every row sums to 1."
-        empty = r.empty_rows
-        out = (
-            f"{r.n_blocked} of {T * T} cells are blocked, and each of them gets weight exactly "
-            f"{fmt(r.max_blocked_weight)}. "
-        )
-        sums = r.weights.sum(axis=-1)
-        ok_rows = np.setdiff1d(np.arange(T), empty)
-        if len(empty) == T:
-            return out + (
-                "No query has an allowed key, so every row's weights and outputs are 0 "
-                f"(largest |output| {fmt(float(np.abs(r.output).max()))}), not NaN."
+        def names(idx, limit: int = 6) -> str:
+            shown = ", ".join(md_escape(tokens[i]) for i in idx[:limit])
+            return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
+
+        if cfg.pad_count > T:
+            st.info(
+                f"The pad count {cfg.pad_count} is more than the {plural(T, 'token')}; using {T}: every key is padding."
             )
-        if len(empty):
-            out += (
-                f"{plural(len(empty), 'row')} ({names(empty)}) {'has' if len(empty) == 1 else 'have'} no allowed key: "
-                f"{'its' if len(empty) == 1 else 'their'} weights and outputs are 0. "
+        if pad == 0:
+            st.info(
+                "The pad count in the sidebar is 0, so the padding mask blocks nothing yet: raise it to pad the last keys."
             )
-        dev = float(np.abs(sums[ok_rows] - 1).max())
-        return out + ("Every row with an allowed key sums to 1" + ("." if dev < 1e-5 else f" (up to {dev:.1e})."))
-
-    for r in lab.runs:
-        st.subheader(r.name)
-        c1, c2, c3 = st.columns(3)
-        show_mask(r.mask, tokens, title="mask (1 = may attend)", container=c1, size=220)
-        show_heatmap(
-            lab.logits,
-            tokens,
-            tokens,
-            title="masked scores (blank = blocked)",
-            value_name="score",
-            scheme="diverging",
-            domain=(-lim, lim),
-            blank=~r.mask,
-            container=c2,
-            size=220,
-            legend=False,
-        )
-        show_weights(r.weights, tokens, title="weights", allowed=r.mask, container=c3, size=220, legend=False)
-        st.caption(mask_sentence(r))
-
-    st.subheader("Why padded keys get zero weight")
-    padding = lab.run("padding")
-    row = index_picker("query", tokens, key="mk_query")
-    num = masked_numerators(lab.logits[row], padding.mask[row])  # (T,)
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "key": tokens,
-                "score": np.round(lab.logits[row], 4),
-                "masked score": [f"{s:.4f}" if a else "−∞" for a, s in zip(padding.mask[row], lab.logits[row])],
-                "e^(masked score − max)": np.round(num, 6),
-                "weight": np.round(padding.weights[row], 6),
-            }
-        ),
-        hide_index=True,
-    )
-    real = float(padding.weights[row, : T - pad].sum())
-    if pad == 0:
+        lim = float(np.abs(lab.logits).max()) or 1.0
         st.caption(
-            "No key is padded (pad count 0), so every key keeps its share of the weight; raise the pad count in "
-            "the sidebar to see padded keys drop to exactly 0."
-        )
-    elif pad == T:
-        st.caption(
-            "Every key is padded: every numerator is e^−∞ = 0, so this query has nothing to attend to and "
-            "attention_core gives it weights of 0 and a zero output (not NaN)."
-        )
-    else:
-        padded_idx = np.arange(T - pad, T)
-        st.caption(
-            f"The padded {'key' if pad == 1 else 'keys'} ({'the last one' if pad == 1 else f'the last {pad}'}: "
-            f"{names(padded_idx)}) {'has' if pad == 1 else 'have'} e^−∞ = 0 in the numerator, so "
-            f"{'its' if pad == 1 else 'their'} weight is 0 whatever the score; the {plural(T - pad, 'real key')} "
-            f"share the whole weight: {fmt(real)}."
+            f"Blank cells are blocked. Each map states its colour range under its key axis: the mask is yellow where a "
+            f"query may attend, the scores run from blue (−{fmt(lim)}) through white (0) to red (+{fmt(lim)}), the weights "
+            "from purple (low) to yellow (high). The input and W_q, W_k, W_v are seeded random, untrained: the pattern "
+            "inside the allowed cells means nothing here; which cells are blank is the lesson."
         )
 
-    st.subheader("A fully masked row")
-    nan_count = int(np.isnan(lab.textbook[0]).sum())
-    bad = int(np.isnan(lab.full_weights).sum() + np.isnan(lab.full_output).sum())
-    same = bool(np.array_equal(lab.full_weights[1:], lab.run("causal").weights[1:]))
-    st.markdown(
-        f"Block every key for query **{md_escape(tokens[0])}** (row 1). A textbook softmax computes "
-        f"−∞ − (−∞) = NaN in that row and returns **{nan_count} NaN** {'weight' if nan_count == 1 else 'weights'}, which "
-        f"would then poison every later layer. attention_core gives that row weights of exactly 0 (sum "
-        f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output (largest |z| = "
-        f"{fmt(float(np.abs(lab.full_output[0]).max()))}), with {bad} NaN anywhere"
-        + ("; the other rows are the causal weights, unchanged." if T > 1 and same else ".")
-    )
+        def mask_sentence(r) -> str:
+            """What the mask ``r`` did, true for every pad count and T."""
+            if r.n_blocked == 0:
+                why = "with a pad count of 0" if "padding" in r.name and pad == 0 else "the only query sees its own key"
+                return f"No cell is blocked ({why}), so these are the weights of plain attention; every row sums to 1."
+            empty = r.empty_rows
+            out = (
+                f"{r.n_blocked} of {T * T} cells are blocked, and each of them gets weight exactly "
+                f"{fmt(r.max_blocked_weight)}. "
+            )
+            sums = r.weights.sum(axis=-1)
+            ok_rows = np.setdiff1d(np.arange(T), empty)
+            if len(empty) == T:
+                return out + (
+                    "No query has an allowed key, so every row's weights and outputs are 0 "
+                    f"(largest |output| {fmt(float(np.abs(r.output).max()))}), not NaN."
+                )
+            if len(empty):
+                out += (
+                    f"{plural(len(empty), 'row')} ({names(empty)}) {'has' if len(empty) == 1 else 'have'} no allowed key: "
+                    f"{'its' if len(empty) == 1 else 'their'} weights and outputs are 0. "
+                )
+            dev = float(np.abs(sums[ok_rows] - 1).max())
+            return out + ("Every row with an allowed key sums to 1" + ("." if dev < 1e-5 else f" (up to {dev:.1e})."))
 
-    causal = lab.run("causal")
-    page_end(
-        "pages/5_Masks.py",
-        [
-            (
-                f"Under the causal mask with T = {T}, how many of the {T * T} cells are blocked, and what weight do they "
-                "get?",
-                f"{causal.n_blocked} = T(T − 1)/2 cells (query i may see keys 1 .. i only); each gets weight exactly "
-                f"{fmt(causal.max_blocked_weight)}.",
+        for r in lab.runs:
+            st.subheader(r.name)
+            c1, c2, c3 = st.columns(3)
+            show_mask(r.mask, tokens, title="mask (1 = may attend)", container=c1, size=220)
+            show_heatmap(
+                lab.logits,
+                tokens,
+                tokens,
+                title="masked scores (blank = blocked)",
+                value_name="score",
+                scheme="diverging",
+                domain=(-lim, lim),
+                blank=~r.mask,
+                container=c2,
+                size=220,
+                legend=False,
+            )
+            show_weights(r.weights, tokens, title="weights", allowed=r.mask, container=c3, size=220, legend=False)
+            st.caption(mask_sentence(r))
+
+        st.subheader("Why padded keys get zero weight")
+    with lower:
+        padding = lab.run("padding")
+        row = st.session_state["mk_query"]
+        num = masked_numerators(lab.logits[row], padding.mask[row])  # (T,)
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "key": tokens,
+                    "score": np.round(lab.logits[row], 4),
+                    "masked score": [f"{s:.4f}" if a else "−∞" for a, s in zip(padding.mask[row], lab.logits[row])],
+                    "e^(masked score − max)": np.round(num, 6),
+                    "weight": np.round(padding.weights[row], 6),
+                }
             ),
-            (
-                f"With {plural(pad, 'padded key')}, how much of query {md_escape(tokens[row])}'s weight lands on the "
-                "padded keys, and how much "
-                "on the real ones?",
+            hide_index=True,
+        )
+        real = float(padding.weights[row, : T - pad].sum())
+        if pad == 0:
+            st.caption(
+                "No key is padded (pad count 0), so every key keeps its share of the weight; raise the pad count in "
+                "the sidebar to see padded keys drop to exactly 0."
+            )
+        elif pad == T:
+            st.caption(
+                "Every key is padded: every numerator is e^−∞ = 0, so this query has nothing to attend to and "
+                "attention_core gives it weights of 0 and a zero output (not NaN)."
+            )
+        else:
+            padded_idx = np.arange(T - pad, T)
+            st.caption(
+                f"The padded {'key' if pad == 1 else 'keys'} ({'the last one' if pad == 1 else f'the last {pad}'}: "
+                f"{names(padded_idx)}) {'has' if pad == 1 else 'have'} e^−∞ = 0 in the numerator, so "
+                f"{'its' if pad == 1 else 'their'} weight is 0 whatever the score; the {plural(T - pad, 'real key')} "
+                f"share the whole weight: {fmt(real)}."
+            )
+
+        st.subheader("A fully masked row")
+        nan_count = int(np.isnan(lab.textbook[0]).sum())
+        bad = int(np.isnan(lab.full_weights).sum() + np.isnan(lab.full_output).sum())
+        same = bool(np.array_equal(lab.full_weights[1:], lab.run("causal").weights[1:]))
+        st.markdown(
+            f"Block every key for query **{md_escape(tokens[0])}** (row 1). A textbook softmax computes "
+            f"−∞ − (−∞) = NaN in that row and returns **{nan_count} NaN** {'weight' if nan_count == 1 else 'weights'}, which "
+            f"would then poison every later layer. attention_core gives that row weights of exactly 0 (sum "
+            f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output (largest |z| = "
+            f"{fmt(float(np.abs(lab.full_output[0]).max()))}), with {bad} NaN anywhere"
+            + ("; the other rows are the causal weights, unchanged." if T > 1 and same else ".")
+        )
+
+        causal = lab.run("causal")
+        check_yourself(
+            [
                 (
-                    f"None is padded (pad count 0): all of it, {fmt(real)}, stays on the {plural(T, 'real key')}."
-                    if pad == 0
-                    else f"{fmt(float(padding.weights[row, T - pad :].sum()))} on padded keys and {fmt(real)} on the "
-                    f"{plural(T - pad, 'real key')}"
-                    + (": every key is padded, so the whole row is 0." if pad == T else ".")
+                    f"Under the causal mask with T = {T}, how many of the {T * T} cells are blocked, and what weight do they "
+                    "get?",
+                    f"{causal.n_blocked} = T(T − 1)/2 cells (query i may see keys 1 .. i only); each gets weight exactly "
+                    f"{fmt(causal.max_blocked_weight)}.",
                 ),
-            ),
-            (
-                "What does a textbook softmax return for a row whose keys are all blocked, and what does attention_core "
-                "return?",
-                f"The textbook softmax returns {nan_count} NaN; attention_core returns {plural(T, 'weight')} of 0 (sum "
-                f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output.",
-            ),
-        ],
-    )
+                (
+                    f"With {plural(pad, 'padded key')}, how much of query {md_escape(tokens[row])}'s weight lands on the "
+                    "padded keys, and how much "
+                    "on the real ones?",
+                    (
+                        f"None is padded (pad count 0): all of it, {fmt(real)}, stays on the {plural(T, 'real key')}."
+                        if pad == 0
+                        else f"{fmt(float(padding.weights[row, T - pad :].sum()))} on padded keys and {fmt(real)} on the "
+                        f"{plural(T - pad, 'real key')}"
+                        + (": every key is padded, so the whole row is 0." if pad == T else ".")
+                    ),
+                ),
+                (
+                    "What does a textbook softmax return for a row whose keys are all blocked, and what does attention_core "
+                    "return?",
+                    f"The textbook softmax returns {nan_count} NaN; attention_core returns {plural(T, 'weight')} of 0 (sum "
+                    f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output.",
+                ),
+            ],
+        )
 
 
-_body()
+_body(*_controls())
+next_link("pages/5_Masks.py")
 show_code(
     mask_lab,
     textbook_softmax,

@@ -7,9 +7,10 @@ from attention_core import shuffle_experiment, sinusoidal_positional_encoding
 from attention_core.positional import position_similarity
 from ui.charts import show_heatmap
 from ui.compute import cached_positions, cached_run, cached_shuffle
-from ui.controls import sidebar_controls
+from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import check_yourself, next_link
+from ui.partial import body, rerun_body
 from ui.positional_charts import curves_spec, distance_spec
 from ui.text import fmt, md_escape
 from ui.vega import draw
@@ -28,10 +29,37 @@ def sci(x: float) -> str:
     return "0" if x == 0 else f"{x:.1e}"
 
 
-def _body() -> None:
-    """The sinusoidal table, its curves, similarity by distance and the shuffle experiment."""
-    cfg = sidebar_controls(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
-    st.latex(
+def _reshuffle() -> None:
+    """on_click of Reshuffle: the next shuffle, drawn by the body alone."""
+    st.session_state.pe_shuffle += 1
+    rerun_body()
+
+
+def _controls() -> tuple:
+    """The full-run part: the sidebar, the curves' dimension picker and Reshuffle, between the body's places."""
+    cfg = sidebar_widgets(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
+    out, table = reserve_outputs(), st.container()
+    D = cfg.d_model
+    st.multiselect(
+        "Dimensions to draw as curves",
+        list(range(D)),
+        default=sorted({d for d in (0, 1, 4, D - 2) if 0 <= d < D}),
+        key="pe_dims",
+        max_selections=8,
+        on_change=rerun_body,
+    )
+    middle = st.container()
+    if "pe_shuffle" not in st.session_state:
+        st.session_state.pe_shuffle = 0
+    st.button("Reshuffle", key="pe_reshuffle", on_click=_reshuffle)
+    return out, table, middle, st.container()
+
+
+@body
+def _body(out: Outputs, table, middle, shuffle) -> None:
+    """The sinusoidal table, its curves, similarity by distance and the shuffle experiment, into the places."""
+    cfg = show_outputs(out)
+    table.latex(
         r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "
         r"PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)"
     )
@@ -40,139 +68,134 @@ def _body() -> None:
     pe, sim, by_offset = cached_positions(T, D)
     positions = [str(p) for p in range(T)]
 
-    st.subheader(f"The encoding table: {T} position{'s' if T > 1 else ''} x {D} dimension{'s' if D > 1 else ''}")
-    show_heatmap(
-        pe,
-        positions,
-        [str(j) for j in range(D)],
-        title="PE",
-        row_title="position",
-        col_title="dimension",
-        value_name="PE",
-        scheme="diverging",
-        domain=(-1, 1),
-        size=420,
-        max_px=384,
-    )
-    longest = 2 * np.pi * 10000 ** ((2 * ((D - 1) // 2)) / D)  # the wavelength of the last sine/cosine pair
-    st.caption(
-        "Colour: −1 (blue) to +1 (red). "
-        + (
-            "Left columns oscillate fast (short wavelength), right columns slowly: each position gets its own "
-            f"fingerprint. Wavelengths run from 2π ≈ 6.28 to {fmt(longest)} positions."
-            if D > 2
-            else f"With d_model = {D} there is only one frequency: wavelength 2π ≈ 6.28 positions, so positions 6.28 apart "
-            "look almost alike."
+    with table:
+        st.subheader(f"The encoding table: {T} position{'s' if T > 1 else ''} x {D} dimension{'s' if D > 1 else ''}")
+        show_heatmap(
+            pe,
+            positions,
+            [str(j) for j in range(D)],
+            title="PE",
+            row_title="position",
+            col_title="dimension",
+            value_name="PE",
+            scheme="diverging",
+            domain=(-1, 1),
+            size=420,
+            max_px=384,
         )
-    )
-
-    default_dims = [d for d in (0, 1, 4, D - 2) if 0 <= d < D]
-    dims = st.multiselect(
-        "Dimensions to draw as curves",
-        list(range(D)),
-        default=sorted(set(default_dims)),
-        key="pe_dims",
-        max_selections=8,
-    )
-    if dims:
-        draw(st, curves_spec(T, D, tuple(dims)))
-    else:
-        st.caption("Pick at least one dimension to draw its curve.")
-
-    st.subheader("Similarity depends on distance")
-    c1, c2 = st.columns([3, 2])
-    show_heatmap(
-        sim,
-        positions,
-        positions,
-        title="PE · PEᵀ (position x position)",
-        row_title="position",
-        col_title="position",
-        value_name="dot",
-        container=c1,
-        size=320,
-        max_px=320,
-    )
-    draw(c2, distance_spec(T, D))
-    self_sim = (
-        f"{fmt(by_offset[0])} = d_model / 2, every sine² + cosine² pair adding 1"
-        if D % 2 == 0
-        else f"{fmt(by_offset[0])} on average: (d_model − 1) / 2 = {fmt((D - 1) / 2)} from the sine/cosine pairs "
-        "plus the "
-        "last column's sine²"
-    )
-    if T == 1:
-        distance = "With one position there is no distance to compare; raise seq_len."
-    elif T == 2:
-        distance = f"Positions 0 and 1 give {fmt(by_offset[1])}, " + (
-            "less than a position with itself." if by_offset[1] < by_offset[0] else "as much as a position with itself."
-        )
-    elif by_offset[1] > by_offset[-1]:
-        distance = (
-            f"Nearby positions match more than distant ones: distance 1 gives {fmt(by_offset[1])}, "
-            f"distance {T - 1} gives {fmt(by_offset[-1])}."
-        )
-    else:
-        distance = (
-            f"At this d_model the match does not fall with distance: distance 1 gives {fmt(by_offset[1])}, "
-            "distance "
-            f"{T - 1} gives {fmt(by_offset[-1])} (too few frequencies; raise d_model)."
-        )
-    c2.caption(f"A position's dot product with itself is {self_sim}. {distance}")
-
-    st.subheader("The shuffle experiment")
-    if "pe_shuffle" not in st.session_state:
-        st.session_state.pe_shuffle = 0
-    if st.button("Reshuffle", key="pe_reshuffle"):
-        st.session_state.pe_shuffle += 1
-    perm, diff_without, diff_with = cached_shuffle(cfg.replace(mask="none"), st.session_state.pe_shuffle)
-    moved = int((perm != np.arange(T)).sum())
-    shown = " ".join(md_escape(run.tokens[i]) for i in perm[:12]) + (" …" if T > 12 else "")
-    st.markdown(f"Shuffled order (shuffle #{st.session_state.pe_shuffle}, {moved} of {T} tokens moved): {shown}")
-    c1, c2 = st.columns(2)
-    c1.metric("max |difference| without positional encoding", sci(diff_without))
-    c2.metric("max |difference| with positional encoding", "0" if diff_with == 0 else f"{diff_with:.3g}")
-    if T == 1:
-        st.caption("With one token there is nothing to shuffle; raise seq_len.")
-    elif moved == 0:
-        st.caption("This shuffle left every token in place, so nothing can change; press Reshuffle.")
-    else:
-        st.markdown(
-            f"Each token's output after shuffling, put back in the original order, is compared with its output before "
-            f"(same seeded random, untrained weights). **Without** positional encoding the largest difference is "
-            f"{sci(diff_without)}, which is 0 up to float64 rounding: attention saw a bag of words and gave every word "
-            f"the same answer whatever its place. **With** the encoding the outputs change by up to {fmt(diff_with)}: "
-            "the same word at a new position is now a different input. That is why transformers add positions before "
-            "the first attention layer."
-        )
-
-    questions = [
-        (
-            "Why is the difference without positional encoding 0 (up to rounding)?",
-            f"Here it is {sci(diff_without)}. Without positions attention is permutation-equivariant: shuffling "
-            "the tokens shuffles their outputs the same way, so every token gets the same output as before.",
-        )
-    ]
-    if T > 2:
-        questions.append(
-            (
-                f"Which is larger here: the dot product of positions 1 apart, or {T - 1} apart?",
-                f"Distance 1: {fmt(by_offset[1])}; distance {T - 1}: {fmt(by_offset[-1])}; so "
-                + (
-                    "distance 1 is larger."
-                    if by_offset[1] > by_offset[-1]
-                    else f"distance {T - 1} is not smaller at this d_model."
-                ),
+        longest = 2 * np.pi * 10000 ** ((2 * ((D - 1) // 2)) / D)  # the wavelength of the last sine/cosine pair
+        st.caption(
+            "Colour: −1 (blue) to +1 (red). "
+            + (
+                "Left columns oscillate fast (short wavelength), right columns slowly: each position gets its own "
+                f"fingerprint. Wavelengths run from 2π ≈ 6.28 to {fmt(longest)} positions."
+                if D > 2
+                else f"With d_model = {D} there is only one frequency: wavelength 2π ≈ 6.28 positions, so positions 6.28 apart "
+                "look almost alike."
             )
         )
-    questions.append(
-        (
-            "How many different wavelengths does this table use?",
-            f"{(D + 1) // 2}: one per sine/cosine pair of columns (d_model = {D}).",
+
+    dims = st.session_state["pe_dims"]
+    with middle:
+        if dims:
+            draw(st, curves_spec(T, D, tuple(dims)))
+        else:
+            st.caption("Pick at least one dimension to draw its curve.")
+
+        st.subheader("Similarity depends on distance")
+        c1, c2 = st.columns([3, 2])
+        show_heatmap(
+            sim,
+            positions,
+            positions,
+            title="PE · PEᵀ (position x position)",
+            row_title="position",
+            col_title="position",
+            value_name="dot",
+            container=c1,
+            size=320,
+            max_px=320,
         )
-    )
-    page_end("pages/6_Positional_encoding.py", questions)
+        draw(c2, distance_spec(T, D))
+        self_sim = (
+            f"{fmt(by_offset[0])} = d_model / 2, every sine² + cosine² pair adding 1"
+            if D % 2 == 0
+            else f"{fmt(by_offset[0])} on average: (d_model − 1) / 2 = {fmt((D - 1) / 2)} from the sine/cosine pairs "
+            "plus the "
+            "last column's sine²"
+        )
+        if T == 1:
+            distance = "With one position there is no distance to compare; raise seq_len."
+        elif T == 2:
+            distance = f"Positions 0 and 1 give {fmt(by_offset[1])}, " + (
+                "less than a position with itself."
+                if by_offset[1] < by_offset[0]
+                else "as much as a position with itself."
+            )
+        elif by_offset[1] > by_offset[-1]:
+            distance = (
+                f"Nearby positions match more than distant ones: distance 1 gives {fmt(by_offset[1])}, "
+                f"distance {T - 1} gives {fmt(by_offset[-1])}."
+            )
+        else:
+            distance = (
+                f"At this d_model the match does not fall with distance: distance 1 gives {fmt(by_offset[1])}, "
+                "distance "
+                f"{T - 1} gives {fmt(by_offset[-1])} (too few frequencies; raise d_model)."
+            )
+        c2.caption(f"A position's dot product with itself is {self_sim}. {distance}")
+
+        st.subheader("The shuffle experiment")
+    with shuffle:
+        perm, diff_without, diff_with = cached_shuffle(cfg.replace(mask="none"), st.session_state.pe_shuffle)
+        moved = int((perm != np.arange(T)).sum())
+        shown = " ".join(md_escape(run.tokens[i]) for i in perm[:12]) + (" …" if T > 12 else "")
+        st.markdown(f"Shuffled order (shuffle #{st.session_state.pe_shuffle}, {moved} of {T} tokens moved): {shown}")
+        c1, c2 = st.columns(2)
+        c1.metric("max |difference| without positional encoding", sci(diff_without))
+        c2.metric("max |difference| with positional encoding", "0" if diff_with == 0 else f"{diff_with:.3g}")
+        if T == 1:
+            st.caption("With one token there is nothing to shuffle; raise seq_len.")
+        elif moved == 0:
+            st.caption("This shuffle left every token in place, so nothing can change; press Reshuffle.")
+        else:
+            st.markdown(
+                f"Each token's output after shuffling, put back in the original order, is compared with its output before "
+                f"(same seeded random, untrained weights). **Without** positional encoding the largest difference is "
+                f"{sci(diff_without)}, which is 0 up to float64 rounding: attention saw a bag of words and gave every word "
+                f"the same answer whatever its place. **With** the encoding the outputs change by up to {fmt(diff_with)}: "
+                "the same word at a new position is now a different input. That is why transformers add positions before "
+                "the first attention layer."
+            )
+
+        questions = [
+            (
+                "Why is the difference without positional encoding 0 (up to rounding)?",
+                f"Here it is {sci(diff_without)}. Without positions attention is permutation-equivariant: shuffling "
+                "the tokens shuffles their outputs the same way, so every token gets the same output as before.",
+            )
+        ]
+        if T > 2:
+            questions.append(
+                (
+                    f"Which is larger here: the dot product of positions 1 apart, or {T - 1} apart?",
+                    f"Distance 1: {fmt(by_offset[1])}; distance {T - 1}: {fmt(by_offset[-1])}; so "
+                    + (
+                        "distance 1 is larger."
+                        if by_offset[1] > by_offset[-1]
+                        else f"distance {T - 1} is not smaller at this d_model."
+                    ),
+                )
+            )
+        questions.append(
+            (
+                "How many different wavelengths does this table use?",
+                f"{(D + 1) // 2}: one per sine/cosine pair of columns (d_model = {D}).",
+            )
+        )
+        check_yourself(questions)
 
 
-_body()
+_body(*_controls())
+next_link("pages/6_Positional_encoding.py")
 show_code(sinusoidal_positional_encoding, position_similarity, shuffle_experiment)

@@ -7,10 +7,20 @@ from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
 from ui.charts import show_heatmap, show_token_dims, show_weights
 from ui.compute import cached_comparison, cached_run, cached_saturation
-from ui.controls import ControlSet, current, set_current, share_box, show_notices, whatif_controls, write_url
+from ui.controls import (
+    ControlSet,
+    Outputs,
+    current,
+    reserve_outputs,
+    set_current,
+    show_outputs,
+    whatif_controls,
+    write_url,
+)
 from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import check_yourself, next_link
 from ui.metrics import metric_row, saturation_metric
+from ui.partial import body, rerun_body
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
@@ -62,22 +72,26 @@ def _mean(sat, key):
     return float(np.mean([s[key] for s in sat]))
 
 
-def _body() -> None:
-    """A's and B's controls in the sidebar, then their weights, saturation, outputs and the differences."""
+def _controls() -> tuple[Outputs, object]:
+    """The full-run part: A's and B's controls in the sidebar, the reset, the head picker; the body's places."""
     with st.sidebar.expander("Settings of A", expanded=True):
         cfg_a = whatif_controls(st, A_SET, SHOW, default=shared.replace(scaled=True), label_suffix=" (A)")
     with st.sidebar.expander("Settings of B", expanded=True):
         cfg_b = whatif_controls(st, B_SET, SHOW, default=shared.replace(scaled=False), label_suffix=" (B)")
     st.sidebar.button("Reset A and B to the shared setting (scaling on / off)", key="cmp_reset", on_click=_reset)
-    for cs in (A_SET, B_SET):
-        show_notices(cs)
-    write_url(shared)
-    write_url(cfg_a, A_SET)
-    write_url(cfg_b, B_SET)
-    share_box(st.sidebar)
-
-    diffs = differing_settings(cfg_a, cfg_b)
+    out = reserve_outputs()
     top_left, top_right = st.columns([3, 1])  # the opening sentence and the head picker share one row
+    H = max(cfg_a.n_heads, cfg_b.n_heads)
+    index_picker("head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right, on_change=rerun_body)
+    return out, top_left
+
+
+@body
+def _body(out: Outputs, top_left) -> None:
+    """Notices and URL of both sides, then their weights, saturation, outputs and the differences."""
+    write_url(shared)  # first: the share link (drawn with B's outputs) carries every parameter
+    cfg_a, cfg_b = show_outputs(Outputs(out.notes, None), A_SET), show_outputs(Outputs(out.notes, out.side), B_SET)
+    diffs = differing_settings(cfg_a, cfg_b)
     parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in diffs]
     if not parts:
         top_left.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
@@ -90,8 +104,7 @@ def _body() -> None:
 
     run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
     sat_a, sat_b = cached_saturation(cfg_a), cached_saturation(cfg_b)
-    H = max(cfg_a.n_heads, cfg_b.n_heads)
-    head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right)
+    head = st.session_state["cmp_head"]
     ha, hb = min(head, cfg_a.n_heads - 1), min(head, cfg_b.n_heads - 1)
     if ha != head or hb != head:
         st.caption(f"A has {cfg_a.n_heads} head(s) and B {cfg_b.n_heads}; the side with fewer shows its last head.")
@@ -110,7 +123,8 @@ def _body() -> None:
             legend=False,
         )
     if cmp.weight_diff is not None:
-        lim = float(np.abs(cmp.weight_diff).max()) or 1.0
+        biggest = float(np.abs(cmp.weight_diff).max())
+        lim = biggest or 1.0  # the colour scale; 0 would be an empty range
         show_heatmap(
             cmp.weight_diff,
             run_a.tokens,
@@ -122,7 +136,7 @@ def _body() -> None:
             container=c3,
             size=130,  # leaves room for the legend inside the column at 1280 px
         )
-        c3.caption(f"Red: B puts more weight there, blue: less. Largest change of a weight: {fmt(lim)}.")
+        c3.caption(f"Red: B puts more weight there, blue: less. Largest change of a weight: {fmt(biggest)}.")
     else:
         c3.info(f"A has {run_a.T} tokens and B {run_b.T}: no difference map for maps of different shapes.")
 
@@ -190,8 +204,9 @@ def _body() -> None:
                 f"‖Z_B − Z_A‖ / ‖Z_A‖ = {fmt(cmp.output_change)}, i.e. {fmt(100 * cmp.output_change)}% of A's size.",
             )
         )
-    page_end("pages/8_Compare.py", questions)
+    check_yourself(questions)
 
 
-_body()
+_body(*_controls())
+next_link("pages/8_Compare.py")
 show_code(run_whatif, compare_runs, differing_settings)

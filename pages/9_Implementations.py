@@ -15,9 +15,10 @@ from attention_core.torch_attention import (
     softmax_torch,
 )
 from ui.compute import cached_implementations, cached_run
-from ui.controls import sidebar_controls
+from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup
-from ui.lesson import page_end
+from ui.lesson import check_yourself, next_link
+from ui.partial import body
 from ui.text import fmt
 
 page_setup(
@@ -33,9 +34,16 @@ st.latex(
 )
 
 
-def _body() -> None:
+def _controls() -> tuple:
+    """The full-run part: the sidebar's controls, and the place for their notices and share link."""
+    sidebar_widgets()
+    return (reserve_outputs(),)
+
+
+@body
+def _body(out: Outputs) -> None:
     """Every implementation on the sidebar's setting: the table of differences and times, and what it says."""
-    cfg = sidebar_controls()
+    cfg = show_outputs(out)
     run = cached_run(cfg)
     with st.spinner("Running every implementation…"):
         rows = cached_implementations(cfg)
@@ -114,8 +122,7 @@ def _body() -> None:
         "Layers that always divide by √d_k (nn.MultiheadAttention, Keras) get the setting folded into W_q."
     )
 
-    page_end(
-        "pages/9_Implementations.py",
+    check_yourself(
         [
             (
                 "Which implementations return no attention weights, and why?",
@@ -141,4 +148,5 @@ def _body() -> None:
     )
 
 
-_body()
+_body(*_controls())
+next_link("pages/9_Implementations.py")

@@ -4,16 +4,20 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+import ui.partial
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
 
 
-def app(path: str, query: dict | None = None, timeout: float = 60) -> AppTest:
+def app(path: str, query: dict | None = None, timeout: float = 60, partial: bool = False) -> AppTest:
     """An AppTest for a page (path relative to the repo root), optionally opened with URL parameters.
 
     The app is always loaded from its entry script and switched to the page, as a browser would,
-    so that links between pages resolve.
+    so that links between pages resolve. Partial reruns (ui/partial.py) are off unless ``partial``: after a
+    body-only rerun AppTest holds only the body's elements, where a browser keeps the rest of the page.
     """
+    ui.partial.ENABLED = partial
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=timeout)
     for k, v in (query or {}).items():
         at.query_params[k] = v

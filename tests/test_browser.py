@@ -170,6 +170,28 @@ def test_a_sidebar_change_redraws_the_page_and_survives_a_page_switch(browser_an
         assert_no_errors(page)
 
 
+COUNT_ELEMENTS = """() => Object.fromEntries(['stVegaLiteChart', 'stImage', 'stHeading', 'stMetric', 'stDataFrame',
+    'stSlider', 'stExpander', 'stPageLink'].map(t => [t, document.querySelectorAll(`[data-testid="${t}"]`).length]))"""
+
+
+def test_a_leaf_change_redraws_the_body_in_place(browser_and_base):
+    """Compare's temperature of A reruns only the body (ui/partial.py): the sentence, the metrics and the URL
+    change, every element is drawn once (no copies beside the old ones), the controls stay."""
+    browser, base = browser_and_base
+    with opened(browser, base + "/Compare") as (page, _):
+        before = page.evaluate(COUNT_ELEMENTS)
+        main = page.locator('[data-testid="stMain"]')
+        assert "A and B differ in one setting" in main.inner_text()
+        for _ in range(3):  # scaling of A off, on, off: three body reruns
+            page.locator('[data-testid="stSidebar"] label').filter(has_text="scale by 1/√d_k (A)").first.click()
+            page.wait_for_timeout(300)
+            wait_for_app(page)
+        page.wait_for_url("**a_scaled=0**", timeout=60000)
+        assert "A and B are the same setting" in main.inner_text()
+        assert page.evaluate(COUNT_ELEMENTS) == before
+        assert_no_errors(page)
+
+
 def test_preset_link_shows_its_question(browser_and_base):
     from ui.presets import load_presets
 

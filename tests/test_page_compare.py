@@ -115,3 +115,14 @@ def test_extremes_show_true_sentences(query):
         assert "A is single key" in page
     if "a_temperature" in query:
         assert "**temperature** (A 0.1, B 10)" in page and "B is softer." in page
+
+
+def test_largest_weight_change_is_the_measured_one_also_when_a_equals_b():
+    at = run_ok(app(CMP))
+    a, b = run_whatif(WhatIf(scaled=True)), run_whatif(WhatIf(scaled=False))
+    biggest = float(np.abs(b.weights[0] - a.weights[0]).max())
+    assert f"Largest change of a weight: {biggest:.3g}." in texts(at)
+    at.toggle(key="b_scaled").set_value(True)
+    run_ok(at)
+    page = texts(at)
+    assert "A and B are the **same setting**" in page and "Largest change of a weight: 0." in page

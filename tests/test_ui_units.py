@@ -4,6 +4,7 @@ import io
 import json
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from ui.charts import heatmap_png, heatmap_spec, pool
@@ -96,3 +97,13 @@ def test_head_view_keeps_both_token_columns_inside_the_chart():
     assert (
         spec["layer"][0]["encoding"]["x"]["value"] == left_x and spec["layer"][0]["encoding"]["x2"]["value"] == right_x
     )
+
+
+def test_metric_row_needs_metrics_and_equally_tall_stacks():
+    from ui.metrics import Metric, metric_row
+
+    with pytest.raises(ValueError, match="at least one"):
+        metric_row([])
+    a, b = Metric("a", "1"), Metric("b", "2")
+    with pytest.raises(ValueError, match=r"equally tall to line up; got \[2, 1\]"):
+        metric_row([(a, b), (a,)])

@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 
 from ui.links import link_options, set_link_options, write_link_options
+from ui.partial import question_asked
 from ui.state import kept_toggle, kept_value
 from ui.text import md_escape
 
@@ -56,6 +57,7 @@ def prediction_gate(page: str, signature: tuple, row: np.ndarray, query_label: s
     """
     if not classroom_on():
         return True
+    question_asked()
     state_key = f"classroom_{page}"
     state = st.session_state.get(state_key)
     if state is None or state["signature"] != signature:

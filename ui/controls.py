@@ -25,6 +25,7 @@ import streamlit as st
 from attention_core import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from attention_core.config import SETTINGS, nearest_heads
 from ui.links import link_options
+from ui.partial import rerun_body
 from ui.state import STRETCH_KEY, kept_toggle, visit
 from ui.url import URL_NAMES, from_query_params, to_query_params
 
@@ -37,6 +38,9 @@ MASK_LABELS = {
 }
 INPUT_LABELS = {"random": "seeded random", "sentence": "typed sentence", "one_hot": "one-hot pattern"}
 ALL_CONTROLS = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional")
+# Controls whose change alters no other widget (the tokens, the head count, the shown controls stay): on a page
+# with a body fragment they rerun the body alone (ui/partial.py). The others rerun the page.
+LEAF_CONTROLS = frozenset({"scaled", "temperature", "seed", "pad_count", "positional"})
 
 
 @dataclass(frozen=True)
@@ -133,21 +137,30 @@ def _clear_notices(cs: ControlSet) -> None:
     st.session_state[cs.notice_key] = []
 
 
+def _leaf_changed(cs: ControlSet) -> None:
+    """on_change of a leaf control: clear the notices, then rerun only the page's body where it has one."""
+    _clear_notices(cs)
+    rerun_body()
+
+
 def whatif_controls(
     box,
     cs: ControlSet = SHARED,
     show: tuple[str, ...] = ALL_CONTROLS,
     default: WhatIf | None = None,
     label_suffix: str = "",
+    leaf: frozenset[str] | set[str] = LEAF_CONTROLS,
 ) -> WhatIf:
     """Draw the chosen controls of one set into ``box`` (the sidebar or a column) and return its WhatIf.
 
     Controls not in ``show`` keep their values (and stay in the URL). Bounds come from the field declarations.
+    The controls named in ``leaf`` rerun only the page's body (ui/partial.py) where the page has one.
     """
     cfg = current(cs, default)
 
-    def kw(name, on_change=_clear_notices, args=None):
-        return dict(key=cs.widget_key(name), on_change=on_change, args=args or (cs,))
+    def kw(name, on_change=None, args=None):
+        default = _leaf_changed if name in leaf else _clear_notices
+        return dict(key=cs.widget_key(name), on_change=on_change or default, args=args or (cs,))
 
     def bounds(name):
         spec = SETTINGS[name]
@@ -225,14 +238,23 @@ def whatif_controls(
     return current(cs)
 
 
-def sidebar_controls(
-    show: tuple[str, ...] = ALL_CONTROLS, heading: str = "What-if controls", share: bool = True
+@dataclass(frozen=True)
+class Outputs:
+    """Where a control set's outputs go: the notices (top of the page) and the share link (sidebar, or None)."""
+
+    notes: object  # a container in the main area
+    side: object | None  # a sidebar container for the share link; None when the page draws its own
+
+
+def sidebar_widgets(
+    show: tuple[str, ...] = ALL_CONTROLS,
+    heading: str = "What-if controls",
+    leaf: frozenset[str] | set[str] = LEAF_CONTROLS,
 ) -> WhatIf:
-    """The shared controls in the sidebar, the notices, the URL and (unless ``share`` is False, for a
-    page that adds its own URL parameters later and draws the box itself) the share link."""
+    """The shared controls in the sidebar (widgets only; a page's full-run part draws them)."""
     st.sidebar.header(heading)
     hidden = [name for name in link_options().hide if name in show]
-    cfg = whatif_controls(st.sidebar, SHARED, tuple(n for n in show if n not in hidden))
+    cfg = whatif_controls(st.sidebar, SHARED, tuple(n for n in show if n not in hidden), leaf=leaf)
     if hidden:
         st.sidebar.caption(
             "This lesson's link fixes "
@@ -244,21 +266,43 @@ def sidebar_controls(
         "stretch the colours of nearly uniform maps",
         STRETCH_KEY,
         True,
+        on_change=rerun_body,
         help="When no weight reaches 0.5, weight maps use their own range instead of 0 to 1; "
         "the chart's title states the range.",
     )
-    show_notices()
-    write_url(cfg)
-    if share:
-        share_box(st.sidebar)
     return cfg
 
 
-def show_notices(cs: ControlSet = SHARED) -> None:
+def reserve_outputs(share: bool = True) -> Outputs:
+    """The containers the outputs of the controls go into, placed now (after the sidebar's controls)."""
+    return Outputs(st.container(), st.sidebar.container() if share else None)
+
+
+def show_outputs(out: Outputs, cs: ControlSet = SHARED) -> WhatIf:
+    """The set's notices, URL and share link for its current WhatIf (a page's body calls this); returns it."""
+    cfg = current(cs)
+    show_notices(cs, out.notes)
+    write_url(cfg, cs)
+    if out.side is not None:
+        share_box(out.side)
+    return cfg
+
+
+def sidebar_controls(
+    show: tuple[str, ...] = ALL_CONTROLS, heading: str = "What-if controls", share: bool = True
+) -> WhatIf:
+    """The shared controls in the sidebar, the notices, the URL and (unless ``share`` is False, for a
+    page that adds its own URL parameters later and draws the box itself) the share link: for a page that
+    draws everything in one run (a page with a body fragment uses the three parts above)."""
+    sidebar_widgets(show, heading)
+    return show_outputs(reserve_outputs(share))
+
+
+def show_notices(cs: ControlSet = SHARED, box=st) -> None:
     """Show what was changed from the URL or a control as one visible warning."""
     notices = st.session_state.get(cs.notice_key) or []
     if notices:
-        st.warning("Some settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notices), icon="⚠️")
+        box.warning("Some settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notices), icon="⚠️")
 
 
 def write_url(cfg: WhatIf, cs: ControlSet = SHARED) -> None:

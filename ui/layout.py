@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
+from ui.partial import page_started
 from ui.presets import find_preset
 from ui.runtime import settle_memory
 from ui.state import enter_page
@@ -130,6 +131,7 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
         caller = Path(inspect.currentframe().f_back.f_code.co_filename).resolve()
         path = caller.relative_to(ROOT).as_posix() if caller.is_relative_to(ROOT) else None
     enter_page()
+    page_started()  # no page body is current until this run draws it (ui/partial.py)
     options = link_options()
     st.set_page_config(
         page_title=f"{title} · Attention Explorer",

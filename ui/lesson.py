@@ -1,6 +1,7 @@
 """The end of every page: check questions whose answers open on click, and where to go next.
 
-A page calls :func:`page_end` last. Questions are ``(question, answer)`` pairs of plain text that
+A page calls :func:`page_end` last (a page with a body fragment calls :func:`check_yourself` in its body
+and :func:`next_link` after it, in the full run). Questions are ``(question, answer)`` pairs of plain text that
 the page computes from the numbers on screen (so the answer is true for the setting shown); they are
 shown as expanders (the answer appears on click). The next page follows ``ui.layout.PAGES``.
 """
@@ -22,13 +23,17 @@ def next_page(current: str) -> tuple[str, str, str, str] | None:
     return PAGES[i + 1] if i + 1 < len(PAGES) else None
 
 
-def page_end(current: str, questions: list[tuple[str, str]] = ()) -> None:
-    """Check questions (answers on click) and a link to the next page in the reading order."""
+def check_yourself(questions: list[tuple[str, str]]) -> None:
+    """Check questions, each answer in an expander (computed for the setting on screen)."""
     if questions:
         st.subheader("Check yourself")
         for i, (question, answer) in enumerate(questions, start=1):
             with st.expander(f"{i}. {question}"):
                 st.markdown(answer)
+
+
+def next_link(current: str) -> None:
+    """The link to the next page in the reading order (a page's full-run part draws it: it never changes)."""
     nxt = next_page(current)
     if nxt is not None:
         path, label, icon, teaches = nxt
@@ -36,3 +41,9 @@ def page_end(current: str, questions: list[tuple[str, str]] = ()) -> None:
         st.markdown("**Next in the reading order**")
         st.page_link(path, label=f"{label}: {teaches}", icon=icon)
     settle_memory()
+
+
+def page_end(current: str, questions: list[tuple[str, str]] = ()) -> None:
+    """Check questions (answers on click) and a link to the next page in the reading order."""
+    check_yourself(questions)
+    next_link(current)

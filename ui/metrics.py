@@ -42,11 +42,18 @@ def saturation_metric(key: str, value: float, against: float | None = None, *, p
 
 
 def metric_row(metrics, container=None) -> None:
-    """Draw ``metrics`` side by side, one column each; an item that is a tuple of Metric stacks them in its
-    column. Deltas are grey (delta_color="off"): a change of these measures is neither good nor bad."""
+    """Draw ``metrics`` side by side, equal widths; an item that is a tuple of Metric stacks them in its column
+    (drawn as one row per level, which lines up the same way; every stack must be equally tall). Deltas are grey (delta_color="off"): a change of
+    these measures is neither good nor bad. Each row is one horizontal container: st.columns sends a block per
+    column, and these rows are redrawn on every body rerun."""
     if not metrics:
         raise ValueError("metric_row needs at least one Metric")
     box = container or st
-    for col, item in zip(box.columns(len(metrics)), metrics):
-        for m in (item,) if isinstance(item, Metric) else item:
-            col.metric(m.label, m.value, delta=m.delta, delta_color="off", help=m.help)
+    levels = [(item,) if isinstance(item, Metric) else tuple(item) for item in metrics]
+    if len({len(stack) for stack in levels}) != 1:
+        raise ValueError(f"metric_row stacks must be equally tall to line up; got {[len(x) for x in levels]}")
+    for depth in range(len(levels[0])):
+        row = box.container(horizontal=True, gap="small")
+        for stack in levels:
+            m = stack[depth]
+            row.metric(m.label, m.value, delta=m.delta, delta_color="off", help=m.help, width="stretch")

@@ -53,6 +53,12 @@ def matrix_table(
     return _TABLES.get_or_compute(key, build)
 
 
+def frame_table(key: tuple, build) -> pa.Table:
+    """The DataFrame ``build()`` makes, as an Arrow table built once per ``key`` (a hashable description of its
+    content, e.g. the page and the WhatIf): a page's per-head table is then converted once per setting."""
+    return _TABLES.get_or_compute(("frame", *key), lambda: pa.Table.from_pandas(build()))
+
+
 def prefixed(prefix: str, n: int) -> list[str]:
     """Column names ``prefix0 .. prefix{n-1}`` (e.g. q0, q1 for the dimensions of Q)."""
     return [f"{prefix}{j}" for j in range(n)]

@@ -1,0 +1,262 @@
+"""Partial reruns (ui/partial.py): a leaf control reruns the page's body alone; everything else the page.
+
+AppTest keeps only the body's elements after a body-only run (a browser keeps the rest of the page), so "the
+widgets are gone from the tree" is how these tests see that the page's full-run part did not run. The
+protocol tests run a real server: a leaf change comes back as a fragment run with the new value, and a
+session that is new (the server restarted, another replica) gets a full run and then body runs again.
+"""
+
+import asyncio
+
+import pytest
+
+from tests.apptest_util import app, run_ok, texts
+from ui.classroom import TOGGLE_KEY
+
+# page, a leaf control (key, value), text that shows the new value, a structural control (key, value)
+PAGES = [
+    ("pages/1_Playground.py", ("ctl_temperature", 0.501), r"\tau = 0.501", ("ctl_seq_len", 9)),
+    ("pages/4_Multi-head.py", ("ctl_seed", 5), "(seed 5)", ("ctl_seq_len", 9)),
+    ("pages/8_Compare.py", ("a_temperature", 0.501), "**temperature** (A 0.501, B 1)", ("a_seq_len", 9)),
+    ("pages/2_Step_by_step.py", ("ctl_temperature", 0.501), r"\tau = 0.501", ("sbs_tokens", "A B B")),
+    ("pages/10_Transformer_block.py", ("tb_tdec", 7), "The decoder's 7 tokens", ("ctl_d_model", 32)),
+    ("pages/7_Cross-attention.py", ("ctl_seed", 5), "(seed 5)", ("ca_q", "a b c")),
+]
+
+
+def _set(at, key, value):
+    """Set the widget with ``key`` (whatever its kind) to ``value``."""
+    for kind in (
+        "slider",
+        "select_slider",
+        "number_input",
+        "text_input",
+        "toggle",
+        "checkbox",
+        "selectbox",
+        "multiselect",
+    ):
+        found = [w for w in getattr(at, kind) if w.key == key]
+        if found:
+            found[0].set_value(value)
+            return at
+    raise LookupError(key)
+
+
+def _widget_count(at) -> int:
+    return sum(len(getattr(at, k)) for k in ("slider", "select_slider", "number_input", "toggle", "selectbox"))
+
+
+@pytest.mark.parametrize("path, leaf, shown, structural", PAGES, ids=[p[0].split("_", 1)[1] for p in PAGES])
+def test_leaf_control_reruns_the_body_alone(path, leaf, shown, structural):
+    at = run_ok(app(path, partial=True))
+    assert _widget_count(at) > 3 and shown not in texts(at)
+    run_ok(_set(at, *leaf))
+    assert _widget_count(at) == 0, "a leaf change ran the page's full-run part (its widgets were drawn again)"
+    assert shown in texts(at), "the body drew the new value"
+    run_ok(at)  # a plain rerun: the whole page, with the value kept
+    assert _widget_count(at) > 3 and shown in texts(at)
+    run_ok(_set(at, *structural))
+    assert _widget_count(at) > 3, "a structural change (it changes other widgets) reruns the page"
+
+
+# pages whose body names the changed value in the URL only: (page, leaf control, URL name, URL value, body text)
+URL_PAGES = [
+    ("pages/3_Softmax_saturation.py", ("ctl_temperature", 0.501), "temperature", "0.501", "temperature 0.501"),
+    ("pages/5_Masks.py", ("ctl_temperature", 0.501), "temperature", "0.501", "Why padded keys get zero weight"),
+    ("pages/9_Implementations.py", ("ctl_seed", 5), "seed", "5", "Differences against the NumPy reference"),
+]
+
+
+@pytest.mark.parametrize(
+    "path, leaf, name, value, body_text", URL_PAGES, ids=[p[0].split("_", 1)[1] for p in URL_PAGES]
+)
+def test_leaf_control_reruns_the_body_alone_and_writes_the_url(path, leaf, name, value, body_text):
+    at = run_ok(app(path, partial=True))
+    assert _widget_count(at) > 3 and at.query_params[name] != value
+    run_ok(_set(at, *leaf))
+    assert _widget_count(at) == 0, "a leaf change ran the page's full-run part (its widgets were drawn again)"
+    assert at.query_params[name] == value and body_text in texts(at)
+
+
+@pytest.mark.parametrize("path, leaf, shown, structural", PAGES[:1])
+def test_classroom_mode_and_partial_off_rerun_the_page(path, leaf, shown, structural):
+    at = run_ok(app(path, partial=False))
+    run_ok(_set(at, *leaf))
+    assert _widget_count(at) > 3 and shown in texts(at)
+    at = run_ok(app(path, partial=True))
+    run_ok(_set(at, f"{TOGGLE_KEY}", True))
+    run_ok(_set(at, *leaf))
+    assert _widget_count(at) > 3, "in classroom mode the prediction question depends on every setting"
+
+
+def test_leaf_control_on_a_page_without_a_body_reruns_that_page():
+    at = run_ok(app("pages/12_Positions.py", partial=True))
+    run_ok(_set(at, "ctl_temperature", 0.501))
+    assert _widget_count(at) > 3 and at.query_params["temperature"] == "0.501"
+
+
+# ---- a real server: what a browser's session sees
+
+
+@pytest.fixture(scope="module")
+def two_servers():
+    """Two servers on loopback: the second plays the restarted server (or the other replica)."""
+    from tests.server_util import streamlit_server
+
+    with streamlit_server() as (a, _), streamlit_server() as (b, _):
+        yield a, b
+
+
+@pytest.mark.slow
+def test_leaf_change_is_a_body_run_and_survives_a_new_session(two_servers):
+    from benchmarks.protocol import StreamlitClient
+
+    first, second = two_servers
+
+    async def go():
+        async with StreamlitClient(first, "Compare") as c:
+            r = await c.change("temperature (A)", "0.501", param="a_temperature")
+            assert r.ok and r.status == "fragment finished", r
+            assert any("0.501" in t for t in c.page.texts()), "the body's sentence names A's temperature"
+            r = await c.change("seq_len (tokens) (A)", 9, param="a_seq_len")
+            assert r.ok and r.status == "finished", r
+            # the server is gone; the browser keeps its page and its next change goes to a new session
+            again = StreamlitClient(second, "Compare")
+            again.page, again.query_string, again.page_script_hash = c.page, c.query_string, c.page_script_hash
+            await again._connect(30)
+            try:
+                r = await again.change("temperature (A)", "2.0")
+                assert r.status == "finished" and not r.errors, "a new session runs the whole page, not nothing"
+                r = await again.change("temperature (A)", "0.2", param="a_temperature")
+                assert r.ok and r.status == "fragment finished", "and then the body alone again"
+                assert again.query_params["a_seq_len"] == "9"
+            finally:
+                await again.close()
+
+    asyncio.run(go())
+
+
+def test_a_body_left_from_another_page_is_not_rerun():
+    """Playground's body stays registered when the next page's run ends in st.stop() (Real model without a
+    model): a leaf change there must rerun that page, not Playground's body."""
+    at = run_ok(app("pages/1_Playground.py", partial=True))
+    at.switch_page("pages/11_Real_model.py")
+    run_ok(at)
+    assert not at.get("vega_lite_chart") and _widget_count(at) > 3
+    run_ok(_set(at, "ctl_temperature", 0.501))
+    assert _widget_count(at) > 3, "the Real model page ran again"
+    assert r"\tau = 0.501" not in texts(at)
+    assert not any(s.value.startswith(("Attention weights", "Softmax saturation of head")) for s in at.subheader)
+
+
+def test_a_page_whose_last_full_run_stopped_before_its_body_reruns_whole():
+    """A full run interrupted before its body (a newer change) leaves the flag cleared by page_setup."""
+    from ui.partial import _READY
+
+    at = run_ok(app("pages/1_Playground.py", partial=True))
+    at.session_state[_READY] = None  # what page_setup leaves when the run does not reach the body
+    run_ok(_set(at, "ctl_temperature", 0.501))
+    assert _widget_count(at) > 3 and r"\tau = 0.501" in texts(at)
+    run_ok(_set(at, "ctl_seed", 3))
+    assert _widget_count(at) == 0, "the full run drew the body again, so the next leaf change reruns it alone"
+
+
+def test_typed_tokens_changed_with_a_leaf_control_rerun_the_page():
+    """Step by step: a token edit committed by the same interaction as a temperature change reruns the page."""
+    at = run_ok(app("pages/2_Step_by_step.py", partial=True))
+    at.text_input(key="sbs_tokens").set_value("B B")
+    _set(at, "ctl_temperature", 0.501)
+    run_ok(at)
+    assert _widget_count(at) > 3
+    page = texts(at)
+    assert "2 tokens, one row each" in page and r"\tau = 0.501" in page
+
+
+def test_reshuffle_reruns_the_body_alone():
+    """Positional encoding's Reshuffle is a leaf: the next shuffle is drawn by the body alone."""
+    at = run_ok(app("pages/6_Positional_encoding.py", partial=True))
+    assert "shuffle #0" in texts(at)
+    at.button(key="pe_reshuffle").click()
+    run_ok(at)
+    assert _widget_count(at) == 0 and "shuffle #1" in texts(at)
+    run_ok(at)
+    at.button(key="pe_reshuffle").click()
+    run_ok(at)
+    assert "shuffle #2" in texts(at)
+
+
+# every leaf control of every page with a body: (page, [(widget key, new value), ...])
+LEAVES = [
+    (
+        "pages/1_Playground.py",
+        [
+            ("ctl_temperature", 0.501),
+            ("ctl_scaled", False),
+            ("ctl_seed", 3),
+            ("ctl_positional", True),
+            ("pg_head", 2),
+            ("pg_query", 3),
+            ("pg_qkv", True),
+            ("stretch_colours", False),
+        ],
+    ),
+    ("pages/2_Step_by_step.py", [("ctl_temperature", 1.995), ("ctl_scaled", False)]),
+    ("pages/3_Softmax_saturation.py", [("ctl_temperature", 0.501), ("ctl_scaled", False), ("ctl_seed", 2)]),
+    ("pages/4_Multi-head.py", [("ctl_seed", 4), ("ctl_temperature", 0.501), ("mh_head", 1)]),
+    (
+        "pages/5_Masks.py",
+        [("ctl_pad_count", 2), ("ctl_positional", True), ("mk_head", 1), ("mk_query", 2), ("ctl_temperature", 0.501)],
+    ),
+    ("pages/6_Positional_encoding.py", [("ctl_temperature", 0.501), ("ctl_seed", 5), ("pe_dims", [0, 3])]),
+    ("pages/7_Cross-attention.py", [("ctl_seed", 6), ("ca_head", 1), ("ca_query", 2), ("ctl_scaled", False)]),
+    (
+        "pages/8_Compare.py",
+        [("a_temperature", 0.501), ("b_seed", 2), ("cmp_head", 1), ("b_scaled", True)],
+    ),
+    ("pages/9_Implementations.py", [("ctl_seed", 7), ("ctl_scaled", False)]),
+    (
+        "pages/10_Transformer_block.py",
+        [("tb_prenorm", True), ("tb_tdec", 7), ("tb_dhead", 1), ("ctl_positional", True)],
+    ),
+]
+
+
+@pytest.mark.parametrize("path, leaves", LEAVES, ids=[p[0].split("_", 1)[1] for p in LEAVES])
+def test_every_leaf_change_draws_what_a_full_run_draws(path, leaves):
+    """After each leaf change the body alone ran; a full run right after must draw every line the body drew
+    (a value the body read stale, or a place it wrote twice, shows up as a line the full run does not draw)."""
+    at = run_ok(app(path, partial=True))
+    for key, value in leaves:
+        run_ok(_set(at, key, value))
+        assert _widget_count(at) == 0, f"{key}: the change ran the page's full-run part"
+        body = [line for line in texts(at).splitlines() if line.strip()]
+        assert body, f"{key}: the body drew nothing"
+        run_ok(at)  # the whole page, same state
+        full = set(texts(at).splitlines())
+        stale = [line for line in body if line not in full]
+        assert not stale, f"{key}: the body drew lines the full run does not: {stale[:3]}"
+
+
+@pytest.mark.parametrize(
+    "path, radio, choice, leaf",
+    [
+        ("pages/7_Cross-attention.py", "ca_source", "seeded random", ("ctl_seed", 5)),
+        ("pages/10_Transformer_block.py", "tb_source", "the shared what-if input", ("tb_tdec", 7)),
+    ],
+)
+def test_an_input_radio_changed_with_a_leaf_control_reruns_the_page(path, radio, choice, leaf):
+    """The input radios decide which widgets the page draws: changed in the same interaction as a leaf control,
+    they still rerun the page (a radio without a callback would have no say, and the body alone would run)."""
+    at = run_ok(app(path, partial=True))
+    at.radio(key=radio).set_value(choice)
+    run_ok(_set(at, *leaf))
+    assert _widget_count(at) > 3 and at.radio(key=radio).value == choice
+
+
+def test_classroom_mode_keeps_body_reruns_on_a_page_without_a_question():
+    """Compare asks no prediction question: with classroom mode on, its leaf controls still rerun the body alone
+    (Playground, which asks one, reruns whole: test_classroom_mode_and_partial_off_rerun_the_page)."""
+    at = run_ok(app("pages/8_Compare.py", {"classroom": "1"}, partial=True))
+    run_ok(_set(at, "a_temperature", 0.501))
+    assert _widget_count(at) == 0 and "**temperature** (A 0.501, B 1)" in texts(at)
