@@ -46,8 +46,9 @@ def _body() -> None:
         st.warning("The sentence is empty; showing the default sentence.")
         text = DEFAULT_SENTENCE
     arun = hf_model_ui(text) if source == "a pretrained model" else toy_model_ui(cfg)
-    if arun is None:
-        st.stop()
+    if arun is None:  # no model could be loaded (the message above says why): the page ends here
+        page_end("pages/11_Real_model.py")
+        return
 
     L, H, T = arun.shape
     if arun.truncated:

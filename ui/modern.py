@@ -16,6 +16,7 @@ import streamlit as st
 from attention_core.positions import OffsetProfile
 from ui.charts import with_data
 from ui.layout import PAGES
+from ui.runtime import collect_garbage
 
 ROOT = Path(__file__).resolve().parents[1]
 METHOD_LABELS = {
@@ -40,6 +41,7 @@ def where_next(text: str, paths: list[str]) -> None:
     for path, label, icon, _ in (listed[p] for p in paths):
         if (ROOT / path).exists():
             st.page_link(path, label=label, icon=icon)
+    collect_garbage()  # the page's run ends here: Streamlit's per-run collection is off (ui/runtime.py)
 
 
 # ---- Positions page

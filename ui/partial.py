@@ -28,6 +28,8 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from ui.runtime import collect_garbage
+
 BODY = "body"  # the fragment key every page's drawing uses
 
 # AppTest shows only a fragment's elements after a fragment rerun (it does not merge them into the page as a
@@ -90,5 +92,6 @@ def body(fn):
     def drawn(*args, **kwargs):
         fn(*args, **kwargs)
         st.session_state[_READY] = _page()
+        collect_garbage()  # a body rerun ends here: Streamlit's per-run collection is off (ui/runtime.py)
 
     return st.fragment(drawn, key=BODY)

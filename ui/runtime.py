@@ -1,10 +1,16 @@
-"""Keep the server's per-rerun cost low: freeze long-lived objects out of the cyclic garbage collector.
+"""Keep the server's per-rerun cost low: what the garbage collector walks, and how often.
 
-Streamlit runs ``gc.collect(2)`` after every script run (``runner.postScriptGC``). With torch, pandas
-and altair imported that walks ~250k long-lived objects: 60-140 ms of GIL-bound work per slider change.
-``gc.freeze()`` moves every object alive now into a permanent generation that collections skip
-(reference counting still frees them), so the post-run collection only walks what the runs create.
-We freeze once after each batch of new imports; memory stays bounded because the collection still runs.
+Streamlit runs ``gc.collect(2)`` after every script run when ``runner.postScriptGC`` is on (its default). With
+torch, pandas and altair imported that walks ~250k long-lived objects: 60-140 ms of GIL-bound work per slider
+change. ``gc.freeze()`` moves every object alive now into a permanent generation that collections skip
+(reference counting still frees them); :func:`settle_memory` freezes once after each batch of new imports.
+
+Even so, with a class on the server a full collection after every run walks every session's state and every
+cached result: with thirty students it was a third of the server's CPU (about 14 ms of each 44 ms change, seen
+with py-spy). So ``.streamlit/config.toml`` turns ``runner.postScriptGC`` off and the pages call
+:func:`collect_garbage` at the end of each run, which collects at most once per ``COLLECT_EVERY`` seconds for
+the whole process: one student pays a collection now and then, a class pays ~1 per second, not 15, and
+cyclic garbage (a run's Altair objects, tracebacks) still lives at most about a second.
 """
 
 from __future__ import annotations
@@ -12,9 +18,12 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import time
 
 _lock = threading.Lock()
 _frozen_modules = 0
+COLLECT_EVERY = 1.0  # seconds: at most one full collection per this interval, process-wide
+_last_collect = float("-inf")  # time.monotonic() of the last collection
 
 
 def settle_memory() -> bool:
@@ -29,4 +38,21 @@ def settle_memory() -> bool:
         gc.collect()
         gc.freeze()
         _frozen_modules = len(sys.modules)
+    return True
+
+
+def collect_garbage(now: float | None = None) -> bool:
+    """A full ``gc.collect()`` unless one ran in the last ``COLLECT_EVERY`` seconds; returns whether it ran.
+
+    Every page calls it as its run ends (the full run in ``ui.lesson``, the body in ``ui.partial.body``); it
+    stands in for Streamlit's per-run collection, which the config turns off. ``now`` is for tests."""
+    global _last_collect
+    t = time.monotonic() if now is None else now
+    if t - _last_collect < COLLECT_EVERY:
+        return False
+    with _lock:
+        if t - _last_collect < COLLECT_EVERY:
+            return False
+        _last_collect = t
+    gc.collect()
     return True

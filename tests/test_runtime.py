@@ -1,0 +1,72 @@
+"""The server's garbage collection (ui/runtime.py): Streamlit's per-run collection is off, and every page run
+ends in ui.runtime.collect_garbage, which collects at most once per COLLECT_EVERY seconds for the process."""
+
+import gc
+import math
+import tomllib
+import weakref
+
+import pytest
+
+import ui.runtime
+from tests.apptest_util import PAGES, ROOT, app, run_ok
+from tests.test_partial import _set, _widget_count
+
+
+class _Node:
+    """An object that can sit in a reference cycle (only the cyclic collector frees it)."""
+
+    other = None
+
+
+def _cycle() -> weakref.ref:
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+@pytest.fixture
+def no_automatic_gc(monkeypatch):
+    """Automatic collections off and the throttle's clock reset, both restored after the test."""
+    was = gc.isenabled()
+    gc.disable()
+    monkeypatch.setattr(ui.runtime, "_last_collect", float("-inf"))
+    yield
+    if was:
+        gc.enable()
+
+
+def test_collects_at_most_once_per_interval(no_automatic_gc):
+    every = ui.runtime.COLLECT_EVERY
+    first = _cycle()
+    assert ui.runtime.collect_garbage(now=100.0) is True
+    assert first() is None, "a due collection frees a reference cycle"
+    second = _cycle()
+    assert ui.runtime.collect_garbage(now=100.0 + 0.5 * every) is False
+    assert second() is not None, "within the interval nothing is collected"
+    assert ui.runtime.collect_garbage(now=100.0 + every) is True
+    assert second() is None
+    assert ui.runtime._last_collect == 100.0 + every
+
+
+def test_the_config_turns_streamlits_per_run_collection_off():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["streamlit_app.py", *PAGES])
+def test_every_page_run_ends_in_a_collection(path, no_automatic_gc):
+    """A page that forgot to end in collect_garbage would leave cyclic garbage to Python's thresholds alone."""
+    gc.enable()  # the page runs as usual; only the throttle's clock is reset
+    run_ok(app(path))
+    assert math.isfinite(ui.runtime._last_collect), f"{path}'s run did not end in ui.runtime.collect_garbage"
+
+
+def test_a_body_rerun_ends_in_a_collection(no_automatic_gc):
+    gc.enable()
+    at = run_ok(app("pages/8_Compare.py", partial=True))
+    ui.runtime._last_collect = float("-inf")
+    run_ok(_set(at, "a_temperature", 0.501))
+    assert _widget_count(at) == 0, "the change ran the body alone"
+    assert math.isfinite(ui.runtime._last_collect), "the body rerun did not end in ui.runtime.collect_garbage"
