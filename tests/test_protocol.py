@@ -143,3 +143,19 @@ def test_bad_widget_values_do_not_crash_the_server(server):
             assert r.ok
 
     run(go())
+
+
+def test_the_classroom_tab_runs_at_the_niceness_asked_for(tmp_path):
+    """benchmarks/classroom.niced: the Chromium tab's wrapper runs its program at the given niceness, with its
+    arguments; niceness 0 uses the program itself."""
+    import shutil
+    import subprocess
+
+    from benchmarks.classroom import niced
+
+    nice = shutil.which("nice")
+    assert niced(nice, 0, tmp_path) == nice
+    wrapper = niced(nice, 19, tmp_path)
+    assert subprocess.run([wrapper], capture_output=True, text=True, check=True).stdout.strip() == "19"
+    out = subprocess.run([wrapper, "sh", "-c", 'nice; echo "$0"', "arg with spaces"], capture_output=True, text=True)
+    assert out.stdout.split("\n")[:2] == ["19", "arg with spaces"]
