@@ -399,36 +399,14 @@ def main() -> None:
     )
 
     def run(sc: Scenario, students: int, think_: tuple[float, float], browser: bool) -> Load:
+        def on(url: str, pid: int | None) -> Load:
+            the_load = load(url, pid, sc, students, args.changes, think_, args.burst, browser, args.seed, args.tab_nice)
+            return asyncio.run(the_load)
+
         if args.url:
-            return asyncio.run(
-                load(
-                    args.url,
-                    args.server_pid,
-                    sc,
-                    students,
-                    args.changes,
-                    think_,
-                    args.burst,
-                    browser,
-                    args.seed,
-                    args.tab_nice,
-                )
-            )
+            return on(args.url, args.server_pid)
         with start_server(args.cores, flags, app_dir=args.app_dir) as server:
-            return asyncio.run(
-                load(
-                    server.url,
-                    server.pid,
-                    sc,
-                    students,
-                    args.changes,
-                    think_,
-                    args.burst,
-                    browser,
-                    args.seed,
-                    args.tab_nice,
-                )
-            )
+            return on(server.url, server.pid)
 
     if args.capacity:
         counts = [int(c) for c in args.capacity.split(",")]
