@@ -74,11 +74,24 @@ def build_mask(cfg: WhatIf, T: int) -> tuple[np.ndarray | None, list[str]]:
     return combine_masks(causal, padding), notices
 
 
-def run_whatif(cfg: WhatIf) -> WhatIfRun:
-    """Compute multi-head self-attention for the what-if ``cfg`` and keep every intermediate."""
+def run_whatif(cfg: WhatIf, w: tuple[np.ndarray, ...] | None = None) -> WhatIfRun:
+    """Compute multi-head self-attention for the what-if ``cfg`` and keep every intermediate.
+
+    Args:
+        cfg: the what-if.
+        w: ``random_projection_weights(cfg.d_model, cfg.seed)`` (W_q, W_k, W_v, W_o, each ``(d_model,
+            d_model)``) when the caller keeps them already (they depend on d_model and the seed only, and
+            drawing them is half of a run at d_model 512); None draws them here.
+    """
     tokens, x, notices = build_input(cfg)
     mask, mask_notices = build_mask(cfg, x.shape[0])
-    w = tuple(random_projection_weights(cfg.d_model, cfg.seed))
+    if w is None:
+        w = tuple(random_projection_weights(cfg.d_model, cfg.seed))
+    elif len(w) != 4 or any(np.shape(m) != (cfg.d_model, cfg.d_model) for m in w):
+        raise ValueError(
+            f"w must be the four ({cfg.d_model}, {cfg.d_model}) projection matrices of d_model={cfg.d_model}; "
+            f"got shapes {[np.shape(m) for m in w]}"
+        )
     output, weights, steps = multi_head_attention(
         x, *w, n_heads=cfg.n_heads, mask=mask, scaled=cfg.scaled, temperature=cfg.temperature, return_steps=True
     )

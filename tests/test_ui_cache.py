@@ -70,3 +70,29 @@ def test_matrix_table_is_built_once_per_content_and_keeps_its_labels():
     assert df.loc["B2", "row sum"] == round(2.0 - 3.987654, 4)
     with pytest.raises(ValueError, match="2 row labels"):
         matrix_table(m, ["A1", "B2", "A3"], ["q0", "q1"])
+
+
+def test_runs_of_one_d_model_and_seed_share_their_projection_weights():
+    """cached_run draws W_q, W_k, W_v, W_o once per (d_model, seed): a temperature change reuses them, and the
+    run is the same as one that draws its own."""
+    from attention_core import WhatIf, random_projection_weights, run_whatif
+    from ui.compute import cached_run, cached_weights
+
+    cfg = WhatIf(seq_len=6, d_model=16, n_heads=2, seed=11)
+    a, b = cached_run(cfg), cached_run(cfg.replace(temperature=0.3, scaled=False, mask="causal"))
+    assert all(x is y for x, y in zip(a.w, b.w)) and a.w is cached_weights(16, 11)
+    for kept, drawn in zip(a.w, random_projection_weights(16, 11)):
+        np.testing.assert_array_equal(kept, drawn)
+    np.testing.assert_array_equal(
+        b.weights, run_whatif(cfg.replace(temperature=0.3, scaled=False, mask="causal")).weights
+    )
+    assert cached_run(cfg.replace(seed=12)).w[0] is not a.w[0]
+
+
+def test_run_whatif_rejects_weights_of_another_width():
+    from attention_core import WhatIf, random_projection_weights, run_whatif
+
+    with pytest.raises(ValueError, match=r"four \(16, 16\) projection matrices of d_model=16; got shapes"):
+        run_whatif(WhatIf(d_model=16, n_heads=2), tuple(random_projection_weights(8, 0)))
+    with pytest.raises(ValueError, match="four"):
+        run_whatif(WhatIf(d_model=16, n_heads=2), tuple(random_projection_weights(16, 0))[:3])

@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attention_core import WhatIf, head_divergence_matrix, run_whatif, saturation_metrics, shuffle_experiment
+from attention_core import (
+    WhatIf,
+    head_divergence_matrix,
+    random_projection_weights,
+    run_whatif,
+    saturation_metrics,
+    shuffle_experiment,
+)
 from attention_core.efficient_views import DecodeView, FlashView, WindowView, decode_view, flash_view, window_view
 from attention_core.position_views import PositionsView, positions_view
 from attention_core.sinks_linear_views import (
@@ -40,10 +47,17 @@ if TYPE_CHECKING:  # ui.training imports torch; see the Train section
 # ---- shared what-if runs (Playground, Multi-head, Masks, Positional encoding, Compare, ...)
 
 
+@cached(max_mb=48)  # four d_model x d_model float32 matrices: 16 MB at d_model 1024, 4 MB at 512
+def cached_weights(d_model: int, seed: int) -> tuple[np.ndarray, ...]:
+    """random_projection_weights(d_model, seed) as a tuple (W_q, W_k, W_v, W_o): every run of the same d_model
+    and seed uses them, whatever its temperature, scaling, mask or tokens (14 ms to draw at d_model 512)."""
+    return tuple(random_projection_weights(d_model, seed))
+
+
 @cached(max_mb=128)  # the largest run (512 x 1024, 16 heads) holds about 46 MB
 def cached_run(cfg: WhatIf):
-    """run_whatif(cfg), cached per configuration."""
-    return run_whatif(cfg)
+    """run_whatif(cfg), cached per configuration, with the kept projection weights."""
+    return run_whatif(cfg, cached_weights(cfg.d_model, cfg.seed))
 
 
 @cached(max_mb=4)
