@@ -10,17 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attention_core import causal_mask, multi_head_attention, random_projection_weights, scaled_dot_product_attention
+from attention_core import positions as pm  # the position methods (RoPE, ALiBi, learned, sinusoidal)
 from attention_core.alibi import alibi_attention, alibi_bias, alibi_slopes, attention_with_bias
 from attention_core.positional import sinusoidal_positional_encoding
-from attention_core.positions import (
-    METHODS,
-    angles_beyond_training,
-    learned_position_table,
-    lookup_positions,
-    offset_profile,
-    pair_scores,
-    position_attention,
-)
 from attention_core.rope import apply_rope, rope_angles, rope_attention, rope_frequencies, rope_scores
 
 even_d = st.integers(1, 16).map(lambda h: 2 * h)
@@ -286,16 +278,16 @@ def test_pair_scores_offset_only_for_rope_and_alibi(seed, P, dims, causal, base)
     rng = np.random.default_rng(seed)
     x_q, x_k = rng.standard_normal((2, d_model))
     w_q, w_k = rng.standard_normal((2, d_model, d_k))
-    rope = pair_scores("rope", x_q, x_k, w_q, w_k, P, base=base)
-    assert offset_profile(rope, causal).spread < 1e-9 * (1 + np.abs(rope).max())
+    rope = pm.pair_scores("rope", x_q, x_k, w_q, w_k, P, base=base)
+    assert pm.offset_profile(rope, causal).spread < 1e-9 * (1 + np.abs(rope).max())
     np.testing.assert_allclose(
         rope, rope_scores(np.tile(x_q @ w_q, (P, 1)), np.tile(x_k @ w_k, (P, 1)), base=base), atol=1e-12
     )
-    alibi = pair_scores("alibi", x_q, x_k, w_q, w_k, P, slope=0.25, symmetric=not causal)
-    assert offset_profile(alibi, causal).spread == 0.0
+    alibi = pm.pair_scores("alibi", x_q, x_k, w_q, w_k, P, slope=0.25, symmetric=not causal)
+    assert pm.offset_profile(alibi, causal).spread == 0.0
     assert alibi[P - 1, 0] == pytest.approx(float(x_q @ w_q @ (x_k @ w_k)) / math.sqrt(d_k) - 0.25 * (P - 1))
     pe = sinusoidal_positional_encoding(P, d_model, base).astype(np.float64)
-    sin = pair_scores("sinusoidal", x_q, x_k, w_q, w_k, P, base=base)
+    sin = pm.pair_scores("sinusoidal", x_q, x_k, w_q, w_k, P, base=base)
     np.testing.assert_allclose(sin, ((x_q + pe) @ w_q) @ ((x_k + pe) @ w_k).T / math.sqrt(d_k), atol=1e-10)
 
 
@@ -303,20 +295,20 @@ def test_added_positions_depend_on_absolute_positions():
     rng = np.random.default_rng(3)
     x_q, x_k = rng.standard_normal((2, 16))
     w_q, w_k = rng.standard_normal((2, 16, 4))
-    table = learned_position_table(64, 16, seed=1)
+    table = pm.learned_position_table(64, 16, seed=1)
     for method in ("sinusoidal", "learned"):
-        assert offset_profile(pair_scores(method, x_q, x_k, w_q, w_k, 32, table=table)).spread > 1.0
+        assert pm.offset_profile(pm.pair_scores(method, x_q, x_k, w_q, w_k, 32, table=table)).spread > 1.0
 
 
 def test_offset_profile_groups_by_diagonal():
     toeplitz = np.subtract.outer(np.arange(5), np.arange(5)) * 2.0  # s[m, n] = 2 (m - n)
-    prof = offset_profile(toeplitz)
+    prof = pm.offset_profile(toeplitz)
     np.testing.assert_array_equal(prof.offsets, np.arange(-4, 5))
     np.testing.assert_array_equal(prof.mean, -2.0 * prof.offsets)
     assert prof.spread == 0.0
     s = toeplitz.copy()
     s[3, 1] += 0.5  # offset -2
-    causal = offset_profile(s, causal=True)
+    causal = pm.offset_profile(s, causal=True)
     np.testing.assert_array_equal(causal.offsets, np.arange(-4, 1))
     assert causal.spread == 0.5 and causal.high[2] - causal.low[2] == 0.5
 
@@ -333,58 +325,61 @@ def test_position_attention_matches_the_plain_paths(seed, T, dims, mask_kind):
     x = rng.standard_normal((T, d_model))
     w = random_projection_weights(d_model, seed % 1000)
     mask = causal_mask(T) if mask_kind == "causal" else None
-    _, w_sin = position_attention("sinusoidal", x, *w[:3], H, mask=mask)
+    _, w_sin = pm.position_attention("sinusoidal", x, *w[:3], H, mask=mask)
     _, ref = multi_head_attention(x + sinusoidal_positional_encoding(T, d_model), *w, n_heads=H, mask=mask)
     np.testing.assert_allclose(w_sin, ref, atol=1e-10)
-    table = learned_position_table(16, d_model)
-    _, w_learned = position_attention("learned", x, *w[:3], H, mask=mask, table=table)
+    table = pm.learned_position_table(16, d_model)
+    _, w_learned = pm.position_attention("learned", x, *w[:3], H, mask=mask, table=table)
     _, ref = multi_head_attention(x + table[:T], *w, n_heads=H, mask=mask)
     np.testing.assert_allclose(w_learned, ref, atol=1e-10)
-    _, w_alibi = position_attention("alibi", x, *w[:3], H, mask=mask)
+    _, w_alibi = pm.position_attention("alibi", x, *w[:3], H, mask=mask)
     q, k, v = (np.swapaxes((x @ wi).reshape(T, H, -1), 0, 1) for wi in w[:3])
     _, ref = alibi_attention(q, k, v, mask=mask, form="distance" if mask is not None else "symmetric")
     np.testing.assert_allclose(w_alibi, ref, atol=1e-12)
-    _, w_rope = position_attention("rope", x, *w[:3], H, mask=mask)
+    _, w_rope = pm.position_attention("rope", x, *w[:3], H, mask=mask)
     _, ref = rope_attention(q, k, v, mask=mask)
     np.testing.assert_allclose(w_rope, ref, atol=1e-12)
 
 
 def test_learned_table_cannot_extrapolate():
-    table = learned_position_table(8, 4, seed=0)
+    table = pm.learned_position_table(8, 4, seed=0)
     assert table.shape == (8, 4) and table.dtype == np.float32
-    np.testing.assert_array_equal(learned_position_table(8, 4, seed=0), table)
-    np.testing.assert_array_equal(lookup_positions(table, np.arange(8)), table)
+    np.testing.assert_array_equal(pm.learned_position_table(8, 4, seed=0), table)
+    np.testing.assert_array_equal(pm.lookup_positions(table, np.arange(8)), table)
     with pytest.raises(ValueError, match="position 8 has no row: the learned table has 8 rows"):
-        lookup_positions(table, np.arange(9))
+        pm.lookup_positions(table, np.arange(9))
     with pytest.raises(ValueError, match="cannot extrapolate"):
-        position_attention("learned", np.ones((9, 4)), *random_projection_weights(4)[:3], 2, table=table)
+        pm.position_attention("learned", np.ones((9, 4)), *random_projection_weights(4)[:3], 2, table=table)
     with pytest.raises(ValueError, match="integers >= 0"):
-        lookup_positions(table, [-1])
+        pm.lookup_positions(table, [-1])
     with pytest.raises(ValueError, match="integers"):
-        lookup_positions(table, [0.5])
+        pm.lookup_positions(table, [0.5])
 
 
 def test_angles_beyond_training():
     # d = 2: one pair turning 1 rad per position
-    assert angles_beyond_training(4, 5, 2) == 1  # trained 0..3 rad; position 4 is at 4 rad
-    assert angles_beyond_training(8, 100, 2) == 0  # 7 rad > 2 pi: every angle was seen
-    assert angles_beyond_training(8, 8, 64) == 0  # nothing beyond the trained length
-    counts = [angles_beyond_training(L, 512, 64) for L in (2, 8, 64, 256)]
+    assert pm.angles_beyond_training(4, 5, 2) == 1  # trained 0..3 rad; position 4 is at 4 rad
+    assert pm.angles_beyond_training(8, 100, 2) == 0  # 7 rad > 2 pi: every angle was seen
+    assert pm.angles_beyond_training(8, 8, 64) == 0  # nothing beyond the trained length
+    counts = [pm.angles_beyond_training(L, 512, 64) for L in (2, 8, 64, 256)]
     assert counts == sorted(counts, reverse=True) and 0 < counts[-1] < counts[0] <= 32
 
 
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: pair_scores("nope", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "method"),
-        (lambda: pair_scores("rope", np.ones(4), np.ones(4), np.ones((4, 3)), np.ones((4, 3)), 4), "even"),
-        (lambda: pair_scores("learned", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "needs a table"),
-        (lambda: pair_scores("alibi", np.ones(3), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "d_model"),
-        (lambda: pair_scores("alibi", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 0), "n_positions"),
-        (lambda: offset_profile(np.ones((2, 3))), "square"),
-        (lambda: learned_position_table(0, 4), "n_positions"),
-        (lambda: position_attention("rope", np.ones((3, 4)), *np.ones((3, 4, 4)), 4), "even"),
-        (lambda: angles_beyond_training(0, 4, 4), "train_len"),
+        (lambda: pm.pair_scores("nope", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "method"),
+        (lambda: pm.pair_scores("rope", np.ones(4), np.ones(4), np.ones((4, 3)), np.ones((4, 3)), 4), "even"),
+        (
+            lambda: pm.pair_scores("learned", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4),
+            "needs a table",
+        ),
+        (lambda: pm.pair_scores("alibi", np.ones(3), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 4), "d_model"),
+        (lambda: pm.pair_scores("alibi", np.ones(4), np.ones(4), np.ones((4, 2)), np.ones((4, 2)), 0), "n_positions"),
+        (lambda: pm.offset_profile(np.ones((2, 3))), "square"),
+        (lambda: pm.learned_position_table(0, 4), "n_positions"),
+        (lambda: pm.position_attention("rope", np.ones((3, 4)), *np.ones((3, 4, 4)), 4), "even"),
+        (lambda: pm.angles_beyond_training(0, 4, 4), "train_len"),
     ],
 )
 def test_positions_reject_bad_arguments(call, match):
@@ -393,4 +388,4 @@ def test_positions_reject_bad_arguments(call, match):
 
 
 def test_methods_listed():
-    assert METHODS == ("sinusoidal", "learned", "rope", "alibi")
+    assert pm.METHODS == ("sinusoidal", "learned", "rope", "alibi")
