@@ -107,3 +107,31 @@ def test_metric_row_needs_metrics_and_equally_tall_stacks():
     a, b = Metric("a", "1"), Metric("b", "2")
     with pytest.raises(ValueError, match=r"equally tall to line up; got \[2, 1\]"):
         metric_row([(a, b), (a,)])
+
+
+@pytest.mark.parametrize("scheme", ["viridis", "diverging"])
+def test_heatmap_png_is_a_palette_image_that_follows_the_colour_scale(scheme):
+    from ui.images import _LUTS
+
+    values = np.linspace(0.0, 1.0, 256)
+    png, _ = heatmap_png(values[None, :], 0.0, 1.0, scheme)
+    img = Image.open(io.BytesIO(png))
+    assert img.mode == "P" and img.size[0] == 256  # one byte a pixel; 256 columns, rows enlarged
+    got = np.asarray(img.convert("RGB"))[0].astype(int)  # (256, 3)
+    lut = _LUTS[scheme].astype(int)
+    want = lut[np.round(values * 255).astype(int)]
+    step = np.abs(np.diff(lut, axis=0)).max()  # the palette has 255 levels: at most one step of the scale off
+    assert np.abs(got - want).max() <= step
+    np.testing.assert_array_equal(got[[0, -1]], lut[[0, -1]])
+
+
+def test_bar_charts_share_a_skeleton_whatever_their_titles():
+    from ui.charts import _bar_skeleton, bar_chart
+
+    labels = ["a", "b", "c"]
+    before = _bar_skeleton.cache.misses
+    one = bar_chart([0.2, 0.5, 0.3], labels, title="head 1, query 1")
+    two = bar_chart([0.1, 0.1, 0.8], labels, title="head 2, query 3")
+    assert (one["title"], two["title"]) == ("head 1, query 1", "head 2, query 3")
+    assert _bar_skeleton.cache.misses - before <= 1  # the second chart reused the first one's layout
+    assert "title" not in bar_chart([0.2, 0.5, 0.3], labels)
