@@ -154,13 +154,14 @@ def _body(out: Outputs, encoder, looks, decoder) -> None:
     with decoder:
         c1, c2, c3 = st.columns([1, 1.4, 2.4])
         show_mask(dec.self_mask, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})", container=c1, size=160)
-        show_weights(
+        show_weights(  # no legend: it was clipped by the column at 1280 px; the key axis states the colour range
             dec.self_weights[head_d],
             run.decoder_tokens,
             title=f"masked self-attention ({T_dec} x {T_dec})",
             allowed=dec.self_mask,
             container=c2,
             size=160,
+            legend=False,
         )
         show_weights(
             dec.cross_weights[head_d],

@@ -97,3 +97,19 @@ def test_one_decoder_token_sentence():
     run_ok(at)
     assert "attends to itself (one token: nothing lies ahead)" in texts(at)
     assert "cross-attention (1 x 11)" in chart_titles(at)
+
+
+@pytest.mark.parametrize("decoder_tokens", [1, 5, 11])
+def test_the_decoder_self_attention_map_states_its_colour_range_instead_of_a_legend(decoder_tokens):
+    """Its legend was clipped by the column at 1280 px; the key axis names the colour range instead."""
+    import json
+
+    at = app(BLOCK)
+    run_ok(at)
+    at.slider(key="tb_tdec").set_value(decoder_tokens)
+    run_ok(at)
+    title = f"masked self-attention ({decoder_tokens} x {decoder_tokens})"
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    spec = next(s for s in specs if s.get("title") == title)
+    assert spec["encoding"]["color"].get("legend", "absent") is None  # no legend drawn
+    assert re.search(r"key · colour (0–1|stretched to [\d.e-]+–[\d.e-]+)$", spec["encoding"]["x"]["axis"]["title"])
