@@ -6,12 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit import dataframe_util
 
 from attention_core.training.inspect import QKPicture
 from attention_core.training.scores import SCORE_NAMES
 from attention_core.training.trajectory import Trajectory
-from ui.charts import show_heatmap
+from ui.charts import show_heatmap, with_data
 
 SMOOTH = 25  # steps in the running mean of the per-step training loss
 
@@ -72,17 +71,11 @@ def score_frame(traj: Trajectory, run: str = "") -> pd.DataFrame:
     return df
 
 
-def _rows(df: pd.DataFrame) -> bytes:
-    """``df`` as Arrow IPC bytes (inline records were ~400 KB of JSON per change). Not kept in a shared cache:
-    the shipped runs' layers are built once per process (ui.compute.cached_ready_layers), and a live run's
-    frames differ at every snapshot, so keeping them would only push other sessions' rows out."""
-    return dataframe_util.convert_anything_to_arrow_bytes(df.reset_index(drop=True))
-
-
 def layered(title: str, base: dict, marks=(), shown_step=None) -> dict:
     """A Vega-Lite spec (a plain dict: Altair's validation costs ~0.2 s a chart, too slow for a live redraw)
     of the layer ``base`` (curves_layer, scores_layer) with the phase changes as red dashed rules and the shown
-    step as a grey rule. ``base``'s rows travel as a named Arrow dataset of the whole spec."""
+    step as a grey rule. ``base``'s rows travel as a named Arrow dataset of the whole spec (inline records were
+    ~400 KB of JSON per change; the shipped runs' layers are built once per process, ui.compute.cached_ready_layers)."""
     layers = [{k: v for k, v in base.items() if k != "datasets"}]
     if marks:
         layers.append(
@@ -135,7 +128,7 @@ def curves_layer(df: pd.DataFrame, metric: str, by_run: bool = False) -> dict:
     }
     if by_run:
         enc["strokeDash"] = {"field": "curve", "type": "nominal", "legend": legend}
-    return {"data": {"name": "rows"}, "datasets": {"rows": _rows(data)}, "mark": "line", "encoding": enc}
+    return with_data({"mark": "line", "encoding": enc}, data.reset_index(drop=True))  # rows as a named Arrow dataset
 
 
 def scores_layer(df: pd.DataFrame, score: str, by_run: bool = False) -> dict:
@@ -148,7 +141,7 @@ def scores_layer(df: pd.DataFrame, score: str, by_run: bool = False) -> dict:
         "color": {"field": "line", "type": "nominal", "legend": {"orient": "right", "title": None}},
         "tooltip": [{"field": f} for f in ("run", "head", "step", "value")],
     }
-    return {"data": {"name": "rows"}, "datasets": {"rows": _rows(data)}, "mark": "line", "encoding": enc}
+    return with_data({"mark": "line", "encoding": enc}, data.reset_index(drop=True))  # rows as a named Arrow dataset
 
 
 def show_head_maps(maps: np.ndarray, labels, key: str) -> None:
