@@ -32,6 +32,30 @@ def run_ok(at: AppTest) -> AppTest:
     return at
 
 
+def set_widget(at, key, value):
+    """Set the widget with ``key`` (whatever its kind) to ``value``."""
+    for kind in (
+        "slider",
+        "select_slider",
+        "number_input",
+        "text_input",
+        "toggle",
+        "checkbox",
+        "selectbox",
+        "multiselect",
+    ):
+        found = [w for w in getattr(at, kind) if w.key == key]
+        if found:
+            found[0].set_value(value)
+            return at
+    raise LookupError(key)
+
+
+def widget_count(at) -> int:
+    """How many controls the last run drew (0 after a body-only rerun, whose elements AppTest keeps alone)."""
+    return sum(len(getattr(at, k)) for k in ("slider", "select_slider", "number_input", "toggle", "selectbox"))
+
+
 def texts(at: AppTest) -> str:
     """All markdown, caption, info, warning and error text of the page, joined."""
     parts = []

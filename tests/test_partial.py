@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from tests.apptest_util import app, run_ok, texts
+from tests.apptest_util import app, run_ok, set_widget, texts, widget_count
 from ui.classroom import TOGGLE_KEY
 
 # page, a leaf control (key, value), text that shows the new value, a structural control (key, value)
@@ -24,40 +24,17 @@ PAGES = [
 ]
 
 
-def _set(at, key, value):
-    """Set the widget with ``key`` (whatever its kind) to ``value``."""
-    for kind in (
-        "slider",
-        "select_slider",
-        "number_input",
-        "text_input",
-        "toggle",
-        "checkbox",
-        "selectbox",
-        "multiselect",
-    ):
-        found = [w for w in getattr(at, kind) if w.key == key]
-        if found:
-            found[0].set_value(value)
-            return at
-    raise LookupError(key)
-
-
-def _widget_count(at) -> int:
-    return sum(len(getattr(at, k)) for k in ("slider", "select_slider", "number_input", "toggle", "selectbox"))
-
-
 @pytest.mark.parametrize("path, leaf, shown, structural", PAGES, ids=[p[0].split("_", 1)[1] for p in PAGES])
 def test_leaf_control_reruns_the_body_alone(path, leaf, shown, structural):
     at = run_ok(app(path, partial=True))
-    assert _widget_count(at) > 3 and shown not in texts(at)
-    run_ok(_set(at, *leaf))
-    assert _widget_count(at) == 0, "a leaf change ran the page's full-run part (its widgets were drawn again)"
+    assert widget_count(at) > 3 and shown not in texts(at)
+    run_ok(set_widget(at, *leaf))
+    assert widget_count(at) == 0, "a leaf change ran the page's full-run part (its widgets were drawn again)"
     assert shown in texts(at), "the body drew the new value"
     run_ok(at)  # a plain rerun: the whole page, with the value kept
-    assert _widget_count(at) > 3 and shown in texts(at)
-    run_ok(_set(at, *structural))
-    assert _widget_count(at) > 3, "a structural change (it changes other widgets) reruns the page"
+    assert widget_count(at) > 3 and shown in texts(at)
+    run_ok(set_widget(at, *structural))
+    assert widget_count(at) > 3, "a structural change (it changes other widgets) reruns the page"
 
 
 # pages whose body names the changed value in the URL only: (page, leaf control, URL name, URL value, body text)
@@ -73,27 +50,27 @@ URL_PAGES = [
 )
 def test_leaf_control_reruns_the_body_alone_and_writes_the_url(path, leaf, name, value, body_text):
     at = run_ok(app(path, partial=True))
-    assert _widget_count(at) > 3 and at.query_params[name] != value
-    run_ok(_set(at, *leaf))
-    assert _widget_count(at) == 0, "a leaf change ran the page's full-run part (its widgets were drawn again)"
+    assert widget_count(at) > 3 and at.query_params[name] != value
+    run_ok(set_widget(at, *leaf))
+    assert widget_count(at) == 0, "a leaf change ran the page's full-run part (its widgets were drawn again)"
     assert at.query_params[name] == value and body_text in texts(at)
 
 
 @pytest.mark.parametrize("path, leaf, shown, structural", PAGES[:1])
 def test_classroom_mode_and_partial_off_rerun_the_page(path, leaf, shown, structural):
     at = run_ok(app(path, partial=False))
-    run_ok(_set(at, *leaf))
-    assert _widget_count(at) > 3 and shown in texts(at)
+    run_ok(set_widget(at, *leaf))
+    assert widget_count(at) > 3 and shown in texts(at)
     at = run_ok(app(path, partial=True))
-    run_ok(_set(at, f"{TOGGLE_KEY}", True))
-    run_ok(_set(at, *leaf))
-    assert _widget_count(at) > 3, "in classroom mode the prediction question depends on every setting"
+    run_ok(set_widget(at, f"{TOGGLE_KEY}", True))
+    run_ok(set_widget(at, *leaf))
+    assert widget_count(at) > 3, "in classroom mode the prediction question depends on every setting"
 
 
 def test_leaf_control_on_a_page_without_a_body_reruns_that_page():
     at = run_ok(app("pages/12_Positions.py", partial=True))
-    run_ok(_set(at, "ctl_temperature", 0.501))
-    assert _widget_count(at) > 3 and at.query_params["temperature"] == "0.501"
+    run_ok(set_widget(at, "ctl_temperature", 0.501))
+    assert widget_count(at) > 3 and at.query_params["temperature"] == "0.501"
 
 
 # ---- a real server: what a browser's session sees
@@ -143,9 +120,9 @@ def test_a_body_left_from_another_page_is_not_rerun():
     at = run_ok(app("pages/1_Playground.py", partial=True))
     at.switch_page("pages/11_Real_model.py")
     run_ok(at)
-    assert not at.get("vega_lite_chart") and _widget_count(at) > 3
-    run_ok(_set(at, "ctl_temperature", 0.501))
-    assert _widget_count(at) > 3, "the Real model page ran again"
+    assert not at.get("vega_lite_chart") and widget_count(at) > 3
+    run_ok(set_widget(at, "ctl_temperature", 0.501))
+    assert widget_count(at) > 3, "the Real model page ran again"
     assert r"\tau = 0.501" not in texts(at)
     assert not any(s.value.startswith(("Attention weights", "Softmax saturation of head")) for s in at.subheader)
 
@@ -156,19 +133,19 @@ def test_a_page_whose_last_full_run_stopped_before_its_body_reruns_whole():
 
     at = run_ok(app("pages/1_Playground.py", partial=True))
     at.session_state[_READY] = None  # what page_setup leaves when the run does not reach the body
-    run_ok(_set(at, "ctl_temperature", 0.501))
-    assert _widget_count(at) > 3 and r"\tau = 0.501" in texts(at)
-    run_ok(_set(at, "ctl_seed", 3))
-    assert _widget_count(at) == 0, "the full run drew the body again, so the next leaf change reruns it alone"
+    run_ok(set_widget(at, "ctl_temperature", 0.501))
+    assert widget_count(at) > 3 and r"\tau = 0.501" in texts(at)
+    run_ok(set_widget(at, "ctl_seed", 3))
+    assert widget_count(at) == 0, "the full run drew the body again, so the next leaf change reruns it alone"
 
 
 def test_typed_tokens_changed_with_a_leaf_control_rerun_the_page():
     """Step by step: a token edit committed by the same interaction as a temperature change reruns the page."""
     at = run_ok(app("pages/2_Step_by_step.py", partial=True))
     at.text_input(key="sbs_tokens").set_value("B B")
-    _set(at, "ctl_temperature", 0.501)
+    set_widget(at, "ctl_temperature", 0.501)
     run_ok(at)
-    assert _widget_count(at) > 3
+    assert widget_count(at) > 3
     page = texts(at)
     assert "2 tokens, one row each" in page and r"\tau = 0.501" in page
 
@@ -179,7 +156,7 @@ def test_reshuffle_reruns_the_body_alone():
     assert "shuffle #0" in texts(at)
     at.button(key="pe_reshuffle").click()
     run_ok(at)
-    assert _widget_count(at) == 0 and "shuffle #1" in texts(at)
+    assert widget_count(at) == 0 and "shuffle #1" in texts(at)
     run_ok(at)
     at.button(key="pe_reshuffle").click()
     run_ok(at)
@@ -228,8 +205,8 @@ def test_every_leaf_change_draws_what_a_full_run_draws(path, leaves):
     (a value the body read stale, or a place it wrote twice, shows up as a line the full run does not draw)."""
     at = run_ok(app(path, partial=True))
     for key, value in leaves:
-        run_ok(_set(at, key, value))
-        assert _widget_count(at) == 0, f"{key}: the change ran the page's full-run part"
+        run_ok(set_widget(at, key, value))
+        assert widget_count(at) == 0, f"{key}: the change ran the page's full-run part"
         body = [line for line in texts(at).splitlines() if line.strip()]
         assert body, f"{key}: the body drew nothing"
         run_ok(at)  # the whole page, same state
@@ -250,13 +227,13 @@ def test_an_input_radio_changed_with_a_leaf_control_reruns_the_page(path, radio,
     they still rerun the page (a radio without a callback would have no say, and the body alone would run)."""
     at = run_ok(app(path, partial=True))
     at.radio(key=radio).set_value(choice)
-    run_ok(_set(at, *leaf))
-    assert _widget_count(at) > 3 and at.radio(key=radio).value == choice
+    run_ok(set_widget(at, *leaf))
+    assert widget_count(at) > 3 and at.radio(key=radio).value == choice
 
 
 def test_classroom_mode_keeps_body_reruns_on_a_page_without_a_question():
     """Compare asks no prediction question: with classroom mode on, its leaf controls still rerun the body alone
     (Playground, which asks one, reruns whole: test_classroom_mode_and_partial_off_rerun_the_page)."""
     at = run_ok(app("pages/8_Compare.py", {"classroom": "1"}, partial=True))
-    run_ok(_set(at, "a_temperature", 0.501))
-    assert _widget_count(at) == 0 and "**temperature** (A 0.501, B 1)" in texts(at)
+    run_ok(set_widget(at, "a_temperature", 0.501))
+    assert widget_count(at) == 0 and "**temperature** (A 0.501, B 1)" in texts(at)

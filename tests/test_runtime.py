@@ -9,8 +9,7 @@ import weakref
 import pytest
 
 import ui.runtime
-from tests.apptest_util import PAGES, ROOT, app, run_ok
-from tests.test_partial import _set, _widget_count
+from tests.apptest_util import PAGES, ROOT, app, run_ok, set_widget, widget_count
 
 
 class _Node:
@@ -67,6 +66,6 @@ def test_a_body_rerun_ends_in_a_collection(no_automatic_gc):
     gc.enable()
     at = run_ok(app("pages/8_Compare.py", partial=True))
     ui.runtime._last_collect = float("-inf")
-    run_ok(_set(at, "a_temperature", 0.501))
-    assert _widget_count(at) == 0, "the change ran the body alone"
+    run_ok(set_widget(at, "a_temperature", 0.501))
+    assert widget_count(at) == 0, "the change ran the body alone"
     assert math.isfinite(ui.runtime._last_collect), "the body rerun did not end in ui.runtime.collect_garbage"
