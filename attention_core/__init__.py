@@ -62,7 +62,7 @@ from .saturation import (
 from .sinks import sink_attention, streaming_mask
 from .softmax import softmax
 from .walkthrough import Walkthrough, walkthrough
-from .whatif import WhatIfRun, run_whatif
+from .whatif import WhatIfRun, run_whatif, twin_weights
 from .windows import measured_receptive_field, receptive_field_formula, sliding_window_mask
 
 _TORCH_NAMES = {
@@ -119,6 +119,7 @@ __all__ = [
     "format_matrix",
     "WhatIfRun",
     "run_whatif",
+    "twin_weights",
     "alibi_attention",
     "alibi_bias",
     "alibi_slopes",

@@ -54,19 +54,26 @@ def softmax_jacobian(p) -> np.ndarray:
     return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
 
 
-def _exclusive_sum(a: np.ndarray) -> np.ndarray:
-    """sum_{j != i} a_j along the last axis, from prefix and suffix sums (no cancellation)."""
-    zero = np.zeros_like(a[..., :1])
-    before = np.concatenate([zero, np.cumsum(a, axis=-1)[..., :-1]], axis=-1)
-    after = np.concatenate([np.cumsum(a[..., ::-1], axis=-1)[..., ::-1][..., 1:], zero], axis=-1)
-    return before + after
-
-
 def _jacobian_frobenius(p: np.ndarray) -> np.ndarray:
-    """Frobenius norm of diag(p) - p p^T per row, accurate also for near-one-hot rows."""
-    one_minus_p = _exclusive_sum(p)  # = 1 - p_i for a row summing to 1, without cancellation
-    sq = p**2 * (one_minus_p**2 + _exclusive_sum(p**2))
-    return np.sqrt(sq.sum(axis=-1))
+    """Frobenius norm of diag(p) - p p^T per row, accurate also for near-one-hot rows.
+
+    ``||J||_F^2 = sum_i p_i^2 (r1_i^2 + r2_i)`` with ``r1_i = sum_{j != i} p_j`` (= 1 - p_i) and
+    ``r2_i = sum_{j != i} p_j^2``. Off a row's largest entry m, ``r_i = (row sum) - p_i`` loses nothing,
+    since p_i is at most half the row sum; at m the row sum minus p_m would cancel (a near-one-hot row
+    has p_m ~ 1), so r_m is summed from the other entries directly. O(T) a row, no T x T matrix.
+    """
+    m = p.argmax(axis=-1)[..., None]  # (..., 1) the largest entry of each row
+    top = np.take_along_axis(p, m, axis=-1)  # (..., 1)
+    others = p.copy()
+    np.put_along_axis(others, m, 0.0, axis=-1)  # the row without its largest entry
+    o1 = others.sum(axis=-1, keepdims=True)  # (..., 1) sum_{j != m} p_j
+    o2 = np.square(others).sum(axis=-1, keepdims=True)  # (..., 1) sum_{j != m} p_j^2
+    p2 = np.square(p)
+    r1 = (o1 + top) - p  # (..., T) sum_{j != i} p_j, exact off m
+    r2 = (o2 + np.square(top)) - p2  # (..., T) sum_{j != i} p_j^2, exact off m
+    np.put_along_axis(r1, m, o1, axis=-1)
+    np.put_along_axis(r2, m, o2, axis=-1)
+    return np.sqrt((p2 * (np.square(r1) + r2)).sum(axis=-1))
 
 
 def saturation_metrics(weights) -> SaturationMetrics:
@@ -87,8 +94,8 @@ def saturation_metrics(weights) -> SaturationMetrics:
     T_k = p.shape[-1]
     row_sum = p.sum(axis=-1)
     valid = row_sum > 0.5
-    plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    entropy = np.maximum(-plogp.sum(axis=-1), 0.0)  # (..., T_q)
+    logp = np.log(p, out=np.zeros_like(p), where=p > 0)  # 0 log 0 = 0
+    entropy = np.maximum(-(p * logp).sum(axis=-1), 0.0)  # (..., T_q)
     normalized = entropy / math.log(T_k) if T_k > 1 else np.zeros_like(entropy)
     max_weight = p.max(axis=-1)
     effective = np.where(valid, np.exp(entropy), 0.0)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import multi_head_attention
+from .attention import multi_head_attention, scaled_dot_product_attention
 from .config import WhatIf
 from .inputs import one_hot_embeddings, random_embeddings, random_projection_weights, sentence_embeddings
 from .mask_demo import clamp_pad
@@ -110,3 +110,18 @@ def run_whatif(cfg: WhatIf, w: tuple[np.ndarray, ...] | None = None) -> WhatIfRu
         mask,
         tuple(notices + mask_notices),
     )
+
+
+def twin_weights(run: WhatIfRun) -> np.ndarray:
+    """``(H, T, T)`` the weights of ``run``'s scaling twin (its what-if with ``scaled`` flipped), without a second run.
+
+    The twin shares the input, the projections, the mask and the temperature; only the score factor differs. So its
+    weights are the same attention step on this run's q and k (and v, whose product is dropped), which is the call
+    :func:`run_whatif` makes for the twin: the weights agree with the twin's run to the last bit.
+    """
+    cfg = run.config
+    mask = None if run.mask is None else run.mask[None, :, :]  # (1, T, T): every head, as multi_head_attention
+    _, weights = scaled_dot_product_attention(
+        run.q, run.k, run.v, mask=mask, scaled=not cfg.scaled, temperature=cfg.temperature
+    )
+    return weights

@@ -10,7 +10,7 @@ from attention_core import multi_head_attention, run_whatif, saturation_metrics,
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
 from ui.charts import show_token_dims
 from ui.classroom import classroom_toggle, prediction_gate
-from ui.compute import cached_logit_std, cached_run, cached_saturation
+from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.downloads import download_buttons
 from ui.export import snippet_core, snippet_torch
@@ -65,8 +65,7 @@ def _body(out: Outputs, maps, io, revealed: bool) -> None:
     """Every head's map, one query's bars, saturation against the twin, X/Z, export (into the places)."""
     cfg = show_outputs(out)
     run = cached_run(cfg)
-    twin_cfg = cfg.replace(scaled=not cfg.scaled)
-    sat, twin_sat = cached_saturation(cfg), cached_saturation(twin_cfg)
+    sat, twin_sat = cached_saturation(cfg), cached_twin_saturation(cfg)
     for note in run.notices:
         out.notes.info(note)
     T, H, d_k = run.T, cfg.n_heads, cfg.d_k

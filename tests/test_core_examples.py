@@ -63,6 +63,29 @@ def test_jacobian_norm_closed_form_matches_matrix(seed, T):
     np.testing.assert_allclose(ac.softmax_jacobian(ac.softmax(x)), num, atol=1e-6)
 
 
+def _jacobian_norm_exact(logits) -> float:
+    """||diag(p) - p p^T||_F of p = softmax(logits), in 50-digit arithmetic (mpmath, which torch installs)."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        e = [mpmath.exp(mpmath.mpf(float(x))) for x in logits]
+        p = [x / mpmath.fsum(e) for x in e]
+        total = mpmath.fsum(((1 if i == j else 0) * a - a * b) ** 2 for i, a in enumerate(p) for j, b in enumerate(p))
+        return float(mpmath.sqrt(total))
+
+
+@given(st.integers(0, 2**31), st.integers(2, 7), st.floats(1.0, 60.0))
+def test_jacobian_norm_is_accurate_for_near_one_hot_rows(seed, T, spread):
+    # A row whose largest weight is 1 - 1e-26 has ||J|| ~ 1e-13: the formula must not cancel to 0 or noise
+    rng = np.random.default_rng(seed)
+    logits = rng.standard_normal((3, T))
+    logits[:, 0] += spread  # key 0 wins by up to 60 nats
+    p = ac.softmax(logits)
+    got = ac.saturation_metrics(p).jacobian_norm
+    want = np.array([_jacobian_norm_exact(row) for row in logits])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_saturation_skips_fully_masked_rows():
     w = np.array([[1.0, 0.0], [0.0, 0.0]])
     m = ac.saturation_metrics(w)
@@ -134,6 +157,28 @@ def test_run_whatif_inputs_and_masks():
         ac.sinusoidal_positional_encoding(3, 8),
         atol=1e-6,
     )
+
+
+@given(
+    st.integers(1, 12),
+    st.sampled_from([(8, 1), (8, 2), (16, 4), (64, 8)]),
+    st.booleans(),
+    st.floats(0.1, 5.0),
+    st.sampled_from(["none", "causal", "padding", "causal+padding"]),
+    st.integers(0, 14),
+    st.integers(0, 3),
+)
+def test_twin_weights_are_the_twin_runs_weights(T, dims, scaled, temperature, mask, pad, seed):
+    cfg = ac.WhatIf(
+        seq_len=T, d_model=dims[0], n_heads=dims[1], scaled=scaled, temperature=temperature, mask=mask, pad_count=pad
+    )
+    cfg = cfg.replace(seed=seed)
+    run, twin = ac.run_whatif(cfg), ac.run_whatif(cfg.replace(scaled=not scaled))
+    got = ac.twin_weights(run)
+    assert got.dtype == twin.weights.dtype
+    np.testing.assert_array_equal(got, twin.weights)
+    if dims[0] // dims[1] > 1 and T > 1 and mask == "none":  # sqrt(d_k) > 1 really changes the weights
+        assert not np.array_equal(got, run.weights)
 
 
 def test_js_divergence_bounds_and_head_matrix():

@@ -96,3 +96,24 @@ def test_run_whatif_rejects_weights_of_another_width():
         run_whatif(WhatIf(d_model=16, n_heads=2), tuple(random_projection_weights(8, 0)))
     with pytest.raises(ValueError, match="four"):
         run_whatif(WhatIf(d_model=16, n_heads=2), tuple(random_projection_weights(16, 0))[:3])
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"scaled": False, "temperature": 0.2},
+        {"seq_len": 12, "d_model": 64, "n_heads": 8, "mask": "causal+padding", "pad_count": 3},
+        {"seq_len": 1, "d_model": 8, "n_heads": 1, "temperature": 10.0},
+    ],
+)
+def test_twin_saturation_is_the_twin_settings_saturation(settings):
+    """The Playground's "against the twin" figures come from the run on screen (twin_weights), not a second run:
+    they must be the figures of the twin setting itself."""
+    from attention_core import WhatIf
+    from ui.compute import cached_saturation, cached_twin_saturation
+
+    cfg = WhatIf(**settings)
+    twin = cached_twin_saturation(cfg)
+    assert twin == cached_saturation(cfg.replace(scaled=not cfg.scaled))
+    assert len(twin) == cfg.n_heads

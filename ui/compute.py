@@ -27,6 +27,7 @@ from attention_core import (
     run_whatif,
     saturation_metrics,
     shuffle_experiment,
+    twin_weights,
 )
 from attention_core.efficient_views import DecodeView, FlashView, WindowView, decode_view, flash_view, window_view
 from attention_core.position_views import PositionsView, positions_view
@@ -65,6 +66,13 @@ def cached_saturation(cfg: WhatIf) -> list[dict[str, float]]:
     """Per-head saturation summaries for cfg: a list of H dicts (see SaturationMetrics.summary)."""
     run = cached_run(cfg)
     return [saturation_metrics(w).summary() for w in run.weights]
+
+
+@cached(max_mb=4)
+def cached_twin_saturation(cfg: WhatIf) -> list[dict[str, float]]:
+    """cached_saturation of cfg's scaling twin (``scaled`` flipped), from cfg's run: the twin's weights need only its
+    softmax (twin_weights), not a second run with its projections (half the cost of a new setting at 128 x 8)."""
+    return [saturation_metrics(w).summary() for w in twin_weights(cached_run(cfg))]
 
 
 @cached(max_mb=4)
