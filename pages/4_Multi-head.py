@@ -183,8 +183,9 @@ def _body(out: Outputs, grid, rest) -> None:
                 size=160,
                 legend=False,
             )
-        st.dataframe(
-            pd.DataFrame(
+        demo_table = frame_table(  # converted to Arrow once per (scaling, temperature, seed), not at every change
+            ("multi-head demo", cfg.scaled, cfg.temperature, cfg.seed),
+            lambda: pd.DataFrame(
                 {
                     "token": demo.labels,
                     "E": [str(r.astype(int).tolist()) for r in demo.E],
@@ -192,9 +193,8 @@ def _body(out: Outputs, grid, rest) -> None:
                     "Z, 2 random heads": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.random_output],
                 }
             ),
-            hide_index=True,
-            width="stretch",
         )
+        st.dataframe(demo_table, hide_index=True, width="stretch")
         rand_max = float(demo.random_weights.max(axis=-1).mean())
         z0 = demo.purposeful_output[0]
         st.caption(

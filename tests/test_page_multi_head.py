@@ -16,6 +16,26 @@ def _image_captions(at):
     return [img.caption for el in at.get("image") for img in el.proto.imgs]
 
 
+def _rows_of_maps(node) -> list[list[str]]:
+    """The chart titles inside each horizontal block (a wrapping row), block by block, in page order."""
+    import json
+
+    rows = []
+    kids = node.children.values() if isinstance(node.children, dict) else node.children
+    for child in kids:
+        if getattr(child, "type", "") == "flex_container" and child.proto.flex_container.direction == 2:
+            rows.append(
+                [
+                    json.loads(el.proto.spec).get("title", "")
+                    for el in (child.children.values() if isinstance(child.children, dict) else child.children)
+                    if getattr(el, "type", "") == "vega_lite_chart"
+                ]
+            )
+        if hasattr(child, "children"):
+            rows += _rows_of_maps(child)
+    return rows
+
+
 @pytest.mark.parametrize("heads, seq_len, d_model", [(1, 8, 64), (4, 8, 64), (16, 8, 64), (8, 1, 64)])
 def test_head_grid_has_one_vector_map_per_head_and_one_caption(heads, seq_len, d_model):
     at = run_ok(app(MH, {"heads": str(heads), "seq_len": str(seq_len), "d_model": str(d_model)}, timeout=120))
@@ -28,6 +48,8 @@ def test_head_grid_has_one_vector_map_per_head_and_one_caption(heads, seq_len, d
     assert not any(c.startswith("head ") for c in _image_captions(at))
     assert "W_o" in titles and not any(t.startswith("W_o:") for t in titles)  # no "W_o: 64 x 64 (64 x 64, ..."
     assert f"W_o (**{d_model} x {d_model}**)" in page
+    # every head's map sits in one wrapping row, in reading order (one block, not a block per column)
+    assert [f"head {h + 1}" for h in range(heads)] in _rows_of_maps(at.main)
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """Every head's weight map in one grid with one caption (Playground, Multi-head).
 
-Small maps are drawn as vector heatmaps without legends, ``per_row`` to a row. Maps too large for
-vector marks would each become an image with its own caption, repeated for every head; instead each
+Small maps are drawn as vector heatmaps without legends, in one row that wraps (as many to a line as the
+width holds). Maps too large for vector marks would each become an image with its own caption, repeated for every head; instead each
 head is mean-pooled (ui.images.pool) to at most ``tile_px`` pixels a side and the tiles go into one image,
 separated by grey lines, with one caption for the grid.
 """
@@ -30,19 +30,20 @@ def show_head_grid(
     H, T_q, T_k = weights.shape
     per_row = max(1, min(per_row, H))
     if T_q * T_k <= max_cells:
-        for start in range(0, H, per_row):
-            cols = st.columns(per_row)
-            for h in range(start, min(start + per_row, H)):
-                show_weights(
-                    weights[h],
-                    labels,
-                    title=f"head {h + 1}",
-                    allowed=allowed,
-                    container=cols[h - start],
-                    size=size,
-                    legend=False,
-                    max_cells=max_cells,
-                )
+        # One wrapping row for every head (one block; st.columns sends 1 + per_row blocks a row, and the body
+        # that draws the grid reruns at every change): the maps fill the width in reading order.
+        row = st.container(horizontal=True, gap="small")
+        for h in range(H):
+            show_weights(
+                weights[h],
+                labels,
+                title=f"head {h + 1}",
+                allowed=allowed,
+                container=row,
+                size=size,
+                legend=False,
+                max_cells=max_cells,
+            )
         return (
             "One map per head (dark purple = low, yellow = high; each map states its colour range under its key "
             "axis); hover a cell for its tokens and weight."
