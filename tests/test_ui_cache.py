@@ -117,3 +117,65 @@ def test_twin_saturation_is_the_twin_settings_saturation(settings):
     twin = cached_twin_saturation(cfg)
     assert twin == cached_saturation(cfg.replace(scaled=not cfg.scaled))
     assert len(twin) == cfg.n_heads
+
+
+def test_threads_that_miss_the_same_key_at_once_compute_it_once():
+    """Single flight: while one thread computes a key, the others wait for its value instead of computing it too."""
+    import threading
+
+    cache, calls, started = ByteLRU("single", 2**20), [], threading.Event()
+    release = threading.Event()
+
+    def slow():
+        calls.append(threading.get_ident())
+        started.set()
+        release.wait(5)
+        return np.arange(4.0)
+
+    got = []
+    first = threading.Thread(target=lambda: got.append(cache.get_or_compute("k", slow)))
+    first.start()
+    assert started.wait(5)  # the first thread is inside the computation
+    others = [threading.Thread(target=lambda: got.append(cache.get_or_compute("k", slow))) for _ in range(5)]
+    for t in others:
+        t.start()
+    while cache.waits < 5:  # every other thread is waiting for the first one's result
+        threading.Event().wait(0.01)
+    release.set()
+    for t in [first, *others]:
+        t.join(5)
+    assert len(calls) == 1 and len(got) == 6
+    assert all(v is got[0] for v in got)  # the one stored (read-only) array
+    assert (cache.misses, cache.waits, cache.hits) == (1, 5, 5)
+
+
+def test_a_waiter_computes_the_key_itself_when_the_first_computation_fails():
+    import threading
+
+    cache, started, release = ByteLRU("fails", 2**20), threading.Event(), threading.Event()
+
+    def failing():
+        started.set()
+        release.wait(5)
+        raise RuntimeError("boom")
+
+    errors, got = [], []
+
+    def first():
+        try:
+            cache.get_or_compute("k", failing)
+        except RuntimeError as exc:
+            errors.append(str(exc))
+
+    t1 = threading.Thread(target=first)
+    t1.start()
+    assert started.wait(5)
+    t2 = threading.Thread(target=lambda: got.append(cache.get_or_compute("k", lambda: "second")))
+    t2.start()
+    while cache.waits < 1:
+        threading.Event().wait(0.01)
+    release.set()
+    t1.join(5)
+    t2.join(5)
+    assert errors == ["boom"] and got == ["second"]
+    assert cache.get("k") == (True, "second") and not cache._pending

@@ -70,8 +70,9 @@ class ByteLRU:
         self.name, self.max_bytes = name, int(max_bytes)
         self._data: OrderedDict = OrderedDict()  # key -> (value, size)
         self._lock = threading.Lock()
+        self._pending: dict = {}  # key -> threading.Event of the thread computing it now
         self.bytes = 0
-        self.hits = self.misses = self.evictions = 0
+        self.hits = self.misses = self.evictions = self.waits = 0
 
     def get(self, key):
         """(True, value) on a hit, (False, None) on a miss."""
@@ -99,12 +100,35 @@ class ByteLRU:
                 self.evictions += 1
 
     def get_or_compute(self, key, compute):
-        """The value stored under ``key``, or ``compute()`` stored (read-only) and returned."""
-        hit, value = self.get(key)
-        if not hit:
+        """The value stored under ``key``, or ``compute()`` stored (read-only) and returned.
+
+        One computation a key at a time: a thread that misses while another computes the same key waits for
+        that result instead of computing it again (thirty students who pick the same new value in the same
+        second pay for it once, not once each, on a server whose Python runs one thread at a time). When
+        the other computation fails or its value is too large to keep, the waiter computes it itself.
+        """
+        while True:
+            with self._lock:
+                item = self._data.get(key)
+                if item is not None:
+                    self._data.move_to_end(key)
+                    self.hits += 1
+                    return item[0]
+                running = self._pending.get(key)
+                if running is None:
+                    self.misses += 1
+                    running = self._pending[key] = threading.Event()
+                    break
+                self.waits += 1
+            running.wait()
+        try:
             value = compute()
             _freeze(value)
             self.put(key, value)
+        finally:
+            with self._lock:
+                del self._pending[key]
+            running.set()
         return value
 
     def clear(self) -> None:
@@ -144,7 +168,8 @@ def cached(max_mb: float, name: str | None = None) -> Callable:
 
 
 def cache_report() -> list[dict]:
-    """One row per cache: name, entries, bytes held, budget, hits, misses, evictions."""
+    """One row per cache: name, entries, bytes held, budget, hits, misses, evictions, waits (for another thread's
+    computation of the same key)."""
     return [
         dict(
             name=c.name,
@@ -154,6 +179,7 @@ def cache_report() -> list[dict]:
             hits=c.hits,
             misses=c.misses,
             evictions=c.evictions,
+            waits=c.waits,
         )
         for c in _REGISTRY.values()
     ]
