@@ -449,7 +449,7 @@ def start_server(
         cwd=app_dir,
         stdout=out,
         stderr=subprocess.STDOUT,
-        env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")},
+        env=dict(os.environ),  # as deployed: the app caps NumPy's and torch's thread pools itself (ui/runtime.py)
     )
     url = f"http://127.0.0.1:{port}"
     try:

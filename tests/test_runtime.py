@@ -69,3 +69,44 @@ def test_a_body_rerun_ends_in_a_collection(no_automatic_gc):
     run_ok(set_widget(at, "a_temperature", 0.501))
     assert widget_count(at) == 0, "the change ran the body alone"
     assert math.isfinite(ui.runtime._last_collect), "the body rerun did not end in ui.runtime.collect_garbage"
+
+
+_THREADS_PROBE = """
+import json, os, sys, threading
+sys.path.insert(0, os.getcwd())
+import numpy as np  # as a page: NumPy first, then ui, then whatever imports torch
+from threadpoolctl import threadpool_info
+before = {i["internal_api"]: i["num_threads"] for i in threadpool_info()}
+import ui.runtime
+import torch
+settled = ui.runtime.settle_imports()
+seen = {}
+def session():  # Streamlit runs each session's script in a thread of its own
+    fresh = {i["internal_api"]: i["num_threads"] for i in threadpool_info()}  # before this thread's first op
+    a = np.ones((256, 256)); a @ a; torch.ones(64, 64) @ torch.ones(64, 64)
+    seen.update({i["internal_api"]: i["num_threads"] for i in threadpool_info()}, torch=torch.get_num_threads())
+    seen["fresh openmp"] = fresh["openmp"]
+t = threading.Thread(target=session); t.start(); t.join()
+print(json.dumps({"before": before, "settled": settled, "seen": seen}))
+"""
+
+
+def test_the_app_runs_numpy_and_torch_on_one_thread_per_computation():
+    """A page's settle_imports caps OpenBLAS (NumPy) and torch's pool at one thread, also in the other threads
+    Streamlit runs sessions in (a fresh interpreter: the cap is process-wide)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("NUM_THREADS")}  # the libraries' defaults
+    out = subprocess.run(
+        [sys.executable, "-c", _THREADS_PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["settled"] is True
+    assert got["seen"]["openblas"] == 1 and got["seen"]["openmp"] == 1 and got["seen"]["torch"] == 1
+    assert got["seen"]["fresh openmp"] == 1  # a new thread starts at one OpenMP thread (torch's matrix products)
+    if (os.cpu_count() or 1) > 1:  # without the cap the pools use every core (what the app must not keep)
+        assert got["before"]["openblas"] > 1

@@ -12,7 +12,7 @@ from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import page_started
 from ui.presets import find_preset
-from ui.runtime import settle_memory
+from ui.runtime import settle_imports
 from ui.state import enter_page
 from ui.text import md_escape
 
@@ -139,7 +139,7 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
         layout="wide",
         initial_sidebar_state="collapsed" if options.projector else "auto",
     )
-    settle_memory()  # after the page's imports: later collections skip the libraries' objects
+    settle_imports()  # after the page's imports: freeze their objects, cap the native thread pools
     if options.projector:
         st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
     nav = st.sidebar.container()

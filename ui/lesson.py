@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.layout import PAGES
-from ui.runtime import collect_garbage, settle_memory
+from ui.runtime import collect_garbage, settle_imports
 
 
 def next_page(current: str) -> tuple[str, str, str, str] | None:
@@ -40,7 +40,7 @@ def next_link(current: str) -> None:
         st.divider()
         st.markdown("**Next in the reading order**")
         st.page_link(path, label=f"{label}: {teaches}", icon=icon)
-    settle_memory()
+    settle_imports()
     collect_garbage()  # in place of Streamlit's per-run collection (ui/runtime.py)
 
 

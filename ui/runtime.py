@@ -1,4 +1,5 @@
-"""Keep the server's per-rerun cost low: what the garbage collector walks, and how often.
+"""Keep the server's per-rerun cost low: what the garbage collector walks, how often, and how many threads the
+native libraries use.
 
 Streamlit runs ``gc.collect(2)`` after every script run when ``runner.postScriptGC`` is on (its default). With
 torch, pandas and altair imported that walks ~250k long-lived objects: 60-140 ms of GIL-bound work per slider
@@ -11,6 +12,12 @@ with py-spy). So ``.streamlit/config.toml`` turns ``runner.postScriptGC`` off an
 :func:`collect_garbage` at the end of each run, which collects at most once per ``COLLECT_EVERY`` seconds for
 the whole process: one student pays a collection now and then, a class pays ~1 per second, not 15, and
 cyclic garbage (a run's Altair objects, tracebacks) still lives at most about a second.
+
+Streamlit runs each session's script in a thread of its own, and a class keeps both cores busy with sessions.
+NumPy's OpenBLAS and torch's OpenMP pools start one thread a core by default and spin while they wait, so a
+matrix product of a new setting took twice the CPU for no gain (a new temperature on the Playground at 128 x 8:
+173 ms of server CPU with the pools at their default on 2 cores, 90 ms with one thread). :func:`settle_imports`
+caps them at one thread whenever new libraries have been loaded.
 """
 
 from __future__ import annotations
@@ -20,14 +27,26 @@ import sys
 import threading
 import time
 
+from threadpoolctl import threadpool_limits
+
 _lock = threading.Lock()
 _frozen_modules = 0
 COLLECT_EVERY = 1.0  # seconds: at most one full collection per this interval, process-wide
 _last_collect = float("-inf")  # time.monotonic() of the last collection
 
 
-def settle_memory() -> bool:
-    """Collect and freeze if modules were imported since the last freeze; returns whether it froze."""
+def limit_native_threads() -> None:
+    """One thread per computation in the native libraries loaded so far: OpenBLAS (NumPy) and OpenMP, and torch's
+    intra-op pool when torch is loaded (its OpenMP setting is per thread; ``torch.set_num_threads`` is global)."""
+    threadpool_limits(limits=1)
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "set_num_threads"):  # (threadpoolctl set this thread's OpenMP only)
+        torch.set_num_threads(1)
+
+
+def settle_imports() -> bool:
+    """After new imports: collect and freeze the objects alive now, and cap the native libraries' thread pools
+    (:func:`limit_native_threads`); returns whether there was anything new (otherwise it costs one ``len``)."""
     global _frozen_modules
     n = len(sys.modules)
     if n == _frozen_modules:
@@ -35,6 +54,7 @@ def settle_memory() -> bool:
     with _lock:
         if len(sys.modules) == _frozen_modules:
             return False
+        limit_native_threads()
         gc.collect()
         gc.freeze()
         _frozen_modules = len(sys.modules)
