@@ -67,3 +67,22 @@ def test_projector_view_collapses_the_sidebar_and_enlarges_type():
     at = run_ok(app("pages/1_Playground.py", {"view": "projector"}))
     assert any("font-size: 1.2rem" in m.value for m in at.markdown)
     assert at.query_params["view"] == "projector"
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.slug)
+def test_a_bare_preset_link_opens_the_presets_settings(preset):
+    """Page?preset=slug alone (a link shortened by hand) opens what the preset's full link opens: the same
+    settings in the URL and the same page, the question asked of the preset's settings, not of the defaults."""
+    bare = run_ok(app(preset.page, {"preset": preset.slug}))
+    full = run_ok(app(preset.page, preset.query_params()))
+    assert dict(bare.query_params) == dict(full.query_params)
+    assert texts(bare) == texts(full)
+    if preset.page == "pages/8_Compare.py":  # the opening sentence names what A and B differ in
+        assert "A and B differ in" in texts(bare) and "are the **same setting**" not in texts(bare)
+
+
+def test_a_preset_link_with_settings_of_its_own_keeps_them():
+    preset = next(p for p in PRESETS if p.slug == "4_one_vs_eight_heads")
+    at = run_ok(app(preset.page, {"preset": preset.slug, "b_heads": "2"}))
+    assert at.query_params["b_heads"] == "2" and "a_heads" in at.query_params
+    assert "**heads** (A 4, B 2)" in texts(at)  # A from the shared default (4 heads), B from the link

@@ -132,7 +132,10 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
         path = caller.relative_to(ROOT).as_posix() if caller.is_relative_to(ROOT) else None
     enter_page()
     page_started()  # no page body is current until this run draws it (ui/partial.py)
+    first_run = LINK_KEY not in st.session_state  # the session's first run reads the link
     options = link_options()
+    if first_run and options.preset:
+        complete_bare_preset_link(options.preset, path)
     st.set_page_config(
         page_title=f"{title} · Attention Explorer",
         page_icon=icon,
@@ -162,6 +165,20 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
     write_link_options()
     if intro:
         st.markdown(intro)
+
+
+def complete_bare_preset_link(slug: str, path: str | None) -> None:
+    """A link that names this page's preset but none of the preset's settings (``Compare?preset=2_why_scale``,
+    shortened or typed by hand) opens the preset: its parameters go into the URL before the controls read it, so
+    the banner's question is asked of the preset's settings, not of the defaults. A link that carries any of
+    them is taken as it is (a teacher's variation of the preset)."""
+    preset = find_preset(slug)
+    if preset is None or preset.page != path:
+        return
+    wanted = preset.query_params()
+    if set(st.query_params.keys()) & (set(wanted) - {"preset"}):
+        return
+    st.query_params.update({k: v for k, v in wanted.items() if k not in st.query_params})
 
 
 @functools.lru_cache(maxsize=256)  # source files do not change while the server runs (no file watcher in class)
