@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
@@ -53,11 +52,11 @@ def _controls() -> tuple:
     return out, maps, st.container(), revealed
 
 
-def _heads_table(sat: list[dict]) -> pd.DataFrame:
-    """One row per head: its saturation metrics under the page's labels."""
-    table = pd.DataFrame(sat).rename(columns=SATURATION_LABELS)
-    table.insert(0, "head", [f"head {h + 1}" for h in range(len(sat))])
-    return table
+def _heads_table(sat: list[dict]) -> dict[str, list]:
+    """One row per head: its saturation metrics under the page's labels (columns for ui.tables.frame_table)."""
+    return {"head": [f"head {h + 1}" for h in range(len(sat))]} | {
+        SATURATION_LABELS.get(k, k): [s[k] for s in sat] for k in sat[0]
+    }
 
 
 @body

@@ -1,7 +1,6 @@
 """Multi-head attention: one map per head, the path from heads to output, how different the heads are."""
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from attention_core import head_divergence_matrix, multi_head_attention, run_whatif
@@ -35,18 +34,16 @@ def _controls() -> tuple:
     return out, grid, st.container()
 
 
-def _heads_table(sat: list[dict], T: int, d_k: int) -> pd.DataFrame:
-    """One row per head: its shapes and saturation."""
-    return pd.DataFrame(
-        {
-            "head": [f"head {h + 1}" for h in range(len(sat))],
-            "Q/K/V shape": [f"{T} x {d_k}"] * len(sat),
-            "mean max weight": [round(s["max_weight"], 3) for s in sat],
-            "entropy (nats)": [round(s["entropy"], 3) for s in sat],
-            "effective tokens": [round(s["effective_tokens"], 2) for s in sat],
-            "near-one-hot rows": [f"{s['near_one_hot_share']:.0%}" for s in sat],
-        }
-    )
+def _heads_table(sat: list[dict], T: int, d_k: int) -> dict[str, list]:
+    """One row per head: its shapes and saturation (columns for ui.tables.frame_table)."""
+    return {
+        "head": [f"head {h + 1}" for h in range(len(sat))],
+        "Q/K/V shape": [f"{T} x {d_k}"] * len(sat),
+        "mean max weight": [round(s["max_weight"], 3) for s in sat],
+        "entropy (nats)": [round(s["entropy"], 3) for s in sat],
+        "effective tokens": [round(s["effective_tokens"], 2) for s in sat],
+        "near-one-hot rows": [f"{s['near_one_hot_share']:.0%}" for s in sat],
+    }
 
 
 @body
@@ -185,14 +182,12 @@ def _body(out: Outputs, grid, rest) -> None:
             )
         demo_table = frame_table(  # converted to Arrow once per (scaling, temperature, seed), not at every change
             ("multi-head demo", cfg.scaled, cfg.temperature, cfg.seed),
-            lambda: pd.DataFrame(
-                {
-                    "token": demo.labels,
-                    "E": [str(r.astype(int).tolist()) for r in demo.E],
-                    "Z, 1 head looking for B": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.purposeful_output],
-                    "Z, 2 random heads": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.random_output],
-                }
-            ),
+            lambda: {
+                "token": list(demo.labels),
+                "E": [str(r.astype(int).tolist()) for r in demo.E],
+                "Z, 1 head looking for B": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.purposeful_output],
+                "Z, 2 random heads": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.random_output],
+            },
         )
         st.dataframe(demo_table, hide_index=True, width="stretch")
         rand_max = float(demo.random_weights.max(axis=-1).mean())

@@ -14,6 +14,7 @@ import math
 import altair as alt
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 from streamlit import dataframe_util
 
@@ -370,10 +371,9 @@ def bar_chart(
     names = tuple(map(str, labels))
     top = int(np.argmax(values)) if highlight is None else int(highlight)
 
-    def rows() -> pd.DataFrame:
-        df = pd.DataFrame({"i": np.arange(len(values)), "token": list(names), "v": np.round(values, 4)})
-        df["top"] = df["i"] == top
-        return df
+    def rows() -> pa.Table:  # straight to Arrow: no DataFrame on a new setting
+        i = np.arange(len(values))
+        return pa.table({"i": i, "token": list(names), "v": np.round(values, 4), "top": i == top})
 
     arrow = arrow_rows(("bars", digest(values), names, top), rows)  # a rerun of the same row: no pandas
     spec = json.loads(_bar_skeleton(names, value_name, domain is not None))

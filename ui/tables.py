@@ -54,9 +54,15 @@ def matrix_table(
 
 
 def frame_table(key: tuple, build) -> pa.Table:
-    """The DataFrame ``build()`` makes, as an Arrow table built once per ``key`` (a hashable description of its
-    content, e.g. the page and the WhatIf): a page's per-head table is then converted once per setting."""
-    return _TABLES.get_or_compute(("frame", *key), lambda: pa.Table.from_pandas(build()))
+    """The table ``build()`` makes (a DataFrame, or a dict of columns, which skips pandas), as an Arrow table built
+    once per ``key`` (a hashable description of its content, e.g. the page and the WhatIf): a page's per-head
+    table is then converted once per setting."""
+
+    def arrow() -> pa.Table:
+        made = build()
+        return pa.Table.from_pandas(made) if isinstance(made, pd.DataFrame) else pa.table(made)
+
+    return _TABLES.get_or_compute(("frame", *key), arrow)
 
 
 def prefixed(prefix: str, n: int) -> list[str]:

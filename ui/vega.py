@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, register
@@ -36,7 +37,7 @@ def digest(*arrays) -> bytes:
     return h.digest()
 
 
-def arrow_rows(key, frame: Callable[[], pd.DataFrame]) -> bytes:
+def arrow_rows(key, frame: Callable[[], pd.DataFrame | pa.Table]) -> bytes:
     """The Arrow IPC bytes of ``frame()``, built once per ``key`` (a digest of what the rows are made of, plus
     labels): a rerun that draws the same rows again sends stored bytes instead of converting a DataFrame."""
     return _ROWS.get_or_compute(key, lambda: dataframe_util.convert_anything_to_arrow_bytes(frame()))
