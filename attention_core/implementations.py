@@ -33,10 +33,10 @@ def torch_functional(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
 
     from .torch_attention import scaled_dot_product_attention_torch
 
-    X = torch.from_numpy(np.asarray(x, dtype=np.float32))  # (T, d_model)
-    W = [torch.from_numpy(np.asarray(w, dtype=np.float32)) for w in (w_q, w_k, w_v, w_o)]
+    X = torch.from_numpy(np.array(x, dtype=np.float32))  # (T, d_model)
+    W = [torch.from_numpy(np.array(w, dtype=np.float32)) for w in (w_q, w_k, w_v, w_o)]
     q, k, v = (split_heads(X @ w, n_heads) for w in W[:3])  # (H, T, d_k) each
-    m = None if mask is None else torch.from_numpy(np.asarray(mask))
+    m = None if mask is None else torch.from_numpy(np.array(mask))
     z, weights = scaled_dot_product_attention_torch(q, k, v, m, scaled=scaled, temperature=temperature)
     out = merge_heads(z) @ W[3]  # (T, d_model)
     return out.numpy(), weights.numpy()
@@ -51,8 +51,8 @@ def torch_module(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
     mha = MultiHeadSelfAttention(x.shape[1], n_heads, scaled=scaled, temperature=temperature)
     mha.load_numpy_weights(w_q, w_k, w_v, w_o).eval()
     with torch.inference_mode():
-        m = None if mask is None else torch.from_numpy(np.asarray(mask))
-        out, weights = mha(torch.from_numpy(np.asarray(x, dtype=np.float32))[None], m)
+        m = None if mask is None else torch.from_numpy(np.array(mask))
+        out, weights = mha(torch.from_numpy(np.array(x, dtype=np.float32))[None], m)
     return out[0].numpy(), weights[0].numpy()
 
 
@@ -70,8 +70,8 @@ def self_attention_head1(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperatu
         for lin, w in ((sa.W_q, w_q), (sa.W_k, w_k), (sa.W_v, w_v)):
             lin.weight.copy_(torch.as_tensor(np.asarray(w)[:, :d_k], dtype=torch.float32).T)
         sa.W_o.weight.copy_(torch.as_tensor(np.asarray(w_o)[:d_k], dtype=torch.float32).T)
-        m = None if mask is None else torch.from_numpy(np.asarray(mask))
-        out, weights = sa(torch.from_numpy(np.asarray(x, dtype=np.float32))[None], m)
+        m = None if mask is None else torch.from_numpy(np.array(mask))
+        out, weights = sa(torch.from_numpy(np.array(x, dtype=np.float32))[None], m)
     return out[0].numpy(), weights[0].numpy()[None]
 
 
@@ -80,10 +80,10 @@ def torch_sdpa(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature):
     import torch
     import torch.nn.functional as F
 
-    X = torch.from_numpy(np.asarray(x, dtype=np.float32))  # (T, d_model)
-    W = [torch.from_numpy(np.asarray(w, dtype=np.float32)) for w in (w_q, w_k, w_v, w_o)]
+    X = torch.from_numpy(np.array(x, dtype=np.float32))  # (T, d_model)
+    W = [torch.from_numpy(np.array(w, dtype=np.float32)) for w in (w_q, w_k, w_v, w_o)]
     q, k, v = (split_heads(X @ w, n_heads) for w in W[:3])  # (H, T, d_k) each
-    m = None if mask is None else torch.from_numpy(np.asarray(mask))
+    m = None if mask is None else torch.from_numpy(np.array(mask))
     with torch.inference_mode():
         z = F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=score_factor(q.shape[-1], scaled, temperature))
     return (merge_heads(z) @ W[3]).numpy(), None  # (T, d_model)
@@ -108,8 +108,8 @@ def torch_nn_multihead(x, w_q, w_k, w_v, w_o, n_heads, mask, scaled, temperature
             )
         )
         ref.out_proj.weight.copy_(torch.as_tensor(np.asarray(w_o), dtype=torch.float32).T)
-        X = torch.from_numpy(np.asarray(x, dtype=np.float32))[None]
-        m = None if mask is None else ~torch.from_numpy(np.asarray(mask))
+        X = torch.from_numpy(np.array(x, dtype=np.float32))[None]
+        m = None if mask is None else ~torch.from_numpy(np.array(mask))
         out, weights = ref(X, X, X, attn_mask=m, need_weights=True, average_attn_weights=False)
     return out[0].numpy(), weights[0].numpy()
 
