@@ -4,7 +4,7 @@ native libraries use.
 Streamlit runs ``gc.collect(2)`` after every script run when ``runner.postScriptGC`` is on (its default). With
 torch, pandas and altair imported that walks ~250k long-lived objects: 60-140 ms of GIL-bound work per slider
 change. ``gc.freeze()`` moves every object alive now into a permanent generation that collections skip
-(reference counting still frees them); :func:`settle_memory` freezes once after each batch of new imports.
+(reference counting still frees them); :func:`settle_imports` freezes once after each batch of new imports.
 
 Even so, with a class on the server a full collection after every run walks every session's state and every
 cached result: with thirty students it was a third of the server's CPU (about 14 ms of each 44 ms change, seen
@@ -16,7 +16,7 @@ cyclic garbage (a run's Altair objects, tracebacks) still lives at most about a 
 Streamlit runs each session's script in a thread of its own, and a class keeps both cores busy with sessions.
 NumPy's OpenBLAS and torch's OpenMP pools start one thread a core by default and spin while they wait, so a
 matrix product of a new setting took twice the CPU for no gain (a new temperature on the Playground at 128 x 8:
-173 ms of server CPU with the pools at their default on 2 cores, 90 ms with one thread). :func:`settle_imports`
+197 ms of server CPU with the pools at their default on 2 cores, 97 ms with one thread). :func:`settle_imports`
 caps them at one thread whenever new libraries have been loaded.
 """
 
