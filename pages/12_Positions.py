@@ -14,7 +14,7 @@ from attention_core.positions import (
     position_attention,
 )
 from attention_core.rope import apply_rope
-from ui.charts import show_heatmap, show_weights
+from ui.charts import Axes, show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -94,9 +94,7 @@ def _body() -> None:
             [str(i) for i in range(P)],
             [str(j) for j in range(P)],
             title=f"{method}: score s_ij",
-            row_title="query position i",
-            col_title="key position j",
-            value_name="score",
+            axes=Axes("query position i", "key position j", "score"),
             container=c1,
             size=300,
             max_px=300,

@@ -9,7 +9,7 @@ from attention_core.gqa import DTYPE_BYTES, MODELS, MODELS_BY_NAME, allowed_kv_h
 from attention_core.kv_cache import decode_with_cache
 from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
-from ui.charts import dim_labels, show_heatmap, show_mask, with_data
+from ui.charts import Axes, dim_labels, show_heatmap, show_mask, with_data
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -133,9 +133,7 @@ def _body() -> None:
         dim_labels(d_k),
         container=c2,
         title=f"new at step {step} (head {head + 1})",
-        row_title="row",
-        col_title="dim",
-        value_name="value",
+        axes=Axes("row", "dim", "value"),
         scheme="diverging",
         size=260,
         legend=False,
@@ -244,9 +242,7 @@ def _body() -> None:
         [f"after {layer}" for layer in range(layers + 1)],
         tokens,
         title=f"what reaches {tokens[-1]}",
-        row_title="layers",
-        col_title="token",
-        value_name="reaches",
+        axes=Axes("layers", "token", "reaches"),
         container=c2,
         size=240,
     )

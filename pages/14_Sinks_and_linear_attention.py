@@ -12,7 +12,7 @@ from attention_core.linear_attention import (
     linear_attention_recurrent,
 )
 from attention_core.sinks import sink_attention, streaming_mask
-from ui.charts import show_mask, show_weights
+from ui.charts import Axes, show_mask, show_weights
 from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -150,7 +150,7 @@ def _body() -> None:
         stream.mask,
         labels,
         title="StreamingLLM mask (1 = may attend)",
-        value_name="may attend",
+        axes=Axes(value="may attend"),
         legend=True,
         container=c1,
         size=280,
@@ -204,8 +204,7 @@ def _body() -> None:
         f"{lin.state_numbers:,} numbers per head whatever T is; softmax attention's weights hold T² = {T * T:,} at T = {T} "
         + (f"and more from T = {cross} on." if cross > T else f"— already {T * T / lin.state_numbers:.1f}× the state.")
         + f" Linear attention has no softmax, so the temperature ({cfg.temperature:g}) and the 1/√d_k scaling do not "
-        "apply to it"
-        + (", and it ignores the padding mask (only causality is built in)." if "padding" in cfg.mask else ".")
+        "apply to it" + (", and it ignores the padding mask (only causality is built in)." if cfg.padded else ".")
     )
     vega(memory_chart(T, lin.state_numbers, lin.d_k))
     peak_soft, peak_lin = (float(w.max(axis=1).mean()) for w in (lin.softmax_weights, lin.linear_weights))

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import softmax_jacobian
 from attention_core.sweep import row_up_close, saturation_point, saturation_sweep, score_gradient, setting_sentence
-from ui.charts import bar_chart, show_heatmap
+from ui.charts import Axes, bar_chart, show_heatmap
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
@@ -115,9 +115,7 @@ def _body(out: Outputs) -> None:
                 labels,
                 labels,
                 title=f"Jacobian diag(p) − ppᵀ, {name}{tag}",
-                row_title="∂p_i",
-                col_title="∂logit_j",
-                value_name="∂p_i/∂logit_j",
+                axes=Axes("∂p_i", "∂logit_j", "∂p_i/∂logit_j"),
                 scheme="diverging",
                 domain=(-lim, lim),
                 container=col,

@@ -6,7 +6,7 @@ import streamlit as st
 from attention_core import head_divergence_matrix, multi_head_attention, run_whatif
 from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
-from ui.charts import dim_labels, show_heatmap, show_token_dims, show_weights
+from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.head_grid import show_head_grid
@@ -114,9 +114,7 @@ def _body(out: Outputs, grid, rest) -> None:
             dims,
             dims,
             title="W_o",
-            row_title="in",
-            col_title="out",
-            value_name="w",
+            axes=Axes("in", "out", "w"),
             scheme="diverging",
             container=c2,
             size=220,
@@ -143,9 +141,7 @@ def _body(out: Outputs, grid, rest) -> None:
                 labels,
                 labels,
                 title="Jensen-Shannon divergence (bits)",
-                row_title="head",
-                col_title="other head",
-                value_name="JS",
+                axes=Axes("head", "other head", "JS"),
                 domain=(0, 1),
                 container=c1,
                 size=180,

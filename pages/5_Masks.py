@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
-from ui.charts import show_heatmap, show_mask, show_weights
+from ui.charts import Axes, show_heatmap, show_mask, show_weights
 from ui.compute import cached_mask_lab, cached_run
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
@@ -109,7 +109,7 @@ def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
                 tokens,
                 tokens,
                 title="masked scores (blank = blocked)",
-                value_name="score",
+                axes=Axes(value="score"),
                 scheme="diverging",
                 domain=(-lim, lim),
                 blank=~r.mask,

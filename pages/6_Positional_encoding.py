@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_core import shuffle_experiment, sinusoidal_positional_encoding
 from attention_core.positional import position_similarity
-from ui.charts import show_heatmap
+from ui.charts import Axes, show_heatmap
 from ui.compute import cached_positions, cached_run, cached_shuffle
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
@@ -75,9 +75,7 @@ def _body(out: Outputs, table, middle, shuffle) -> None:
             positions,
             [str(j) for j in range(D)],
             title="PE",
-            row_title="position",
-            col_title="dimension",
-            value_name="PE",
+            axes=Axes("position", "dimension", "PE"),
             scheme="diverging",
             domain=(-1, 1),
             size=420,
@@ -109,9 +107,7 @@ def _body(out: Outputs, table, middle, shuffle) -> None:
             positions,
             positions,
             title="PE · PEᵀ (position x position)",
-            row_title="position",
-            col_title="position",
-            value_name="dot",
+            axes=Axes("position", "position", "dot"),
             container=c1,
             size=320,
             max_px=320,

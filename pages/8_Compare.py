@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
-from ui.charts import show_heatmap, show_token_dims, show_weights
+from ui.charts import Axes, show_heatmap, show_token_dims, show_weights
 from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import (
     ControlSet,
@@ -113,15 +113,11 @@ def _body(out: Outputs, top_left) -> None:
     st.subheader("Attention weights")
     c1, c2, c3 = st.columns(3)
     for col, run, h, name in ((c1, run_a, ha, "A"), (c2, run_b, hb, "B")):
-        show_weights(  # no legend: the key axis states the colour range; the three maps fit 1280 px with it
-            run.weights[h],
-            run.tokens,
-            title=f"{name}: head {h + 1}",
-            allowed=run.mask,
-            container=col,
-            size=150,
-            legend=False,
-        )
+        # no legend: the key axis states the colour range; the three maps fit 1280 px with it
+        with col:
+            show_weights(
+                run.weights[h], run.tokens, title=f"{name}: head {h + 1}", allowed=run.mask, size=150, legend=False
+            )
     if cmp.weight_diff is not None:
         biggest = float(np.abs(cmp.weight_diff).max())
         lim = biggest or 1.0  # the colour scale; 0 would be an empty range
@@ -130,7 +126,7 @@ def _body(out: Outputs, top_left) -> None:
             run_a.tokens,
             run_a.tokens,
             title="B − A",
-            value_name="Δ weight",
+            axes=Axes(value="Δ weight"),
             scheme="diverging",
             domain=(-lim, lim),
             container=c3,

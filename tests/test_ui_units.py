@@ -135,3 +135,55 @@ def test_bar_charts_share_a_skeleton_whatever_their_titles():
     assert (one["title"], two["title"]) == ("head 1, query 1", "head 2, query 3")
     assert _bar_skeleton.cache.misses - before <= 1  # the second chart reused the first one's layout
     assert "title" not in bar_chart([0.2, 0.5, 0.3], labels)
+
+
+def _run_script(script) -> list:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(script).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
+    def script():
+        import numpy as np
+
+        from ui.charts import Axes, show_heatmap, show_mask, show_token_dims
+
+        m = np.arange(6.0).reshape(2, 3) / 6
+        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="named", axes=Axes("query position i", "key j", "score"))
+        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="default")
+        show_mask(np.tril(np.ones((2, 2), dtype=bool)), ["a", "b"], title="mask")
+        show_token_dims(m, ["a", "b"], title="dims", value_name="z")
+        big = np.zeros((80, 80))
+        show_heatmap(big, range(80), range(80), title="big", blank=np.eye(80, dtype=bool), blank_label="padding")
+
+    at = _run_script(script)
+    specs = {s["title"]: s for s in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))}
+    seen = {
+        t: (s["encoding"]["y"]["axis"]["title"], s["encoding"]["x"]["axis"]["title"].split(" · ")[0])
+        for t, s in specs.items()
+    }
+    assert seen == {
+        "named": ("query position i", "key j"),
+        "default": ("query", "key"),
+        "mask": ("query", "key"),
+        "dims": ("token", "dim"),
+    }
+    values = {t: [tt.get("title") for tt in s["encoding"]["tooltip"]] for t, s in specs.items()}
+    assert values["named"][-1] == "score" and values["default"][-1] == "weight"
+    assert values["mask"][-1] == "allowed" and values["dims"][-1] == "z"
+    fields = [tt["field"] for tt in specs["named"]["encoding"]["tooltip"][:2]]
+    assert fields == ["query position i", "key j"]  # the labels' tooltip fields carry the axis names
+    (image,) = at.get("image")
+    assert "big (80 x 80 as an image" in image.proto.imgs[0].caption and "grey = padding" in image.proto.imgs[0].caption
+
+
+def test_a_heatmap_option_that_does_not_exist_is_an_error_not_ignored():
+    from ui.charts import show_heatmap, show_weights
+
+    with pytest.raises(TypeError, match="row_title"):
+        show_heatmap(np.ones((2, 2)), "ab", "ab", row_title="rows")
+    with pytest.raises(TypeError, match="value_name"):
+        show_weights(np.ones((2, 2)), "ab", value_name="w")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from typing import NamedTuple
 
 import altair as alt
 import numpy as np
@@ -61,6 +62,19 @@ def _step(n: int, size: int) -> int:
     draws ordinal heatmaps reliably with step sizes, not with a fixed width/height)."""
     lo = 12 if n <= MAX_LABELLED else 3
     return int(max(lo, min(28, size // max(n, 1))))
+
+
+class Axes(NamedTuple):
+    """What a heatmap's rows, columns and colour stand for: the y and x axis titles (also the tooltip's label
+    fields) and the name of the value (legend and tooltip)."""
+
+    rows: str = "query"
+    cols: str = "key"
+    value: str = "weight"
+
+
+WEIGHT_AXES = Axes()  # query x key -> weight: an attention map
+MASK_AXES = Axes(value="allowed")  # query x key -> may attend (1) or not (0)
 
 
 def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str, blank=None) -> pd.DataFrame:
@@ -223,57 +237,49 @@ def show_heatmap(
     col_labels,
     *,
     title: str = "",
+    axes: Axes = WEIGHT_AXES,
+    size: int = 260,
+    scheme: str = "viridis",
+    domain: tuple[float, float] | None = None,
+    legend: bool = True,
+    blank=None,
+    blank_label: str = "masked",
     key: str | None = None,
     container=None,
     max_px: int = 256,
     max_cells: int = MAX_VECTOR_CELLS,
-    **kw,
 ) -> str:
-    """Draw ``m`` as an Altair heatmap, or as an image above ``max_cells``; returns "vector" or "image".
+    """Draw ``m`` as an Altair heatmap about ``size`` px a side, or as an image (at most ``max_px`` a side) above
+    ``max_cells``; returns "vector" or "image". ``scheme`` is "viridis", else red-blue centred on 0; ``domain``
+    fixes the colour range (else the data's).
 
     A heatmap without a legend states its colour range under its key axis; a nearly uniform weight map is
-    colour-stretched (see :func:`colour_domain`) and says so there. ``blank`` cells are left out (grey in an
-    image, which its caption names ``blank_label``, "masked" by default)."""
+    colour-stretched (see :func:`colour_domain`) and says so there. ``blank`` cells (a bool array) are left out
+    (grey in an image, which its caption names ``blank_label``)."""
     box = container or st
     m = np.asarray(m)
-    blank = kw.get("blank")
-    domain, stretched = colour_domain(m, kw.get("domain"), blank)
-    legend = kw.get("legend", True)
+    domain, stretched = colour_domain(m, domain, blank)
     if m.size <= max_cells:
-        row_title, col_title = kw.get("row_title", "query"), kw.get("col_title", "key")
         rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
         note = ""  # a chart without a legend, or with a stretched one, states its colour range under its key axis
         if stretched or not legend:
             lo, hi = domain if domain is not None else (float(np.nanmin(m)), float(np.nanmax(m)))
             note = stretched or f"colour {lo:.3g}–{hi:.3g}"
-        lay = _Layout(
-            m.shape,
-            rows,
-            cols,
-            title,
-            row_title,
-            col_title,
-            kw.get("value_name", "weight"),
-            domain is not None,
-            kw.get("scheme", "viridis"),
-            kw.get("size", 260),
-            legend,
-        )
+        lay = _Layout(m.shape, rows, cols, title, *axes, domain is not None, scheme, size, legend)
         spec = _heatmap_dict(lay, domain, note)
-        spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, row_title, col_title)}
+        spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, axes.rows, axes.cols)}
         box.vega_lite_chart(spec, key=key, width="content")
         return "vector"
     if blank is not None:
         m = np.where(np.asarray(blank, dtype=bool), np.nan, m.astype(np.float64))
     finite = m[np.isfinite(m)] if np.isfinite(m).any() else np.zeros(1)
     domain = domain or (float(finite.min()), float(finite.max()))
-    scheme = kw.get("scheme", "viridis")
     if scheme != "viridis":
         lim = max(abs(domain[0]), abs(domain[1])) or 1.0
         domain = (-lim, lim)
     png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
-    grey = f"; grey = {kw.get('blank_label', 'masked')}" if blank is not None and np.asarray(blank).any() else ""
+    grey = f"; grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
     how = stretched or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
     box.image(
         png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; {how}{grey})"
@@ -294,7 +300,7 @@ def show_token_dims(m, tokens, *, title: str, value_name: str = "z", **kw) -> st
     if m.ndim != 2 or m.shape[0] != len(tokens):
         raise ValueError(f"m has shape {m.shape}; a token map needs (T, d) with T = len(tokens) = {len(tokens)}")
     labels = dim_labels(m.shape[1])
-    kw.update(title=title, row_title="token", col_title="dim", value_name=value_name, scheme="diverging")
+    kw.update(title=title, axes=Axes("token", "dim", value_name), scheme="diverging")
     return show_heatmap(m, tokens, labels, **kw)
 
 
@@ -306,13 +312,12 @@ def show_weights(w, rows, cols=None, *, title: str = "", allowed=None, **kw) -> 
     return show_heatmap(w, rows, rows if cols is None else cols, title=title, domain=(0, 1), blank=blank, **kw)
 
 
-def show_mask(allowed, rows, cols=None, *, title: str, value_name: str = "allowed", **kw) -> str:
+def show_mask(allowed, rows, cols=None, *, title: str, axes: Axes = MASK_AXES, legend: bool = False, **kw) -> str:
     """Draw a bool mask (True = may attend) as a 0/1 map, yellow where a query may attend; without a legend unless
     ``legend=True`` (its key axis states the colour range). Other keyword arguments go to :func:`show_heatmap`."""
-    kw.setdefault("legend", False)
     m = np.asarray(allowed, dtype=np.float64)
     return show_heatmap(
-        m, rows, rows if cols is None else cols, title=title, value_name=value_name, domain=(0, 1), **kw
+        m, rows, rows if cols is None else cols, title=title, axes=axes, domain=(0, 1), legend=legend, **kw
     )
 
 
