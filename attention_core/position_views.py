@@ -87,7 +87,7 @@ def positions_view(run: WhatIfRun, method: str, base: float, train_len: int, hea
         raise ValueError("positions_view needs the run without positional encoding (positional=False)")
     cfg = run.config
     x, w, T, H = run.x.astype(np.float64), run.w, run.T, cfg.n_heads
-    causal = "causal" in cfg.mask
+    causal = cfg.causal
     table = learned_position_table(train_len, cfg.d_model, seed=cfg.seed)
     slopes = alibi_slopes(H)
     summaries, chosen = [], (None, None)
@@ -109,11 +109,11 @@ def positions_view(run: WhatIfRun, method: str, base: float, train_len: int, hea
             x,
             *w[:3],
             n_heads=H,
+            base=base,
+            table=table,
             mask=run.mask,
             scaled=cfg.scaled,
             temperature=cfg.temperature,
-            base=base,
-            table=table,
         )
         weights = wts.astype(np.float32)
     except ValueError as exc:

@@ -160,13 +160,17 @@ def position_attention(
     w_k,
     w_v,
     n_heads: int,
+    *,
+    base: float = 10000.0,
+    table=None,
     mask=None,
     scaled: bool = True,
     temperature: float = 1.0,
-    base: float = 10000.0,
-    table=None,
 ):
     """Multi-head attention weights with the positions given by ``method``, per head.
+
+    The method's own settings (``base``, ``table``) come first, then the options every attention function
+    takes (``mask``, ``scaled``, ``temperature``, as in :func:`scaled_dot_product_attention`); all by keyword.
 
     Args:
         method: one of METHODS; "sinusoidal" and "learned" add a table to x, "rope" rotates each head's
@@ -175,8 +179,9 @@ def position_attention(
         x: ``(T, d_model)`` embeddings without positions.
         w_q, w_k, w_v: ``(d_model, d_model)`` each.
         n_heads: H (divides d_model).
-        mask: ``(T, T)`` bool, True = may attend.
+        base: the frequency base of "sinusoidal" and "rope".
         table: ``(n_rows, d_model)`` for "learned"; T > n_rows raises ValueError.
+        mask: ``(T, T)`` bool, True = may attend.
 
     Returns:
         ``(heads, weights)``: per-head outputs ``(H, T, d_k)`` and weights ``(H, T, T)``.

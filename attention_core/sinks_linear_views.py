@@ -90,7 +90,7 @@ def linear_view(run: WhatIfRun, head: int) -> LinearView:
     forms, beside the run's softmax weights (its mask)."""
     cfg = run.config
     q, k, v = (a[head].astype(np.float64) for a in (run.q, run.k, run.v))  # (T, d_k) each
-    causal = "causal" in cfg.mask
+    causal = cfg.causal
     par_c, w_c = linear_attention(q, k, v, causal=True)
     rec, _, _ = linear_attention_recurrent(q, k, v)
     par_n, w_n = linear_attention(q, k, v)

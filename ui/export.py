@@ -138,9 +138,9 @@ pe = np.zeros((len(tokens), {cfg.d_model}))
 pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle[:, : {cfg.d_model} // 2])
 x = x + pe.astype(np.float32)"""
     mask_lines = ["mask = torch.ones(T, T, dtype=torch.bool)  # True = may attend"]
-    if "causal" in cfg.mask:
+    if cfg.causal:
         mask_lines.append("mask &= torch.tril(torch.ones(T, T, dtype=torch.bool))  # no peeking ahead")
-    if "padding" in cfg.mask:
+    if cfg.padded:
         mask_lines.append(f"mask[:, max(T - {cfg.pad_count}, 0):] = False  # the last {cfg.pad_count} keys are padding")
     scale = "1 / math.sqrt(d_k)" if cfg.scaled else "1.0"
     return f'''"""Attention Explorer: reproduce this setting in plain torch (NumPy only draws the same seeded numbers).
