@@ -18,52 +18,61 @@ METHOD = PageParam("k_method", "method", "rope", choices=("rope", "alibi"))
 FLAG = PageParam("k_flag", "flag", False, boolean=True)
 
 
-@pytest.mark.parametrize(
-    "p, raw, value",
-    [
-        (COUNT, "7", 7),
-        (COUNT, " 7 ", 7),
-        (COUNT, "7.0", 7),
-        (COUNT, "1e1", 10),
-        (SCALE, "1.25", 1.25),
-        (SCALE, "0", 0.0),
-        (BASE, "1000", 1000.0),
-        (KV, "4", 4),
-        (METHOD, "alibi", "alibi"),
-        (FLAG, "1", True),
-        (FLAG, "on", True),
-        (FLAG, "FALSE", False),
-        (FLAG, "0", False),
-    ],
-)
+GOOD = {  # parameter: {what the URL says: what is read}
+    COUNT: {"7": 7, " 7 ": 7, "7.0": 7, "1e1": 10},
+    SCALE: {"1.25": 1.25, "0": 0.0},
+    BASE: {"1000": 1000.0},
+    KV: {"4": 4},
+    METHOD: {"alibi": "alibi"},
+    FLAG: {"1": True, "on": True, "FALSE": False, "0": False},
+}
+BAD = {  # parameter: {what the URL says: (what is used, the notice)}
+    COUNT: {
+        "abc": (3, "count='abc' is not a whole number; using 3."),
+        "2.5": (3, "count='2.5' is not a whole number; using 3."),
+        "nan": (3, "count='nan' is not a whole number; using 3."),
+        "inf": (3, "count='inf' is not a whole number; using 3."),
+        "99": (10, "count=99 is outside 1 to 10 for seq_len 10; using 10."),
+        "-5": (1, "count=-5 is outside 1 to 10 for seq_len 10; using 1."),
+    },
+    SCALE: {
+        "x": (0.5, "scale='x' is not a finite number; using 0.5."),
+        "-inf": (0.5, "scale='-inf' is not a finite number; using 0.5."),
+        "3": (2.0, "scale=3 is outside 0 to 2; using 2."),
+    },
+    BASE: {
+        "7": (10.0, "base=7 is not allowed (allowed: 10, 100, 1000); using 10."),
+        "600": (1000.0, "base=600 is not allowed (allowed: 10, 100, 1000); using 1000."),
+    },
+    KV: {
+        "3": (2, "kv=3 is not allowed for 4 query heads (allowed: 1, 2, 4); using 2."),
+        "1.5": (2, "kv='1.5' is not a whole number; using 2."),
+    },
+    METHOD: {
+        "nope": ("rope", "method='nope' is not allowed (allowed: rope, alibi); using rope."),
+        "ROPE": ("rope", "method='ROPE' is not allowed (allowed: rope, alibi); using rope."),
+    },
+    FLAG: {"maybe": (False, "flag='maybe' is not 1 or 0; using 0.")},
+}
+
+
+def _cases(table: dict) -> list:
+    return [
+        pytest.param(p, raw, want, id=f"{p.url}={raw!r}") for p, rows in table.items() for raw, want in rows.items()
+    ]
+
+
+@pytest.mark.parametrize("p, raw, value", _cases(GOOD))
 def test_good_url_values_are_read_without_a_notice(p, raw, value):
     got, notice = parse_param(p, raw)
     assert got == value and type(got) is type(value) and notice is None
 
 
-@pytest.mark.parametrize(
-    "p, raw, value, notice",
-    [
-        (COUNT, "abc", 3, "count='abc' is not a whole number; using 3."),
-        (COUNT, "2.5", 3, "count='2.5' is not a whole number; using 3."),
-        (COUNT, "nan", 3, "count='nan' is not a whole number; using 3."),
-        (COUNT, "inf", 3, "count='inf' is not a whole number; using 3."),
-        (COUNT, "99", 10, "count=99 is outside 1 to 10 for seq_len 10; using 10."),
-        (COUNT, "-5", 1, "count=-5 is outside 1 to 10 for seq_len 10; using 1."),
-        (SCALE, "x", 0.5, "scale='x' is not a finite number; using 0.5."),
-        (SCALE, "-inf", 0.5, "scale='-inf' is not a finite number; using 0.5."),
-        (SCALE, "3", 2.0, "scale=3 is outside 0 to 2; using 2."),
-        (BASE, "7", 10.0, "base=7 is not allowed (allowed: 10, 100, 1000); using 10."),
-        (BASE, "600", 1000.0, "base=600 is not allowed (allowed: 10, 100, 1000); using 1000."),
-        (KV, "3", 2, "kv=3 is not allowed for 4 query heads (allowed: 1, 2, 4); using 2."),
-        (KV, "1.5", 2, "kv='1.5' is not a whole number; using 2."),
-        (METHOD, "nope", "rope", "method='nope' is not allowed (allowed: rope, alibi); using rope."),
-        (METHOD, "ROPE", "rope", "method='ROPE' is not allowed (allowed: rope, alibi); using rope."),
-        (FLAG, "maybe", False, "flag='maybe' is not 1 or 0; using 0."),
-    ],
-)
-def test_bad_url_values_say_what_was_given_what_is_allowed_and_what_is_used(p, raw, value, notice):
-    assert parse_param(p, raw) == (value, notice)
+@pytest.mark.parametrize("p, raw, want", _cases(BAD))
+def test_bad_url_values_say_what_was_given_what_is_allowed_and_what_is_used(p, raw, want):
+    value, notice = want
+    got = parse_param(p, raw)
+    assert got == (value, notice) and type(got[0]) is type(value)
 
 
 def test_a_long_bad_value_is_shortened_in_the_notice():
