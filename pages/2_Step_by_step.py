@@ -143,27 +143,81 @@ def _controls() -> tuple:
             st.query_params[p] = format_matrix(W[name])
         elif p in st.query_params:
             del st.query_params[p]
-    upper = st.container()
+    # ---- steps 1 to 5 depend on the tokens and the matrices only: drawn by the full run, not by the body
+    wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
+    _first_steps(wt, symbols)
+    booster = st.container()
     b1, b2, _ = st.columns([1, 1, 2])
     b1.button("Set W_k = I", key="sbs_wk_plain", on_click=set_w_k, args=(1.0,), width="stretch")
     b2.button("Set W_k = 10·I (booster)", key="sbs_wk_boost", on_click=set_w_k, args=(BOOST,), width="stretch")
-    middle = st.container()
+    labels = list(wt.labels)
+    step(
+        "4. Values V = E W_v",
+        r"V = E\,W_v",
+        matrix_table(wt.V, labels, prefixed("v", 2), decimals=4),
+        "What each token hands over when attended to"
+        + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."),
+    )
     revealed = True
     if classroom_toggle():  # every change reruns the page then (ui/partial.py): the question depends on all
-        wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
-        labels = list(wt.labels)
         pq = index_picker("Query to predict", labels, key="sbs_pq")
         signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
         revealed = prediction_gate("step", signature, wt.A[pq], labels[pq], labels)
-    return out, upper, middle, st.container(), symbols, W, revealed
+    if revealed:  # the scores, weights and outputs stay hidden until the reveal
+        best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
+        step(
+            "5. Scores S = Q Kᵀ",
+            r"S_{ij} = q_i \cdot k_j",
+            matrix_table(wt.S, labels, labels, decimals=4),
+            f"Row i scores query i against every key. The largest score is {fmt(wt.S[best])} ({labels[best[0]]} against "
+            f"{labels[best[1]]}).",
+        )
+        st.latex(rf"d_k = {wt.d_k},\qquad \sqrt{{d_k}} = {math.sqrt(wt.d_k):.4f}")
+    return out, booster, st.container(), symbols, W, revealed
+
+
+def _first_steps(wt, symbols: list[str]) -> None:
+    """Steps 1 to 3: E, Q and K with their sentences."""
+    labels = list(wt.labels)
+    T = len(labels)
+    b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
+    st.divider()
+    step(
+        "1. Embeddings E",
+        r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
+        matrix_table(wt.E, labels, prefixed("e", 2)),
+        f"{len(symbols)} {'token' if T == 1 else 'tokens'}, one row each. "
+        + (
+            f"The B token is {b_tokens[0]}."
+            if len(b_tokens) == 1
+            else f"The B tokens are {', '.join(b_tokens)}."
+            if b_tokens
+            else "There is no B token."
+        ),
+    )
+    target = looks_for(wt.Q)
+    step(
+        "2. Queries Q = E W_q",
+        r"Q = E\,W_q",
+        matrix_table(wt.Q, labels, prefixed("q", 2), decimals=4),
+        f"Each row is the question its token asks. Query of {labels[0]}: [{fmt(wt.Q[0, 0])}, {fmt(wt.Q[0, 1])}]"
+        + (f" — every token asks the same question, *looking for {target}*." if target else "."),
+    )
+    step(
+        "3. Keys K = E W_k",
+        r"K = E\,W_k",
+        matrix_table(wt.K, labels, prefixed("k", 2), decimals=4),
+        f"Each row is how its token advertises itself. Key of {labels[0]}: [{fmt(wt.K[0, 0])}, {fmt(wt.K[0, 1])}].",
+    )
 
 
 @body
-def _body(out: Outputs, upper, middle, lower, symbols: list[str], W: dict, revealed: bool) -> None:
-    """E, Q, K, V, scores, scaling, softmax and Z as tables with their sentences, into the places."""
+def _body(out: Outputs, booster, lower, symbols: list[str], W: dict, revealed: bool) -> None:
+    """What the scaling and the temperature change: the booster's sentence, the scaled scores, the softmax, Z and
+    the questions, into the places the full run left (steps 1 to 5 are drawn by the full run)."""
     cfg = show_outputs(out)  # the share link, after the matrices are in the URL
 
-    # ---- the one core call (and the same call with W_k = I and 10 I for the booster comparison)
+    # ---- the core call for this part (and the same call with W_k = I and 10 I for the booster comparison)
     wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
     plain = walkthrough(symbols, W["W_q"], np.eye(2), W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
     boosted = walkthrough(
@@ -171,38 +225,10 @@ def _body(out: Outputs, upper, middle, lower, symbols: list[str], W: dict, revea
     )
     labels = list(wt.labels)
     T, d_k = len(labels), wt.d_k
+    b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
+    target = looks_for(wt.Q)
 
-    with upper:
-        b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
-        st.divider()
-        step(
-            "1. Embeddings E",
-            r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
-            matrix_table(wt.E, labels, prefixed("e", 2)),
-            f"{len(symbols)} {'token' if T == 1 else 'tokens'}, one row each. "
-            + (
-                f"The B token is {b_tokens[0]}."
-                if len(b_tokens) == 1
-                else f"The B tokens are {', '.join(b_tokens)}."
-                if b_tokens
-                else "There is no B token."
-            ),
-        )
-        target = looks_for(wt.Q)
-        step(
-            "2. Queries Q = E W_q",
-            r"Q = E\,W_q",
-            matrix_table(wt.Q, labels, prefixed("q", 2), decimals=4),
-            f"Each row is the question its token asks. Query of {labels[0]}: [{fmt(wt.Q[0, 0])}, {fmt(wt.Q[0, 1])}]"
-            + (f" — every token asks the same question, *looking for {target}*." if target else "."),
-        )
-        step(
-            "3. Keys K = E W_k",
-            r"K = E\,W_k",
-            matrix_table(wt.K, labels, prefixed("k", 2), decimals=4),
-            f"Each row is how its token advertises itself. Key of {labels[0]}: [{fmt(wt.K[0, 0])}, {fmt(wt.K[0, 1])}].",
-        )
-
+    with booster:
         # ---- the key booster
         st.markdown("##### The key booster: W_k = 10·I")
         q0 = 0
@@ -222,26 +248,10 @@ def _body(out: Outputs, upper, middle, lower, symbols: list[str], W: dict, revea
             f"**{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
         )
 
-    with middle:
-        step(
-            "4. Values V = E W_v",
-            r"V = E\,W_v",
-            matrix_table(wt.V, labels, prefixed("v", 2), decimals=4),
-            "What each token hands over when attended to"
-            + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."),
-        )
     if not revealed:
-        return  # the scores, weights and outputs below stay hidden until the reveal
+        return  # the scaled scores, weights and outputs below stay hidden until the reveal
     with lower:
         best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
-        step(
-            "5. Scores S = Q Kᵀ",
-            r"S_{ij} = q_i \cdot k_j",
-            matrix_table(wt.S, labels, labels, decimals=4),
-            f"Row i scores query i against every key. The largest score is {fmt(wt.S[best])} ({labels[best[0]]} against "
-            f"{labels[best[1]]}).",
-        )
-        st.latex(rf"d_k = {d_k},\qquad \sqrt{{d_k}} = {math.sqrt(d_k):.4f}")
         step(
             "6. Scaled scores S / √d_k" + ("" if cfg.scaled else " (scaling is off: unchanged)"),
             r"\tilde S = S / \sqrt{d_k}" if cfg.scaled else r"\tilde S = S",

@@ -174,20 +174,38 @@ COUNT_ELEMENTS = """() => Object.fromEntries(['stVegaLiteChart', 'stImage', 'stH
     'stSlider', 'stExpander', 'stPageLink'].map(t => [t, document.querySelectorAll(`[data-testid="${t}"]`).length]))"""
 
 
-def test_a_leaf_change_redraws_the_body_in_place(browser_and_base):
-    """Compare's temperature of A reruns only the body (ui/partial.py): the sentence, the metrics and the URL
-    change, every element is drawn once (no copies beside the old ones), the controls stay."""
+@pytest.mark.parametrize(
+    "path, toggle, url, before_text, after_text, kept",
+    [
+        ("/Compare", "scale by 1/√d_k (A)", "a_scaled=0", "A and B differ in one setting", "A and B are the same", ""),
+        (
+            "/Step_by_step",
+            "scale by 1/√d_k",
+            "scaled=0",
+            "The top score becomes",
+            "Scaling is off in the sidebar, so the top score stays",
+            "1. Embeddings E",
+        ),
+    ],
+    ids=["Compare", "Step_by_step"],
+)
+def test_a_leaf_change_redraws_the_body_in_place(browser_and_base, path, toggle, url, before_text, after_text, kept):
+    """A scaling toggle reruns only the page's body (ui/partial.py): the sentence and the URL change, every
+    element is drawn once (no copies beside the old ones), the controls stay, and what the full run drew
+    (Step by step's steps 1 to 5) stays on the page."""
     browser, base = browser_and_base
-    with opened(browser, base + "/Compare") as (page, _):
+    with opened(browser, base + path) as (page, _):
         before = page.evaluate(COUNT_ELEMENTS)
         main = page.locator('[data-testid="stMain"]')
-        assert "A and B differ in one setting" in main.inner_text()
-        for _ in range(3):  # scaling of A off, on, off: three body reruns
-            page.locator('[data-testid="stSidebar"] label').filter(has_text="scale by 1/√d_k (A)").first.click()
+        assert before_text in main.inner_text()
+        for _ in range(3):  # scaling off, on, off: three body reruns
+            page.locator('[data-testid="stSidebar"] label').filter(has_text=toggle).first.click()
             page.wait_for_timeout(300)
             wait_for_app(page)
-        page.wait_for_url("**a_scaled=0**", timeout=60000)
-        assert "A and B are the same setting" in main.inner_text()
+        page.wait_for_url(f"**{url}**", timeout=60000)
+        shown = main.inner_text()
+        assert after_text in shown
+        assert not kept or shown.count(kept) == 1
         assert page.evaluate(COUNT_ELEMENTS) == before
         assert_no_errors(page)
 

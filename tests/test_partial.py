@@ -237,3 +237,23 @@ def test_classroom_mode_keeps_body_reruns_on_a_page_without_a_question():
     at = run_ok(app("pages/8_Compare.py", {"classroom": "1"}, partial=True))
     run_ok(set_widget(at, "a_temperature", 0.501))
     assert widget_count(at) == 0 and "**temperature** (A 0.501, B 1)" in texts(at)
+
+
+def test_step_by_step_scaling_and_temperature_redraw_only_the_steps_they_change():
+    """Steps 1 to 5 (E, Q, K, V, S) depend on the tokens and the matrices alone: the full run draws them and a
+    scaling or temperature change (a body rerun) leaves them; the body draws the booster's sentence and steps 6
+    to 9 with the new value. A full run draws all nine steps once."""
+    at = run_ok(app("pages/2_Step_by_step.py", partial=True))
+    headings = [h for h in texts(at).splitlines() if h.startswith("#### ")]
+    assert [h.split(".")[0] for h in headings] == [f"#### {i}" for i in range(1, 10)]
+    full_tables = len(at.dataframe)
+    run_ok(set_widget(at, "ctl_scaled", False))
+    shown = texts(at)
+    assert widget_count(at) == 0
+    assert [h.split(".")[0] for h in shown.splitlines() if h.startswith("#### ")] == [f"#### {i}" for i in (6, 7, 8, 9)]
+    assert "6. Scaled scores S / √d_k (scaling is off: unchanged)" in shown and "The key booster" in shown
+    assert len(at.dataframe) == full_tables - 3 - 5  # nor the three matrix editors, nor E, Q, K, V and S
+    run_ok(at)  # a plain rerun: the whole page again (AppTest holds only the body's elements after a body rerun)
+    assert "1. Embeddings E" in texts(at) and len(at.dataframe) == full_tables
+    run_ok(set_widget(at, "ctl_temperature", 0.501))
+    assert r"\tau = 0.501" in texts(at) and "1. Embeddings E" not in texts(at)
