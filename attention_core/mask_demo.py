@@ -93,6 +93,18 @@ class MaskedRun:
         blocked = self.weights[~self.mask]
         return float(blocked.max()) if blocked.size else 0.0
 
+    @property
+    def row_sum_error(self) -> float:
+        """The largest |row sum - 1| over the queries that may attend to something (0 when none may)."""
+        live = self.mask.any(axis=-1)  # (T,)
+        sums = self.weights[live].sum(axis=-1)  # (L,)
+        return float(np.abs(sums - 1).max()) if sums.size else 0.0
+
+    @property
+    def largest_output(self) -> float:
+        """max |output|: 0 for a row with no allowed key, never NaN."""
+        return float(np.abs(self.output).max()) if self.output.size else 0.0
+
 
 @dataclass(frozen=True)
 class MaskLab:

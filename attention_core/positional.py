@@ -34,6 +34,14 @@ def sinusoidal_positional_encoding(T: int, d_model: int, base: float = 10000.0) 
     return pe.astype(np.float32)
 
 
+def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
+    """The wavelength (in positions) of each sine/cosine pair of the table: 2 pi base^(2i/d_model), i = 0 ..
+    ceil(d_model/2) - 1; ``(ceil(d_model/2),)``, from 2 pi (the fastest pair) up."""
+    d_model = check_positive_int("d_model", d_model)
+    two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(d_model/2),) as in the table
+    return 2 * np.pi * float(base) ** (two_i / d_model)
+
+
 def position_similarity(T: int, d_model: int) -> tuple[np.ndarray, np.ndarray]:
     """How alike the encodings of two positions are: ``PE PE^T`` and its mean by distance.
 

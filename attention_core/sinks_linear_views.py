@@ -84,6 +84,11 @@ class LinearView:
     d_k: int  # query/key width of the head
     d_v: int  # value width of the head
 
+    @property
+    def mean_peaks(self) -> tuple[float, float]:
+        """A row's largest weight, averaged over the rows: (softmax, linear). The lower, the flatter the map."""
+        return float(self.softmax_weights.max(axis=1).mean()), float(self.linear_weights.max(axis=1).mean())
+
 
 def linear_view(run: WhatIfRun, head: int) -> LinearView:
     """Linear attention (phi = elu + 1) on head ``head`` of the run in its parallel, recurrent and factorised

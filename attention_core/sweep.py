@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_positive_int, check_temperature
-from .saturation import saturation_metrics
+from .saturation import saturation_metrics, softmax_jacobian
 from .softmax import softmax
 
 MEASURES = ("score_std", "max_weight", "normalized_entropy", "effective_tokens", "near_one_hot_share", "grad_norm")
@@ -195,6 +195,18 @@ class RowUpClose:
     logits_scaled: np.ndarray  # (T,) scores / (sqrt(d_k) tau)
     weights_unscaled: np.ndarray  # (T,) softmax(logits_unscaled)
     weights_scaled: np.ndarray  # (T,) softmax(logits_scaled)
+
+    def logit_spread(self, scaled: bool) -> float:
+        """The standard deviation of the row's logits, scaled or not."""
+        return float((self.logits_scaled if scaled else self.logits_unscaled).std())
+
+    def jacobian(self, scaled: bool) -> np.ndarray:
+        """(T, T) the softmax's Jacobian diag(p) - p p^T at the row's weights, scaled or not."""
+        return softmax_jacobian(self.weights_scaled if scaled else self.weights_unscaled)
+
+    def jacobian_norm(self, scaled: bool) -> float:
+        """The Frobenius norm of :meth:`jacobian`: 0 for a one-hot row, which passes no gradient back."""
+        return float(np.linalg.norm(self.jacobian(scaled)))
 
 
 def row_up_close(d_k: int, seq_len: int, temperature: float = 1.0, seed: int = 0) -> RowUpClose:

@@ -130,6 +130,11 @@ class EncoderSteps:
     ffn_hidden: np.ndarray  # (T, d_ff) ReLU(x W1 + b1), d_ff = 4 d_model
     out: np.ndarray  # (T, d_model) the block's output, ffn.out
 
+    @property
+    def mean_row_norms(self) -> tuple[float, float]:
+        """The mean L2 norm of a token's row: (input, output)."""
+        return float(np.linalg.norm(self.x, axis=1).mean()), float(np.linalg.norm(self.out, axis=1).mean())
+
 
 def encoder_block(
     x, params: dict, n_heads: int, norm_first: bool = False, mask=None, scaled: bool = True, temperature: float = 1.0

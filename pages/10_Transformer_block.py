@@ -108,8 +108,7 @@ def _body(out: Outputs, encoder, looks, decoder) -> None:
                 size=256,
                 max_cells=MAX_CELLS,
             )
-        in_norm = float(np.linalg.norm(enc.x, axis=1).mean())
-        out_norm = float(np.linalg.norm(enc.out, axis=1).mean())
+        in_norm, out_norm = enc.mean_row_norms
         if norm_first:
             summary = (
                 f"Pre-norm leaves the residual stream un-normalised: the mean row norm goes from {fmt(in_norm)} "

@@ -207,7 +207,7 @@ def _body() -> None:
         "apply to it" + (", and it ignores the padding mask (only causality is built in)." if cfg.padded else ".")
     )
     vega(memory_chart(T, lin.state_numbers, lin.d_k))
-    peak_soft, peak_lin = (float(w.max(axis=1).mean()) for w in (lin.softmax_weights, lin.linear_weights))
+    peak_soft, peak_lin = lin.mean_peaks
     st.caption(
         f"The price: φ(q)·φ(k) is a smoother similarity than exp(q·k/√d_k). Here a row's largest weight is "
         f"{peak_soft:.3f} on average with softmax and {peak_lin:.3f} with linear attention"

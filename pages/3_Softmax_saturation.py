@@ -5,8 +5,14 @@ import math
 import numpy as np
 import streamlit as st
 
-from attention_core import softmax_jacobian
-from attention_core.sweep import row_up_close, saturation_point, saturation_sweep, score_gradient, setting_sentence
+from attention_core.sweep import (
+    RowUpClose,
+    row_up_close,
+    saturation_point,
+    saturation_sweep,
+    score_gradient,
+    setting_sentence,
+)
 from ui.charts import Axes, bar_chart, show_heatmap
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
@@ -99,15 +105,15 @@ def _body(out: Outputs) -> None:
         st.caption(
             f"With your setting ({mode}) the largest weight is {fmt(float(w_now.max()))} on "
             f"{labels[int(np.argmax(w_now))]}; {other_mode} it would be {fmt(float(w_other.max()))}. The logits' "
-            f"spread is {fmt(float(row.logits_unscaled.std()))} unscaled and {fmt(float(row.logits_scaled.std()))} "
+            f"spread is {fmt(row.logit_spread(False))} unscaled and {fmt(row.logit_spread(True))} "
             "scaled."
         )
     if T <= 32:
         cols = st.columns(2)
         norms = {}
-        for col, (name, _, weights, _) in zip(cols, sides):
-            J = softmax_jacobian(weights)  # (T, T)
-            norms[name] = float(np.linalg.norm(J))
+        for col, (name, *_) in zip(cols, sides):
+            J = row.jacobian(name == "scaled")  # (T, T)
+            norms[name] = row.jacobian_norm(name == "scaled")
             lim = 0.25  # |diag(p) - p p^T| <= 1/4 entrywise
             tag = " (your setting)" if (name == "scaled") == cfg.scaled else ""
             show_heatmap(
@@ -173,4 +179,4 @@ def _body(out: Outputs) -> None:
 
 _body(*_controls())
 next_link("pages/3_Softmax_saturation.py")
-show_code(saturation_sweep, saturation_point, score_gradient, row_up_close, setting_sentence)
+show_code(saturation_sweep, saturation_point, score_gradient, row_up_close, RowUpClose, setting_sentence)

@@ -85,19 +85,17 @@ def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
                 f"{r.n_blocked} of {T * T} cells are blocked, and each of them gets weight exactly "
                 f"{fmt(r.max_blocked_weight)}. "
             )
-            sums = r.weights.sum(axis=-1)
-            ok_rows = np.setdiff1d(np.arange(T), empty)
             if len(empty) == T:
                 return out + (
                     "No query has an allowed key, so every row's weights and outputs are 0 "
-                    f"(largest |output| {fmt(float(np.abs(r.output).max()))}), not NaN."
+                    f"(largest |output| {fmt(r.largest_output)}), not NaN."
                 )
             if len(empty):
                 out += (
                     f"{plural(len(empty), 'row')} ({names(empty)}) {'has' if len(empty) == 1 else 'have'} no allowed key: "
                     f"{'its' if len(empty) == 1 else 'their'} weights and outputs are 0. "
                 )
-            dev = float(np.abs(sums[ok_rows] - 1).max())
+            dev = r.row_sum_error
             return out + ("Every row with an allowed key sums to 1" + ("." if dev < 1e-5 else f" (up to {dev:.1e})."))
 
         for r in lab.runs:

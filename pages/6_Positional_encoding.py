@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import shuffle_experiment, sinusoidal_positional_encoding
-from attention_core.positional import position_similarity
+from attention_core.positional import position_similarity, wavelengths
 from ui.charts import Axes, show_heatmap
 from ui.compute import cached_positions, cached_run, cached_shuffle
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
@@ -81,7 +81,7 @@ def _body(out: Outputs, table, middle, shuffle) -> None:
             size=420,
             max_px=384,
         )
-        longest = 2 * np.pi * 10000 ** ((2 * ((D - 1) // 2)) / D)  # the wavelength of the last sine/cosine pair
+        longest = float(wavelengths(D)[-1])  # the wavelength of the last sine/cosine pair
         st.caption(
             "Colour: −1 (blue) to +1 (red). "
             + (
@@ -194,4 +194,4 @@ def _body(out: Outputs, table, middle, shuffle) -> None:
 
 _body(*_controls())
 next_link("pages/6_Positional_encoding.py")
-show_code(sinusoidal_positional_encoding, position_similarity, shuffle_experiment)
+show_code(sinusoidal_positional_encoding, wavelengths, position_similarity, shuffle_experiment)

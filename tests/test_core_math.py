@@ -229,3 +229,61 @@ def test_positional_encoding_values():
     np.testing.assert_array_equal(pe[0, 1::2], 1.0)
     with pytest.raises(ValueError, match="d_model"):
         ac.sinusoidal_positional_encoding(4, 0)
+
+
+# ---- the figures the pages state, computed by the core objects they come from
+
+
+@given(st.integers(1, 2048), st.sampled_from([100.0, 10000.0, 500000.0]))
+def test_each_wavelength_is_one_full_turn_of_its_column_pair(d_model, base):
+    from attention_core.positional import wavelengths
+
+    lam = wavelengths(d_model, base)
+    assert lam.shape == ((d_model + 1) // 2,) and lam[0] == pytest.approx(2 * math.pi)
+    assert np.all(np.diff(lam) > 0)
+    # the table's angle at position lam_i in column pair i is exactly one turn
+    freq = base ** (-np.arange(0, d_model, 2) / d_model)
+    np.testing.assert_allclose(lam * freq, 2 * math.pi, rtol=1e-12)
+    if d_model >= 4:  # the table's first column is sin(position): the fastest pair turns once in 2 pi positions
+        pe = ac.sinusoidal_positional_encoding(64, d_model, base)
+        assert np.abs(pe[:, 0] - np.sin(np.arange(64))).max() < 1e-6
+
+
+def test_masked_run_row_sums_and_outputs():
+    from attention_core.mask_demo import MaskedRun
+
+    mask = np.array([[False, False], [True, False]])
+    weights = np.array([[0.0, 0.0], [1.0 - 3e-7, 0.0]])
+    run = MaskedRun("causal", mask, weights, np.array([[0.0], [-2.5]]))
+    assert run.row_sum_error == pytest.approx(3e-7) and run.largest_output == 2.5
+    blocked = MaskedRun("padding", np.zeros((2, 2), bool), np.zeros((2, 2)), np.zeros((2, 1)))
+    assert blocked.row_sum_error == 0.0 and blocked.largest_output == 0.0  # no row with an allowed key
+
+
+def test_row_up_close_jacobian_spread_and_its_norm():
+    from attention_core.sweep import row_up_close
+
+    row = row_up_close(64, 8, seed=3)
+    for scaled in (True, False):
+        p = row.weights_scaled if scaled else row.weights_unscaled
+        np.testing.assert_allclose(row.jacobian(scaled), np.diag(p) - np.outer(p, p), atol=1e-15)
+        assert row.jacobian_norm(scaled) == pytest.approx(np.linalg.norm(np.diag(p) - np.outer(p, p)))
+    assert row.logit_spread(False) == pytest.approx(row.logit_spread(True) * 8)  # sqrt(64)
+    assert row_up_close(4096, 4, temperature=0.1, seed=0).jacobian_norm(False) < 1e-12  # one-hot: no gradient back
+
+
+def test_encoder_row_norms_and_linear_peaks():
+    from attention_core import WhatIf, run_whatif
+    from attention_core.sinks_linear_views import linear_view
+
+    run = run_whatif(WhatIf(seq_len=6, d_model=8, n_heads=2))
+    view = linear_view(run, 0)
+    soft, lin = view.mean_peaks
+    assert soft == pytest.approx(view.softmax_weights.max(axis=1).mean(), rel=1e-6)
+    assert 1 / 6 <= lin <= 1 and 1 / 6 <= soft <= 1  # a row's largest of 6 weights summing to 1
+    from attention_core.block_run import run_block
+
+    block = run_block(WhatIf(seq_len=5, d_model=16, n_heads=2))
+    x_norm, out_norm = block.encoder.mean_row_norms
+    assert x_norm == pytest.approx(np.linalg.norm(block.encoder.x, axis=1).mean())
+    assert out_norm == pytest.approx(math.sqrt(16), rel=0.05)  # post-norm: each output row is LayerNorm'd
