@@ -15,6 +15,7 @@ from . import causal_mask, scaled_dot_product_attention
 from .flash import FlashRun, flash_attention_steps
 from .gqa import gqa_self_attention
 from .kv_cache import DecodeRun, decode_with_cache
+from .mask_demo import clamp_pad
 from .whatif import WhatIfRun
 from .windows import influence_by_layer, receptive_field_formula, sliding_window_mask
 
@@ -96,9 +97,10 @@ def flash_view(run: WhatIfRun, mask: str, head: int, tile: int) -> FlashView:
     cfg = run.config
     q, k, v = run.q[head], run.k[head], run.v[head]  # (T, d_k) each
     T = run.T
-    pad = min(cfg.pad_count, T) if "padding" in mask else 0
+    want = cfg.replace(mask=mask)  # the WhatIf mask names checked, and their .causal / .padded
+    pad = clamp_pad(cfg.pad_count, T) if want.padded else 0
     keys = (np.arange(T) < T - pad)[None, :]  # (1, T): a padding mask broadcasts over queries, no T x T copy
-    causal = "causal" in mask
+    causal = want.causal
     key_mask = keys if pad else None
     flash = flash_attention_steps(
         q, k, v, mask=key_mask, causal=causal, tile_size=tile, scaled=cfg.scaled, temperature=cfg.temperature

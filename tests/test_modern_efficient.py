@@ -352,6 +352,8 @@ def test_views_reject_a_run_they_cannot_use():
 
     with pytest.raises(ValueError, match="unmasked run"):
         flash_view(run_whatif(WhatIf(mask="causal")), "causal", 0, 2)
+    with pytest.raises(ValueError, match="mask"):  # a mask name WhatIf does not have, not "no mask"
+        flash_view(run_whatif(WhatIf()), "causal padding", 0, 2)
     with pytest.raises(ValueError, match="without positional encoding"):
         positions_view(run_whatif(WhatIf(positional=True)), "rope", 10000.0, 6, 0)
 
