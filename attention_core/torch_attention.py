@@ -169,17 +169,3 @@ class MultiHeadSelfAttention(MultiHeadAttention):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, kv: torch.Tensor | None = None):
         return super().forward(x, kv=kv, mask=mask)
-
-
-def score_gradient_norm(
-    d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0, n_rows: int = 256, seed: int = 0
-) -> float:
-    """Mean L2 norm of the gradient that reaches the softmax's logits, measured with autograd.
-
-    The mean over rows of ``||d loss / d logits||_2`` from :func:`attention_core.sweep.score_gradient`
-    (the one implementation; see it for the sampling and the reference). Saturated rows (one-hot
-    weights) have a softmax Jacobian ~ 0, so their gradient vanishes.
-    """
-    from .sweep import score_gradient
-
-    return float(score_gradient(d_k, seq_len, scaled, temperature, n_rows, seed).grad_norm.mean())
