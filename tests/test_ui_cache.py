@@ -179,3 +179,35 @@ def test_a_waiter_computes_the_key_itself_when_the_first_computation_fails():
     t2.join(5)
     assert errors == ["boom"] and got == ["second"]
     assert cache.get("k") == (True, "second") and not cache._pending
+
+
+def test_every_cache_is_byte_bounded_and_no_page_declares_one():
+    """One policy (ui/cache.py): no st.cache_data / st.cache_resource / functools caches anywhere in the app, no
+    cache declared in a page, every cached computation in ui/compute.py (chart, table and file-read caches
+    beside what they draw or read), and the README's budget table lists every cache with its budget."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sources = {
+        p: p.read_text(encoding="utf-8") for d in ("ui", "pages", "attention_core") for p in (root / d).rglob("*.py")
+    }
+    sources[root / "streamlit_app.py"] = (root / "streamlit_app.py").read_text(encoding="utf-8")
+    other = re.compile(
+        r"^\s*@(st\.cache_data|st\.cache_resource|functools\.lru_cache|functools\.cache|lru_cache|cache)\b", re.M
+    )
+    assert [str(p) for p, text in sources.items() if other.search(text)] == []
+    declared = {p.relative_to(root).as_posix() for p, text in sources.items() if re.search(r"^@cached\(", text, re.M)}
+    assert not {p for p in declared if p.startswith("pages/")}
+    for path in declared:
+        importlib.import_module(path[:-3].replace("/", "."))
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `([\w.]+)`[^|]*\| ([\d.]+) MB \|$", readme, re.M))
+    report = {r["name"]: r["max_bytes"] / 2**20 for r in cache_report() if not r["name"].startswith("test")}
+    assert {n: float(mb) for n, mb in rows.items()} == pytest.approx(report, abs=0.05)
+    total = re.search(r"\*\*all (\d+) caches\*\* \| \*\*([\d,]+) MB\*\*", readme)
+    assert (int(total[1]), float(total[2].replace(",", ""))) == (
+        len(report),
+        pytest.approx(sum(report.values()), abs=1),
+    )

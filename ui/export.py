@@ -9,7 +9,6 @@ compare the numbers with the page's. This module does not import streamlit.
 from __future__ import annotations
 
 import ast
-import functools
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ import pandas as pd
 
 import attention_core
 from attention_core import WhatIf, WhatIfRun
+from ui.cache import cached
 
 PRINT_MAX = 16  # the scripts print up to this many rows and columns of each head
 
@@ -93,7 +93,7 @@ print_weights(run.weights, run.tokens)
 '''
 
 
-@functools.lru_cache(maxsize=1)  # the file does not change while the server runs; parsing it cost ~8 ms a rerun
+@cached(max_mb=0.1)  # the file does not change while the server runs; parsing it cost ~8 ms a rerun
 def _softmax_torch_source() -> str:
     """The source of attention_core.torch_attention.softmax_torch (the app's one masked softmax in torch), read
     from its file: importing the module would load torch on every page that offers the script."""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 from pathlib import Path
 
 import streamlit as st
 
+from ui.cache import cached
 from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import page_started
@@ -181,7 +181,7 @@ def complete_bare_preset_link(slug: str, path: str | None) -> None:
     st.query_params.update({k: v for k, v in wanted.items() if k not in st.query_params})
 
 
-@functools.lru_cache(maxsize=256)  # source files do not change while the server runs (no file watcher in class)
+@cached(max_mb=2)  # source files do not change while the server runs (no file watcher in class)
 def _source(obj) -> str:
     return inspect.getsource(obj)
 
