@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ui.charts import heatmap_png, heatmap_spec, pool
+from ui.charts import heatmap_spec
+from ui.images import heatmap_png, pool
 from ui.text import md_escape
 
 

@@ -20,7 +20,7 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, cached, register
-from ui.images import _LUTS, heatmap_png, pool  # noqa: F401 - re-exported for the pages
+from ui.images import heatmap_png
 from ui.state import STRETCH_KEY, kept_value
 from ui.vega import arrow_rows, digest
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.charts import MAX_VECTOR_CELLS, pool, show_heatmap, show_weights
+from ui.charts import MAX_VECTOR_CELLS, show_heatmap, show_weights
+from ui.images import pool
 
 
 def show_head_grid(
