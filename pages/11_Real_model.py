@@ -17,6 +17,8 @@ from ui.text import fmt, md_escape
 from ui.views import head_view_chart, model_view_png
 from ui.widgets import index_picker
 
+SENTENCE_CHARS = 1000  # the longest sentence (typed or from a link) this page takes; the model reads MODEL_MAX_TOKENS
+
 page_setup(
     "Real model",
     "🤖",
@@ -34,14 +36,14 @@ def _body() -> None:
     """The sentence and model, the head, model and neuron views, and the parity with attention_core."""
     cfg = sidebar_controls()
     if "rm_text" not in st.session_state:  # a shared link may carry the sentence
-        st.session_state.rm_text = st.query_params.get("text", DEFAULT_SENTENCE)[:1000]
+        st.session_state.rm_text = st.query_params.get("text", DEFAULT_SENTENCE)[:SENTENCE_CHARS]
     source = st.radio(
         "Attention to look at",
         ["a pretrained model", "the toy attention (sidebar what-if)"],
         horizontal=True,
         key="rm_source",
     )
-    text = st.text_input("Sentence", key="rm_text", max_chars=1000)
+    text = st.text_input("Sentence", key="rm_text", max_chars=SENTENCE_CHARS)
     if not text.split():
         st.warning("The sentence is empty; showing the default sentence.")
         text = DEFAULT_SENTENCE
