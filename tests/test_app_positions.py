@@ -172,10 +172,20 @@ def test_causal_mask_keeps_non_positive_offsets():
 def test_extremes(query):
     at = run_ok(app(POS, query, timeout=240))
     cfg = at.session_state["whatif"]
+    method = query.get("method", "rope")
+    train_len = int(query.get("train_len", 16))
+    P = min(cfg.seq_len, train_len) if method == "learned" else cfg.seq_len  # positions the map compares
     if cfg.d_k % 2:
         assert any("d_k = 1 is odd" in w.value for w in at.warning)
-    elif query.get("method", "rope") == "rope":
+    elif method == "rope":
         assert spread_shown(at) < 1e-4
+    elif method == "alibi":
+        assert spread_shown(at) == 0.0  # a bias of the offset alone: exactly offset-only
+    else:  # an added table: the spread the page states is the one of the scores it drew
+        want = expected_spread(cfg, method, P, train_len=train_len, causal=cfg.causal)
+        assert spread_shown(at) == pytest.approx(want, rel=1e-2, abs=1e-9)
+    if method == "learned" and cfg.seq_len > train_len:
+        assert f"only positions 0 to {train_len - 1} have a row" in texts(at)
 
 
 @pytest.mark.slow
