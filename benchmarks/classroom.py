@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.protocol import PeakRSS, RunResult, StreamlitClient, Widget, cpu_seconds, start_server  # noqa: E402
+from benchmarks.protocol import PeakRSS, RunResult, StreamlitClient, Widget, cpu_seconds, machine, start_server  # noqa: E402
 from tests.server_util import CHROMIUM_FLAGS  # noqa: E402
 from ui.presets import load_presets  # noqa: E402
 
@@ -441,7 +441,7 @@ def main() -> None:
         for e in list(r.open_errors[:3]) + [e for x in r.results for e in x.errors][:5]:
             print("  error:", e)
     print(table(HEADER, rows))
-    print(f"\nLoad average (1 min) of the machine at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.")
+    print(f"\nLoad average (1 min) of the machine at the end: {os.getloadavg()[0]:.1f}; {machine()}.")
 
 
 if __name__ == "__main__":

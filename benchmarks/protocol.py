@@ -461,6 +461,20 @@ def start_server(
             out.close()
 
 
+def machine() -> str:
+    """The CPU model, its clock and the core count, for the footers: server CPU per change moves by 2x or more
+    between machines of the same kind, so a table is only comparable with one measured on the same CPU."""
+    model, mhz = "unknown CPU", ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model == "unknown CPU":
+                model = value.strip()
+            elif key.strip() == "cpu MHz" and not mhz:
+                mhz = f" at {float(value):.0f} MHz"
+    return f"{model}{mhz}, {os.cpu_count()} cores"
+
+
 def cpu_seconds(pid: int) -> float:
     """CPU time (user + system) of process ``pid`` and its exited threads, in seconds.
 

@@ -30,7 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.classroom import scenarios, table  # noqa: E402
-from benchmarks.protocol import PeakRSS, StreamlitClient, cpu_seconds, rss_bytes, start_server  # noqa: E402
+from benchmarks.protocol import (  # noqa: E402
+    PeakRSS,
+    StreamlitClient,
+    cpu_seconds,
+    machine,
+    rss_bytes,
+    start_server,
+)
 
 LARGEST = "seq_len=512&d_model=1024&heads=16"
 
@@ -158,7 +165,7 @@ def cost_mode(args, flags_for) -> None:
     print(table(header, rows))
     print(
         f"\nMedian of {args.changes} changes per page after 6 warm-up changes; one client; server "
-        f"{'pinned to cores ' + args.cores if args.cores else 'unpinned'}; {os.cpu_count()} cores shared with other "
+        f"{'pinned to cores ' + args.cores if args.cores else 'unpinned'}; {machine()}, shared with other "
         f"jobs (load average {os.getloadavg()[0]:.1f} at the end)."
     )
 
