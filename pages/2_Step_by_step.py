@@ -58,12 +58,16 @@ def set_w_k(factor: float):
 
 
 def step(title: str, latex: str, table, sentence: str):
-    """A heading with its formula (one element), the table and the sentence beside it."""
+    """A heading with its formula (one element), the table and the sentence beside it; a table of more than 6
+    columns (7 tokens or more) takes the page's width, with the sentence under it."""
     st.markdown(f"#### {title}\n$$\n{latex}\n$$")
+    if table.num_columns > 7:  # 6 columns + the index: beside a sentence it would scroll sideways at 1280 px
+        st.dataframe(table, width="stretch")
+        st.markdown(sentence)
+        return
     row = st.container(horizontal=True, gap="large")  # one block (columns send three): the body reruns per change
-    wide = table.num_columns > 7  # 6 columns + the index
-    row.dataframe(table, width="stretch" if wide else "content")
-    row.markdown(sentence, width=420 if wide else "stretch")
+    row.dataframe(table, width="content")
+    row.markdown(sentence, width=360)  # a set width stays beside a table of up to 7 columns at 1280 px
 
 
 def looks_for(Q) -> str:
