@@ -79,8 +79,9 @@ def looks_for(Q) -> str:
 
 
 def _controls() -> tuple:
-    """The full-run part: tokens, preset, the three matrices, the booster's buttons, classroom mode; the places
-    the body fills between them. The seed reruns the page (it picks the seeded preset's matrices)."""
+    """The full-run part: tokens, preset, the three matrices, steps 1 to 5 (they depend on the tokens and the
+    matrices alone), the booster's buttons, classroom mode; the places the body fills between them. The seed
+    reruns the page (it picks the seeded preset's matrices)."""
     cfg = sidebar_widgets(
         show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", leaf={"scaled", "temperature"}
     )
@@ -245,12 +246,20 @@ def _body(out: Outputs, booster, lower, symbols: list[str], W: dict, revealed: b
             if np.array_equal(W["W_k"], np.eye(2))
             else "neither: your own W_k"
         )
-        st.markdown(
-            f"Multiplying W_k by 10 multiplies every key, and so every score q·k, by 10 (S = Q Kᵀ is linear in W_k). The "
-            f"softmax turns score *differences* into weight ratios, so ten times the gap makes the favourite key win far more "
-            f"clearly: query {labels[q0]} puts **{w_boost:.4f}** of its weight on {labels[j_star]} with W_k = 10·I and "
-            f"**{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
+        why = (
+            "Multiplying W_k by 10 multiplies every key, and so every score q·k, by 10 (S = Q Kᵀ is linear in W_k). The "
+            "softmax turns score *differences* into weight ratios, so ten times the gap makes the favourite key win far "
+            "more clearly"
         )
+        if revealed:
+            st.markdown(
+                f"{why}: query {labels[q0]} puts **{w_boost:.4f}** of its weight on {labels[j_star]} with W_k = 10·I "
+                f"and **{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
+            )
+        else:  # the numbers are query 1's weights: they would answer the prediction question
+            st.markdown(
+                f"{why}; the weights it gives appear with the others after your prediction. Your W_k now: {now}."
+            )
 
     if not revealed:
         return  # the scaled scores, weights and outputs below stay hidden until the reveal

@@ -208,3 +208,10 @@ def test_classroom_mode_hides_then_reveals():
     run_ok(at)
     assert at.sidebar.toggle(key="classroom_on").value is True
     assert not any("row sum" in d.value.columns for d in at.dataframe)
+    shown = texts(at)  # the booster's sentence keeps query 1's weights back too: they would answer the question
+    assert "The key booster" in shown and "appear with the others after your prediction" in shown
+    assert "0.9975" not in shown and "5. Scores" not in shown
+    at.button(key="classroom_reveal_step").click()
+    run_ok(at)
+    shown = texts(at)
+    assert "query A1 puts **0.9975** of its weight on B3 with W_k = 10·I" in shown and "5. Scores S" in shown
