@@ -182,9 +182,11 @@ def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
 
 
 def test_a_heatmap_option_that_does_not_exist_is_an_error_not_ignored():
-    from ui.charts import show_heatmap, show_weights
+    from ui.charts import show_heatmap, show_token_dims, show_weights
 
     with pytest.raises(TypeError, match="row_title"):
         show_heatmap(np.ones((2, 2)), "ab", "ab", row_title="rows")
     with pytest.raises(TypeError, match="value_name"):
         show_weights(np.ones((2, 2)), "ab", value_name="w")
+    with pytest.raises(TypeError, match="sets \\['scheme'\\] itself"):
+        show_token_dims(np.ones((2, 2)), ["a", "b"], title="t", scheme="viridis")

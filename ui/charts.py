@@ -300,6 +300,9 @@ def show_token_dims(m, tokens, *, title: str, value_name: str = "z", **kw) -> st
     if m.ndim != 2 or m.shape[0] != len(tokens):
         raise ValueError(f"m has shape {m.shape}; a token map needs (T, d) with T = len(tokens) = {len(tokens)}")
     labels = dim_labels(m.shape[1])
+    fixed = sorted({"axes", "scheme"} & set(kw))
+    if fixed:
+        raise TypeError(f"show_token_dims() sets {fixed} itself (token x dim, diverging); got them as arguments")
     kw.update(title=title, axes=Axes("token", "dim", value_name), scheme="diverging")
     return show_heatmap(m, tokens, labels, **kw)
 
