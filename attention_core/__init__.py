@@ -10,9 +10,10 @@ Shape legend (used in every docstring and comment):
 Masks are boolean with **True = may attend**. A query row with nothing allowed gets all-zero
 weights and a zero output, never NaN. Bad arguments raise ``ValueError`` saying what is allowed.
 
-The torch parts (``SelfAttention``, ``MultiHeadAttention``, ``scaled_dot_product_attention_torch``) are imported
-lazily, so ``import attention_core`` does not load torch; ``sweep.score_gradient`` (the gradient that reaches
-the scores, by autograd) imports torch when it is called.
+The torch parts (``SelfAttention``, ``MultiHeadAttention``, ``MultiHeadSelfAttention``,
+``scaled_dot_product_attention_torch``, ``softmax_torch``) are imported lazily, so ``import attention_core``
+does not load torch; ``sweep.score_gradient`` (the gradient that reaches the scores, by autograd) imports torch
+when it is called.
 """
 
 # modern attention (NumPy): positions, grouped queries and the KV cache, windows, tiles, sinks, linear attention

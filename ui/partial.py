@@ -4,9 +4,10 @@ Streamlit reruns the whole page script on every change, and a rerun costs about 
 element before any maths (sidebar links, every slider, every chart), which is what a class of thirty pays for.
 A page that uses this module splits into two parts (see docs/DESIGN.md, "Partial reruns"):
 
-- the full-run part draws every widget, and the containers the drawing will fill, in page order;
-- ``body`` (a keyed ``st.fragment``) draws everything else into those containers. It holds no widget that
-  reruns the script (download buttons, which do not rerun, may stand in it).
+- the full-run part draws every widget, what depends on no leaf control (Step by step's first five steps), and
+  the containers the drawing will fill, in page order;
+- ``body`` (a keyed ``st.fragment``) draws what the leaf controls change into those containers. It holds no
+  widget that reruns the script (download buttons, which do not rerun, may stand in it).
 
 A *leaf* control (one whose change alters no other widget: temperature, scaling, seed, a head picker) has
 ``on_change=rerun_body``, which asks Streamlit 1.67 to rerun the keyed fragment alone
