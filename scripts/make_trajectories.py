@@ -4,18 +4,24 @@
     .venv/bin/python scripts/make_trajectories.py --check    # retrain and compare with the shipped files
     .venv/bin/python scripts/make_trajectories.py --check --steps 200 --only induction_2layer   # a prefix
 
-Torch runs on one thread: that is what makes the runs reproducible.
+Torch runs on one thread, and on its AVX2 kernels where the CPU has them: that is what makes the runs
+reproducible. The files were made with the AVX2 kernels; an AVX-512 CPU's own kernels round some float32 sums
+differently (a loss 5e-7 off from step 1 on), so the script asks torch for AVX2 before torch is imported. Set
+ATEN_CPU_CAPABILITY yourself to choose otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import torch
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")  # read by torch at its first kernel: before the import
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -45,6 +51,7 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=None, help="train only this many steps (with --check)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    print(f"torch kernels: {torch.backends.cpu.get_cpu_capability()}, one thread")
     status = 0
     for exp in READY:
         if args.only and exp.name not in args.only:
