@@ -54,7 +54,7 @@ def softmax_jacobian(p) -> np.ndarray:
     return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
 
 
-def _jacobian_frobenius(p: np.ndarray) -> np.ndarray:
+def jacobian_frobenius(p: np.ndarray) -> np.ndarray:
     """Frobenius norm of diag(p) - p p^T per row, accurate also for near-one-hot rows.
 
     ``||J||_F^2 = sum_i p_i^2 (r1_i^2 + r2_i)`` with ``r1_i = sum_{j != i} p_j`` (= 1 - p_i) and
@@ -86,7 +86,7 @@ def saturation_metrics(weights) -> SaturationMetrics:
     Returns:
         :class:`SaturationMetrics`. The Jacobian norm uses
         ``||diag(p) - p p^T||_F^2 = sum_i p_i^2 ((1 - p_i)^2 + sum_{j != i} p_j^2)``, so no T x T
-        matrix is built (see :func:`_jacobian_frobenius`).
+        matrix is built (see :func:`jacobian_frobenius`).
     """
     p = check_finite_array("weights", weights, min_ndim=2).astype(np.float64)
     if np.any(p < 0):
@@ -99,7 +99,7 @@ def saturation_metrics(weights) -> SaturationMetrics:
     normalized = entropy / math.log(T_k) if T_k > 1 else np.zeros_like(entropy)
     max_weight = p.max(axis=-1)
     effective = np.where(valid, np.exp(entropy), 0.0)
-    jac = _jacobian_frobenius(p)
+    jac = jacobian_frobenius(p)
     n_valid = int(valid.sum())
     share = float(((max_weight > NEAR_ONE_HOT) & valid).sum() / n_valid) if n_valid else 0.0
     return SaturationMetrics(entropy, normalized, max_weight, effective, jac, valid, share)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_positive_int, check_temperature
-from .saturation import saturation_metrics, softmax_jacobian
+from .saturation import jacobian_frobenius, saturation_metrics, softmax_jacobian
 from .softmax import softmax
 
 MEASURES = ("score_std", "max_weight", "normalized_entropy", "effective_tokens", "near_one_hot_share", "grad_norm")
@@ -205,8 +205,9 @@ class RowUpClose:
         return softmax_jacobian(self.weights_scaled if scaled else self.weights_unscaled)
 
     def jacobian_norm(self, scaled: bool) -> float:
-        """The Frobenius norm of :meth:`jacobian`: 0 for a one-hot row, which passes no gradient back."""
-        return float(np.linalg.norm(self.jacobian(scaled)))
+        """The Frobenius norm of :meth:`jacobian` (from the weights, O(T), no T x T matrix): 0 for a one-hot row,
+        which passes no gradient back."""
+        return float(jacobian_frobenius(self.weights_scaled if scaled else self.weights_unscaled))
 
 
 def row_up_close(d_k: int, seq_len: int, temperature: float = 1.0, seed: int = 0) -> RowUpClose:
