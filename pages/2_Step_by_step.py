@@ -230,7 +230,6 @@ def _body(out: Outputs, booster, lower, symbols: list[str], W: dict, revealed: b
     )
     labels = list(wt.labels)
     T, d_k = len(labels), wt.d_k
-    b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
     target = looks_for(wt.Q)
 
     with booster:
@@ -286,13 +285,14 @@ def _body(out: Outputs, booster, lower, symbols: list[str], W: dict, revealed: b
             matrix_table(wt.A, labels, labels, decimals=4, extra=(("row sum", wt.A.sum(1)),)),
             width="stretch" if T > 5 else "content",
         )
-        on_b = wt.A[:, wt.rows_of("B")].sum(1)  # (T,) each query's weight on B tokens
+        b_rows = wt.rows_of("B")  # (n_B,) the B tokens' positions
+        on_b = wt.A[:, b_rows].sum(1)  # (T,) each query's weight on B tokens
         top0 = int(np.argmax(wt.A[0]))
         right.markdown(
             f"Every row sums to 1. Query {labels[0]} puts {fmt(wt.A[0, top0])} of its weight on {labels[top0]}"
             + (
                 f"; on average the queries put {fmt(float(on_b.mean()))} of their weight on B tokens."
-                if b_tokens
+                if b_rows.size
                 else "; there is no B token to attend to."
             )
         )
