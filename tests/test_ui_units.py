@@ -190,3 +190,21 @@ def test_a_heatmap_option_that_does_not_exist_is_an_error_not_ignored():
         show_weights(np.ones((2, 2)), "ab", value_name="w")
     with pytest.raises(TypeError, match="sets \\['scheme'\\] itself"):
         show_token_dims(np.ones((2, 2)), ["a", "b"], title="t", scheme="viridis")
+
+
+def test_head_grid_caption_speaks_of_one_head_or_of_several():
+    def script():
+        import numpy as np
+        import streamlit as st
+
+        from ui.head_grid import show_head_grid
+
+        causal = np.tril(np.ones((512, 512), dtype=bool))
+        st.markdown(show_head_grid(np.full((1, 512, 512), 1 / 512), [f"t{i}" for i in range(512)], allowed=causal))
+        st.markdown(show_head_grid(np.full((3, 100, 100), 0.01), [f"t{i}" for i in range(100)]))
+
+    one, several = (m.value for m in _run_script(script).markdown)
+    assert one.startswith("The head's 512 x 512 map as an image, mean-pooled 4 x 4 to 128 x 128 pixels")
+    assert "grey cells are masked" in one and "heads" not in one
+    assert several.startswith("Heads in reading order") and "each tile is one head's 100 x 100 map" in several
+    assert "grey lines separate the heads" in several and "masked" not in several

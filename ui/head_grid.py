@@ -78,8 +78,11 @@ def show_head_grid(
     )
     pooled = f", each mean-pooled {factor[0]} x {factor[1]} to {th} x {tw} pixels" if factor != (1, 1) else ""
     masked = " and grey cells are masked" if blank is not None and np.asarray(blank).any() else ""
+    colours = " Dark purple = low, yellow = high; the colour range is under the image."
+    if H == 1:
+        grey = "; grey cells are masked" if masked else ""
+        return f"The head's {T_q} x {T_k} map as an image{pooled.replace('each ', '')}{grey}.{colours}"
     return (
         f"Heads in reading order, left to right and top to bottom; each tile is one head's {T_q} x {T_k} map"
-        f"{pooled}; grey lines separate the heads{masked}. Dark purple = low, yellow = high; the colour range is "
-        "under the image."
+        f"{pooled}; grey lines separate the heads{masked}.{colours}"
     )
