@@ -145,15 +145,19 @@ def _body() -> None:
     )
     saved = T * (T + 1) // 2 - T
     st.markdown(
-        f"At step **{step}** the page computed one new q row ({H} heads), one k and one v row ({G} KV head"
-        f"{'s' if G > 1 else ''}) for **{md_escape(tokens[step - 1])}**, and read the **{now.reused}** cached K and V "
-        f"rows of the tokens before it. Query head {head + 1} reads KV head {kv_head + 1} ({rep} query "
-        f"head{'s' if rep > 1 else ''} share it). "
-        f"Stacking the {T} decoded rows gives the one-pass causal output up to a largest difference of "
+        f"At step **{step}** the page computed one new q row per query head ({H}) and one k and one v row per KV "
+        f"head ({G}) for **{md_escape(tokens[step - 1])}**, and read the **{now.reused}** cached K and V rows of the "
+        f"tokens before it. Query head {head + 1} reads KV head {kv_head + 1} "
+        + (f"({rep} query heads share it). " if rep > 1 else "(no other query head reads it). ")
+        + f"Stacking the {T} decoded rows gives the one-pass causal output up to a largest difference of "
         f"**{view.max_diff:.1e}** (float rounding). Without the cache, decoding {T} tokens would recompute "
         f"{T * (T + 1) // 2} K/V rows instead of {T} ({saved} wasted). The cache holds 2 × G × T × d_k = 2 × {G} × {T} × "
-        f"{d_k} numbers at the end ({view.run.cache_bytes:,} bytes); with all {H} heads it would be "
-        f"{view.run.cache_bytes * H // G:,} bytes."
+        f"{d_k} numbers at the end ({view.run.cache_bytes:,} bytes)"
+        + (
+            f"; with a KV head for each of the {H} query heads it would be {view.run.cache_bytes * H // G:,} bytes."
+            if G < H
+            else "; every query head has a KV head of its own here (plain multi-head attention)."
+        )
     )
 
     # ---- 2. memory of real models

@@ -180,3 +180,18 @@ def test_models_table_lists_every_source():
     table = [d.value for d in at.dataframe if "source (config.json)" in d.value.columns][0]
     assert list(table["model"]) == [m.name for m in MODELS]
     assert all(s.startswith("https://huggingface.co/") for s in table["source (config.json)"])
+
+
+@pytest.mark.parametrize(
+    "query, says",
+    [
+        ({"heads": "1"}, ["per query head (1)", "(no other query head reads it)", "a KV head of its own here"]),
+        ({"heads": "4", "kv": "1"}, ["(4 query heads share it)", "with a KV head for each of the 4 query heads it"]),
+        ({"heads": "4", "kv": "4"}, ["(no other query head reads it)", "a KV head of its own here"]),
+    ],
+)
+def test_kv_cache_sentence_counts_heads_right(query, says):
+    shown = texts(run_ok(app(PAGE, query)))
+    for part in says:
+        assert part in shown
+    assert "1 heads" not in shown and "1 query head share" not in shown
