@@ -207,7 +207,9 @@ def _body(out: Outputs, grid, rest) -> None:
         questions.append(
             (
                 f"What shape does each head's output have here, and what makes it {T} x {D} again?",
-                f"{T} x {d_k} per head; the {H} heads side by side give {T} x ({H} · {d_k}) = {T} x {D}, and W_o "
+                f"{T} x {d_k} per head; "
+                + ("the one head gives" if H == 1 else f"the {H} heads side by side give")
+                + f" {T} x ({H} · {d_k}) = {T} x {D}, and W_o "
                 f"({D} x {D}) mixes them into the {T} x {D} output.",
             )
         )

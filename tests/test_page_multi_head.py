@@ -123,3 +123,11 @@ def test_one_head_has_no_divergence_and_masks_are_named():
     m = saturation_metrics(run.weights[0]).summary()["max_weight"]
     assert f"mean max weight {m:.3g} (uniform rows: {u:.3g})" in page
     assert "Check yourself" in page
+
+
+@pytest.mark.parametrize(
+    "heads, says", [(1, "the one head gives 8 x (1 · 64) = 8 x 64"), (4, "the 4 heads side by side give")]
+)
+def test_check_yourself_counts_the_heads(heads, says):
+    shown = texts(run_ok(app("pages/4_Multi-head.py", {"heads": str(heads)})))
+    assert says in shown and "the 1 heads" not in shown
