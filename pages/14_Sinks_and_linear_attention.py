@@ -19,6 +19,7 @@ from ui.layout import page_setup, show_code
 from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars, vega, where_next
 from ui.page_params import PageParam, bind, head_param, note, restore, show_notes, write_params
 from ui.state import keep
+from ui.text import fmt
 
 page_setup(
     "Sinks and linear attention",
@@ -210,10 +211,13 @@ def _body() -> None:
     peak_soft, peak_lin = lin.mean_peaks
     st.caption(
         f"The price: φ(q)·φ(k) is a smoother similarity than exp(q·k/√d_k). Here a row's largest weight is "
-        f"{peak_soft:.3f} on average with softmax and {peak_lin:.3f} with linear attention"
+        f"{fmt(peak_soft)} on average with softmax and {fmt(peak_lin)} with linear attention"
         + (
             ": the linear map is flatter."
-            if peak_lin < peak_soft
+            if peak_lin * 1.05 < peak_soft
+            else f": about as flat as each other (a uniform row's is {fmt(1 / T)}); a lower temperature sharpens the "
+            "softmax, not the linear map."
+            if peak_lin <= peak_soft * 1.05
             else ": on this input the linear map is not flatter (try a lower temperature for a sharper softmax)."
         )
     )

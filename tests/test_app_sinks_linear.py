@@ -168,3 +168,17 @@ def test_where_next_links_use_the_sidebar_labels_and_reject_unknown_pages():
     ]
     with pytest.raises(ValueError, match="not in ui.layout.PAGES"):
         where_next("nowhere", ["pages/99_Nowhere.py"])
+
+
+@pytest.mark.parametrize(
+    "temperature, says",
+    [
+        ("0.1", "0.785 on average with softmax and 0.0026 with linear attention: the linear map is flatter."),
+        ("10", "0.00262 on average with softmax and 0.0026 with linear attention: about as flat as each other"),
+    ],
+)
+def test_linear_flatness_sentence_follows_the_numbers_it_shows(temperature, says):
+    """At temperature 10 both maps are near uniform (1/512 = 0.00195): the page must not call one flatter on
+    numbers that print the same."""
+    shown = texts(run_ok(app(PAGE, {"seq_len": "512", "heads": "1", "temperature": temperature}, timeout=240)))
+    assert says in shown
