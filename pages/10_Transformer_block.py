@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_stats, run_block
 from attention_core.transformer import decoder_block, encoder_block
-from ui.charts import bar_chart, show_mask, show_token_dims, show_weights
+from ui.charts import bar_chart, is_vector, show_mask, show_token_dims, show_weights
 from ui.compute import cached_block
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
@@ -98,7 +98,9 @@ def _body(out: Outputs, encoder, looks, decoder) -> None:
         for i, (label, arr) in enumerate(tensors):
             if i % 2 == 0:
                 cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
-            shape = f" ({arr.shape[0]} x {arr.shape[1]})" if arr.size <= MAX_CELLS else ""  # images state their shape
+            shape = (
+                f" ({arr.shape[0]} x {arr.shape[1]})" if is_vector(arr.shape, MAX_CELLS) else ""
+            )  # images state their shape
             show_token_dims(
                 arr,
                 tokens,

@@ -8,7 +8,7 @@ from attention_core import multi_head_attention
 from attention_core.config import MAX_SEED
 from attention_core.cross_attention import run_cross_attention
 from attention_core.readout import sharpness
-from ui.charts import MAX_VECTOR_CELLS, show_weights
+from ui.charts import is_vector, show_weights
 from ui.compute import cached_cross
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
@@ -103,7 +103,7 @@ def _body(out: Outputs, notes, rest) -> None:
             tok_q,
             tok_kv,
             # an image states its shape in its caption; a vector map states it in its title (never both)
-            title=f"head {head + 1}: {T_q} x {T_k}" if T_q * T_k <= MAX_VECTOR_CELLS else f"head {head + 1}",
+            title=f"head {head + 1}: {T_q} x {T_k}" if is_vector((T_q, T_k)) else f"head {head + 1}",
             size=360,
             max_px=384,
             container=left,

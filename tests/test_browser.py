@@ -124,6 +124,29 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
         assert not dialogs
 
 
+@pytest.mark.parametrize("query", ["seq_len=4&d_model=1024&heads=1", "seq_len=64&heads=1"], ids=["wide", "64_tokens"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "pages/1_Playground.py",
+        "pages/4_Multi-head.py",
+        "pages/5_Masks.py",
+        "pages/6_Positional_encoding.py",
+        "pages/8_Compare.py",
+        "pages/13_Efficient_attention.py",
+        "pages/14_Sinks_and_linear_attention.py",
+    ],
+)
+def test_wide_and_long_settings_fit_1280(browser_and_base, path, query):
+    """4 tokens x 1024 dimensions drew 1024-column vector maps (3000 px and more), and at 64 tokens a stretched
+    map's key-axis note widened its chart past the column: both must fit 1280 px."""
+    browser, base = browser_and_base
+    with opened(browser, f"{base}{page_url(path)}?{query}", (1280, 720)) as (page, dialogs):
+        assert_no_errors(page)
+        assert horizontal_overflow(page) == []
+        assert chart_warnings(page) == [] and not dialogs
+
+
 def test_settings_survive_page_switches_and_the_back_button(browser_and_base):
     browser, base = browser_and_base
     with opened(browser, base + "/Playground?seq_len=5&d_model=32&heads=2&temperature=2.0") as (page, _):

@@ -105,7 +105,8 @@ def test_empty_sentence_is_refused_and_long_one_cut():
     at.text_input(key="ca_q").input("<b>hi</b> there")
     at.text_input(key="ca_kv").input(" ".join(["w"] * 600))
     run_ok(at)
-    assert "head 1: 2 x 512" in chart_titles(at)
+    captions = [img.caption for el in at.get("image") for img in el.proto.imgs]
+    assert any(c.startswith("head 1 (2 x 512 as an image") for c in captions), captions  # 512 columns: an image
     assert any("Key/value sequence:" in i.value and "only the first 512" in i.value for i in at.info)
     assert "Only the 20 largest of the 512 weights are drawn" in texts(at)
     assert "\\<b\\>hi\\</b\\>" in texts(at)  # typed text is escaped, never HTML

@@ -208,3 +208,23 @@ def test_head_grid_caption_speaks_of_one_head_or_of_several():
     assert "grey cells are masked" in one and "heads" not in one
     assert several.startswith("Heads in reading order") and "each tile is one head's 100 x 100 map" in several
     assert "grey lines separate the heads" in several and "masked" not in several
+
+
+def test_wide_maps_are_images_and_long_axis_notes_wrap_inside_the_plot():
+    from ui.charts import TITLE_CHAR_PX, _heatmap_dict, _Layout, _step, is_vector
+
+    assert is_vector((64, 64)) and is_vector((8, 40))
+    assert not is_vector((4, 1024)) and not is_vector((2, 512)) and not is_vector((65, 10))  # 3 px a cell: too wide
+    labels = tuple(f"t{i}" for i in range(64))
+    lay = _Layout((64, 64), labels, labels, "w", "query", "key", "weight", True, "viridis", 220, True)
+    small = tuple(f"t{i}" for i in range(16))
+    lay16 = _Layout((16, 16), small, small, "w", "query", "key", "weight", True, "viridis", 220, True)
+    short = _heatmap_dict(lay16, (0, 1), "colour 0–1")["encoding"]["x"]["axis"]["title"]
+    assert short == "key · colour 0–1"  # fits under 16 cells of 13 px: one line
+    two = _heatmap_dict(lay, (0, 1), "colour 0–1")["encoding"]["x"]["axis"]["title"]
+    assert two == ["key (every 4th of 64 labelled)", "colour 0–1"]  # 64 cells of 3 px hold 32 characters a line
+    note = "colour stretched to the 1st–99th percentile, 0.000761–0.0943"
+    lines = _heatmap_dict(lay, (0.000761, 0.0943), note)["encoding"]["x"]["axis"]["title"]
+    plot_px = 64 * _step(64, 220)
+    assert isinstance(lines, list) and " ".join(lines[1:]) == note
+    assert all(len(line) * TITLE_CHAR_PX <= plot_px for line in lines), lines

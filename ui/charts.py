@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import textwrap
 from typing import NamedTuple
 
 import altair as alt
@@ -25,6 +26,8 @@ from ui.state import STRETCH_KEY, kept_value
 from ui.vega import arrow_rows, digest
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
+MAX_VECTOR_SIDE = 64  # a longer side draws at 3 px a cell or more, wider than a page column: an image instead
+TITLE_CHAR_PX = 6  # about this many pixels a character of an axis title (11 px font)
 MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset
 LABEL_CHARS = 10  # longer tokens are shortened on the axis (the tooltip has the whole token)
 NEARLY_UNIFORM = 0.5  # a (0, 1) weight map whose largest weight is below this may be colour-stretched
@@ -168,7 +171,11 @@ def _heatmap_dict(lay: _Layout, domain, note: str = "") -> dict:
     if domain is not None:
         spec["encoding"]["color"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
     if note:
-        spec["encoding"]["x"]["axis"]["title"] += f" · {note}"
+        title = spec["encoding"]["x"]["axis"]["title"]
+        joined = f"{title} · {note}"
+        plot_px = lay.shape[1] * _step(lay.shape[1], lay.size)  # the title must not widen the chart past its cells
+        fits = max(20, plot_px // TITLE_CHAR_PX)  # characters a line
+        spec["encoding"]["x"]["axis"]["title"] = joined if len(joined) <= fits else [title, *textwrap.wrap(note, fits)]
     return spec
 
 
@@ -231,6 +238,11 @@ def colour_domain(m: np.ndarray, domain, blank=None) -> tuple[tuple[float, float
     return (lo, hi), f"colour stretched to {what}{lo:.3g}–{hi:.3g}"
 
 
+def is_vector(shape: tuple[int, int], max_cells: int = MAX_VECTOR_CELLS) -> bool:
+    """Whether :func:`show_heatmap` draws a map of ``shape`` as vector cells (True) or as an image (False)."""
+    return shape[0] * shape[1] <= max_cells and max(shape) <= MAX_VECTOR_SIDE
+
+
 def show_heatmap(
     m,
     row_labels,
@@ -250,7 +262,7 @@ def show_heatmap(
     max_cells: int = MAX_VECTOR_CELLS,
 ) -> str:
     """Draw ``m`` as an Altair heatmap about ``size`` px a side, or as an image (at most ``max_px`` a side) above
-    ``max_cells``; returns "vector" or "image". ``scheme`` is "viridis", else red-blue centred on 0; ``domain``
+    ``max_cells`` cells or ``MAX_VECTOR_SIDE`` rows or columns; returns "vector" or "image". ``scheme`` is "viridis", else red-blue centred on 0; ``domain``
     fixes the colour range (else the data's).
 
     A heatmap without a legend states its colour range under its key axis; a nearly uniform weight map is
@@ -259,7 +271,7 @@ def show_heatmap(
     box = container or st
     m = np.asarray(m)
     domain, stretched = colour_domain(m, domain, blank)
-    if m.size <= max_cells:
+    if is_vector(m.shape, max_cells):
         rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
         note = ""  # a chart without a legend, or with a stretched one, states its colour range under its key axis
         if stretched or not legend:

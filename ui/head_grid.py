@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.charts import MAX_VECTOR_CELLS, show_heatmap, show_weights
+from ui.charts import MAX_VECTOR_CELLS, is_vector, show_heatmap, show_weights
 from ui.images import pool
 
 
@@ -30,7 +30,7 @@ def show_head_grid(
     blank = None if allowed is None else ~np.asarray(allowed, dtype=bool)
     H, T_q, T_k = weights.shape
     per_row = max(1, min(per_row, H))
-    if T_q * T_k <= max_cells:
+    if is_vector((T_q, T_k), max_cells):
         # One wrapping row for every head (one block; st.columns sends 1 + per_row blocks a row, and the body
         # that draws the grid reruns at every change): the maps fill the width in reading order.
         row = st.container(horizontal=True, gap="small")
