@@ -107,7 +107,7 @@ def _body() -> None:
     kv_head = head // rep
     now = view.run.steps[step - 1]
     cache_now = 2 * G * step * d_k * view.run.k.itemsize
-    m1, m2, m3, m4 = st.columns(4)
+    (m1, m2), (m3, m4) = st.columns(2), st.columns(2)  # two a row: "1,048,576 bytes" is cut at four a row
     m1.metric("computed: new q, k, v", "1 row each", help=f"q for {H} heads, k and v for {G} KV heads")
     m2.metric("reused: cached K, V rows", f"{now.reused} each")
     m3.metric("cache after this step", f"{cache_now:,} bytes")
@@ -312,7 +312,7 @@ def _body() -> None:
             "l after": [num(s.l[fq]) for s in steps],
         }
     )
-    m1, m2, m3, m4 = st.columns(4)
+    (m1, m2), (m3, m4) = st.columns(2), st.columns(2)  # two a row: "1,048,576 bytes" is cut at four a row
     m1.metric("tiles", f"{len(steps)} of ≤ {tile} keys")
     m2.metric("max |tiled − full softmax|", f"{fv.max_diff:.1e}")
     m3.metric("full T × T scores", f"{fv.run.full_bytes:,} bytes")

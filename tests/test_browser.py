@@ -124,7 +124,11 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
         assert not dialogs
 
 
-@pytest.mark.parametrize("query", ["seq_len=4&d_model=1024&heads=1", "seq_len=64&heads=1"], ids=["wide", "64_tokens"])
+@pytest.mark.parametrize(
+    "query",
+    ["seq_len=4&d_model=1024&heads=1", "seq_len=64&heads=1", "seq_len=512&heads=1&mask=none"],
+    ids=["wide", "64_tokens", "512_tokens"],
+)
 @pytest.mark.parametrize(
     "path",
     [
@@ -138,13 +142,20 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
     ],
 )
 def test_wide_and_long_settings_fit_1280(browser_and_base, path, query):
-    """4 tokens x 1024 dimensions drew 1024-column vector maps (3000 px and more), and at 64 tokens a stretched
-    map's key-axis note widened its chart past the column: both must fit 1280 px."""
+    """4 tokens x 1024 dimensions drew 1024-column vector maps (3000 px and more), at 64 tokens a stretched map's
+    key-axis note widened its chart past the column, and at 512 tokens Efficient attention's influence map ran to
+    2,260 px and its byte counts were cut ("131,584 b…"): all must fit 1280 px."""
     browser, base = browser_and_base
     with opened(browser, f"{base}{page_url(path)}?{query}", (1280, 720)) as (page, dialogs):
         assert_no_errors(page)
         assert horizontal_overflow(page) == []
         assert chart_warnings(page) == [] and not dialogs
+        assert page.evaluate(CUT_METRICS) == []
+
+
+# metric values Streamlit cut with an ellipsis because their column is too narrow
+CUT_METRICS = """() => [...document.querySelectorAll('[data-testid="stMetricValue"] > div')]
+    .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
 
 
 def test_settings_survive_page_switches_and_the_back_button(browser_and_base):
