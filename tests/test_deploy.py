@@ -357,7 +357,8 @@ IMAGES_LOADED = (
 @pytest.mark.browser
 def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
     """A real browser: cookie, images from its replica; its replica dies, the page comes back from the other."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect, sync_playwright
 
     from tests.server_util import CHROMIUM_FLAGS, chromium_path, wait_for_app
 
@@ -395,16 +396,20 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
             # setting over the change (a fresh session seeds its controls from the URL), so it may take a
             # second click for the change itself to show.
             clicks = 0
+            toggle = page.locator('[data-testid="stSidebar"] label').filter(has_text="scale by").first
             while "scaled=0" not in page.url:
                 assert clicks < 2, f"two clicks on the toggle did not turn scaling off: {page.url}"
-                page.locator('[data-testid="stSidebar"] label').filter(has_text="scale by").first.click()
+                # Streamlit disables its widgets until the websocket is back: a click before that is lost
+                expect(toggle.locator("input")).to_be_enabled(timeout=60000)
+                toggle.click()
                 clicks += 1
-                page.wait_for_function(
-                    "() => document.querySelector('[data-testid=\"stApp\"]')"
-                    ".getAttribute('data-test-script-state') === 'running'",
-                    timeout=60000,
-                    polling=20,
-                )
+                with contextlib.suppress(PlaywrightTimeout):  # a run may start and end between two polls
+                    page.wait_for_function(
+                        "() => document.querySelector('[data-testid=\"stApp\"]')"
+                        ".getAttribute('data-test-script-state') === 'running'",
+                        timeout=10000,
+                        polling=20,
+                    )
                 wait_for_app(page)
                 page.wait_for_function(IMAGES_LOADED, timeout=120000)
                 assert page.locator('[data-testid="stException"]').count() == 0
