@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_stats, run_block
 from attention_core.transformer import decoder_block, encoder_block
-from ui.charts import bar_chart, is_vector, show_mask, show_token_dims, show_weights
+from ui.charts import bar_chart, is_vector, show_mask, show_token_dims, show_weights, weight_axis, weight_scale
 from ui.compute import cached_block
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
@@ -140,8 +140,15 @@ def _body(out: Outputs, encoder, looks, decoder) -> None:
             head = st.session_state["tb_head"]
             row = enc.weights[head, it]
             top_it = int(np.argmax(row))
+            axis = weight_axis(row)
             st.vega_lite_chart(
-                bar_chart(row, tokens, title=f'attention from "it" (head {head + 1}, encoder block)', domain=(0, 1))
+                bar_chart(
+                    row,
+                    tokens,
+                    title=f'attention from "it" (head {head + 1}, encoder block)',
+                    domain=axis.domain,
+                    note=axis.note("axis") if axis.stretched else "",
+                )
             )
             animal = find_token(tokens, "animal")
             st.markdown(
@@ -155,11 +162,14 @@ def _body(out: Outputs, encoder, looks, decoder) -> None:
     with decoder:
         c1, c2, c3 = st.columns([1, 1.4, 2.4])
         show_mask(dec.self_mask, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})", container=c1, size=160)
+        pair = weight_scale(dec.self_weights[head_d], dec.cross_weights[head_d], allowed=[dec.self_mask, None])
         show_weights(  # no legend: it was clipped by the column at 1280 px; the key axis states the colour range
             dec.self_weights[head_d],
             run.decoder_tokens,
             title=f"masked self-attention ({T_dec} x {T_dec})",
             allowed=dec.self_mask,
+            scale=pair,
+            group="decoder",
             container=c2,
             size=160,
             legend=False,
@@ -169,6 +179,8 @@ def _body(out: Outputs, encoder, looks, decoder) -> None:
             run.decoder_tokens,
             tokens,
             title=f"cross-attention ({T_dec} x {T})",
+            scale=pair,
+            group="decoder",
             container=c3,
             size=260,
         )

@@ -12,7 +12,7 @@ from attention_core.linear_attention import (
     linear_attention_recurrent,
 )
 from attention_core.sinks import sink_attention, streaming_mask
-from ui.charts import Axes, show_mask, show_weights
+from ui.charts import Axes, show_mask, show_weights, weight_scale
 from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
 from ui.controls import share_box, sidebar_controls
 from ui.layout import page_setup, show_code
@@ -185,12 +185,13 @@ def _body() -> None:
     )
     lin = cached_linear_view(cfg, head)
     mask_note = "causal" if lin.causal else "no mask"
+    pair_scale = weight_scale(lin.softmax_weights, lin.linear_weights)  # the two maps compare: one scale
     for col, weights, title in zip(
         st.columns(2),
         (lin.softmax_weights, lin.linear_weights),
         (f"softmax attention, head {head + 1}", f"linear attention, head {head + 1} ({mask_note})"),
     ):
-        show_weights(weights, labels, title=title, container=col, size=260)
+        show_weights(weights, labels, title=title, scale=pair_scale, group="softmax vs linear", container=col, size=260)
     c1, c2, c3 = st.columns(3)
     c1.metric("max |causal parallel − recurrent|", f"{lin.diff_recurrent:.1e}")
     c2.metric("max |non-causal parallel − φ(q)(φ(k)ᵀV)|", f"{lin.diff_factorised:.1e}")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
-from ui.charts import show_token_dims
+from ui.charts import show_token_dims, stretching
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
@@ -99,11 +99,12 @@ def _body(out: Outputs, maps, io, revealed: bool) -> None:
                 f" {fmt(sat[sharpest]['max_weight'])} of their weight on a single key (uniform rows would put "
                 f"{fmt(uniform)})."
             )
-            if sharpness(sat[sharpest]["max_weight"], uniform) == "nearly uniform":
+            if sharpness(sat[sharpest]["max_weight"], uniform) == "nearly uniform" and not stretching():
                 st.info(
                     f"Attention is nearly uniform here (max weight {fmt(sat[sharpest]['max_weight'])} vs uniform "
                     f"1/T = {fmt(uniform)}): every map looks one colour on the 0 – 1 scale. Lower the temperature or turn "
-                    "scaling off to sharpen it."
+                    "scaling off to sharpen it, or switch on “stretch the colour scales” in the sidebar to see its "
+                    "structure."
                 )
 
             st.subheader("One query up close")

@@ -13,7 +13,7 @@ from attention_core.sweep import (
     score_gradient,
     setting_sentence,
 )
-from ui.charts import Axes, bar_chart, show_heatmap
+from ui.charts import Axes, bar_chart, shared_domain, show_heatmap, weight_axis
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
@@ -90,12 +90,29 @@ def _body(out: Outputs) -> None:
     if not cfg.scaled:
         sides.reverse()  # your setting on the left
     cols = st.columns(2)
+    # the twins compare: one axis for both logit charts, one for both weight charts
+    logit_axis = shared_domain(row.logits_scaled, row.logits_unscaled)
+    w_axis = weight_axis(row.weights_scaled, row.weights_unscaled)
+    w_note = w_axis.note("axis") if w_axis.stretched else ""
     for col, (name, logits, weights, formula) in zip(cols, sides):
-        tag = " (yours)" if (name == "scaled") == cfg.scaled else ""  # short: bar_chart may append its axis note
+        tag = " (yours)" if (name == "scaled") == cfg.scaled else ""  # short: a stretched axis appends its note
         col.vega_lite_chart(
-            bar_chart(logits, labels, title=f"{name} logits {formula}{tag}", value_name="logit"), width="stretch"
+            bar_chart(
+                logits,
+                labels,
+                title=f"{name} logits {formula}{tag}",
+                value_name="logit",
+                domain=logit_axis,
+                group="logits",
+            ),
+            width="stretch",
         )
-        col.vega_lite_chart(bar_chart(weights, labels, title=f"softmax, {name}{tag}", domain=(0, 1)), width="stretch")
+        col.vega_lite_chart(
+            bar_chart(
+                weights, labels, title=f"softmax, {name}{tag}", domain=w_axis.domain, note=w_note, group="softmax"
+            ),
+            width="stretch",
+        )
     w_now = row.weights_scaled if cfg.scaled else row.weights_unscaled
     w_other = row.weights_unscaled if cfg.scaled else row.weights_scaled
     other_mode = "unscaled" if cfg.scaled else "scaled"

@@ -6,7 +6,7 @@ import streamlit as st
 from attention_core import head_divergence_matrix, multi_head_attention, run_whatif
 from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
-from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights
+from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights, weight_scale
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.head_grid import show_head_grid
@@ -65,8 +65,9 @@ def _body(out: Outputs, grid, rest) -> None:
 
         # ---- grid of heads
         st.subheader(f"One map per head ({H})")
+        scale = weight_scale(run.weights, allowed=[run.mask])
         grid_note = show_head_grid(
-            run.weights, tokens, allowed=run.mask, per_row=4, size=130, max_cells=1024, tile_px=96
+            run.weights, tokens, allowed=run.mask, per_row=4, size=130, max_cells=1024, tile_px=96, scale=scale
         )
         st.caption(
             f"{grid_note} Rows are queries, columns keys; the weights are from seeded random, untrained projections "
@@ -81,6 +82,8 @@ def _body(out: Outputs, grid, rest) -> None:
             tokens,
             title=f"head {head + 1}, enlarged",
             allowed=run.mask,
+            scale=scale,  # the grid's scale: the enlarged head looks as it does in the grid
+            group="heads",
             container=big[0],
             size=420,
             max_px=512,
@@ -166,12 +169,23 @@ def _body(out: Outputs, grid, rest) -> None:
         st.subheader("The class-notes example: one purposeful head vs two random heads")
         demo = cached_heads_demo(cfg.scaled, cfg.temperature, cfg.seed)
         c1, c2, c3 = st.columns(3)
-        show_weights(demo.purposeful_weights, demo.labels, title="1 head, looking for B", container=c1, size=160)
+        demo_scale = weight_scale(demo.purposeful_weights, *demo.random_weights)  # the three maps compare: one scale
+        show_weights(
+            demo.purposeful_weights,
+            demo.labels,
+            title="1 head, looking for B",
+            scale=demo_scale,
+            group="class notes",
+            container=c1,
+            size=160,
+        )
         for col, h in ((c2, 0), (c3, 1)):
             show_weights(
                 demo.random_weights[h],
                 demo.labels,
                 title=f"random head {h + 1} (seed {cfg.seed})",
+                scale=demo_scale,
+                group="class notes",
                 container=col,
                 size=160,
                 legend=False,

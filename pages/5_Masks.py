@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
-from ui.charts import Axes, show_heatmap, show_mask, show_weights
+from ui.charts import Axes, show_heatmap, show_mask, show_weights, weight_scale
 from ui.compute import cached_mask_lab, cached_run
 from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
 from ui.layout import page_setup, show_code
@@ -98,6 +98,7 @@ def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
             dev = r.row_sum_error
             return out + ("Every row with an allowed key sums to 1" + ("." if dev < 1e-5 else f" (up to {dev:.1e})."))
 
+        scale = weight_scale(*(r.weights for r in lab.runs), allowed=[r.mask for r in lab.runs])  # the masks compare
         for r in lab.runs:
             st.subheader(r.name)
             c1, c2, c3 = st.columns(3)
@@ -115,7 +116,17 @@ def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
                 size=220,
                 legend=False,
             )
-            show_weights(r.weights, tokens, title="weights", allowed=r.mask, container=c3, size=220, legend=False)
+            show_weights(
+                r.weights,
+                tokens,
+                title="weights",
+                allowed=r.mask,
+                scale=scale,
+                group="masks",
+                container=c3,
+                size=220,
+                legend=False,
+            )
             st.caption(mask_sentence(r))
 
         st.subheader("Why padded keys get zero weight")

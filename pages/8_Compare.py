@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
-from ui.charts import Axes, show_heatmap, show_token_dims, show_weights
+from ui.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_weights, weight_scale
 from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import (
     ControlSet,
@@ -112,15 +112,25 @@ def _body(out: Outputs, top_left) -> None:
 
     st.subheader("Attention weights")
     c1, c2, c3 = st.columns(3)
-    for col, run, h, name in ((c1, run_a, ha, "A"), (c2, run_b, hb, "B")):
-        # no legend: the key axis states the colour range; the three maps fit 1280 px with it
+    pair = ((c1, run_a, ha, "A"), (c2, run_b, hb, "B"))
+    scale = weight_scale(*(r.weights[h] for _, r, h, _ in pair), allowed=[r.mask for _, r, h, _ in pair])
+    for col, run, h, name in pair:
+        # one colour scale for A and B; no legend: the key axis states it, and the three maps fit 1280 px
         with col:
             show_weights(
-                run.weights[h], run.tokens, title=f"{name}: head {h + 1}", allowed=run.mask, size=150, legend=False
+                run.weights[h],
+                run.tokens,
+                title=f"{name}: head {h + 1}",
+                allowed=run.mask,
+                scale=scale,
+                group="A and B",
+                size=150,
+                legend=False,
             )
     if cmp.weight_diff is not None:
         biggest = float(np.abs(cmp.weight_diff).max())
-        lim = biggest or 1.0  # the colour scale; 0 would be an empty range
+        # the same units as A and B: -1 to 1, so a small change looks small; stretched with them (to its own range)
+        lim = (biggest or 1.0) if scale.stretched else 1.0
         show_heatmap(
             cmp.weight_diff,
             run_a.tokens,
@@ -129,10 +139,15 @@ def _body(out: Outputs, top_left) -> None:
             axes=Axes(value="Δ weight"),
             scheme="diverging",
             domain=(-lim, lim),
+            note=f"colour stretched to ±{lim:.3g}" if scale.stretched else "",
+            group="B − A",
             container=c3,
             size=130,  # leaves room for the legend inside the column at 1280 px
         )
-        c3.caption(f"Red: B puts more weight there, blue: less. Largest change of a weight: {fmt(biggest)}.")
+        c3.caption(
+            f"Red: B puts more weight there, blue: less, on the scale of a weight (±{fmt(lim)}). Largest change of a "
+            f"weight: {fmt(biggest)}."
+        )
     else:
         c3.info(f"A has {run_a.T} tokens and B {run_b.T}: no difference map for maps of different shapes.")
 
@@ -158,23 +173,25 @@ def _body(out: Outputs, top_left) -> None:
 
     st.subheader("Outputs")
     c1, c2 = st.columns(2)
+    z_domain = shared_domain(run_a.output, run_b.output, symmetric=True)  # one colour scale for both outputs
     for col, run, name in ((c1, run_a, "A"), (c2, run_b, "B")):
-        show_token_dims(run.output, run.tokens, title=f"{name}: Z", container=col, size=240)
+        show_token_dims(run.output, run.tokens, title=f"{name}: Z", domain=z_domain, group="Z", container=col, size=240)
     c1, c2 = st.columns(2)
     if cmp.output_diff is not None:
-        lim = float(np.abs(cmp.output_diff).max()) or 1.0
-        show_token_dims(
+        show_token_dims(  # on the outputs' own scale: a small change looks small
             cmp.output_diff,
             run_a.tokens,
             title="Z: B − A",
             value_name="Δ z",
-            domain=(-lim, lim),
+            domain=z_domain,
+            group="Z",
             container=c1,
             size=240,
         )
         c2.caption(
-            f"The outputs differ by {fmt(100 * cmp.output_change)}% of A's size (relative Frobenius norm "
-            f"‖Z_B − Z_A‖ / ‖Z_A‖). A's Z is {run_a.T} x {cfg_a.d_model}, B's {run_b.T} x {cfg_b.d_model}."
+            f"A's Z, B's Z and their difference share one colour scale (±{fmt(z_domain[1])}), so a pale difference "
+            f"is a small one. The outputs differ by {fmt(100 * cmp.output_change)}% of A's size (relative Frobenius "
+            f"norm ‖Z_B − Z_A‖ / ‖Z_A‖). A's Z is {run_a.T} x {cfg_a.d_model}, B's {run_b.T} x {cfg_b.d_model}."
         )
     else:
         c1.info(f"A's Z is {run_a.T} x {cfg_a.d_model} and B's {run_b.T} x {cfg_b.d_model}: no difference map.")

@@ -44,7 +44,7 @@ def test_head_grid_has_one_vector_map_per_head_and_one_caption(heads, seq_len, d
         f"head {h + 1}" for h in range(heads)
     )
     page = texts(at)
-    assert page.count("One map per head (dark purple = low, yellow = high") == 1
+    assert page.count("One map per head (dark purple = 0, yellow = 1, the same scale for every head)") == 1
     assert not any(c.startswith("head ") for c in _image_captions(at))
     assert "W_o" in titles and not any(t.startswith("W_o:") for t in titles)  # no "W_o: 64 x 64 (64 x 64, ..."
     assert f"W_o (**{d_model} x {d_model}**)" in page

@@ -175,7 +175,7 @@ LEAVES = [
             ("pg_head", 2),
             ("pg_query", 3),
             ("pg_qkv", True),
-            ("stretch_colours", False),
+            ("stretch_colours", True),
         ],
     ),
     ("pages/2_Step_by_step.py", [("ctl_temperature", 1.995), ("ctl_scaled", False)]),

@@ -70,15 +70,36 @@ def test_every_label_up_to_40_then_a_regular_subset():
     assert "every 4th of 64 labelled" in spec["encoding"]["x"]["axis"]["title"]
 
 
-def test_nearly_uniform_weights_are_stretched_and_say_so():
-    from ui.charts import colour_domain
+def test_weight_maps_share_one_scale_absolute_unless_the_reader_stretches(monkeypatch):
+    """Maps a reader compares share one scale: 0-1 by default; stretched only when the reader asks, and then to
+    the whole group's range, so the sharper map still reaches further up the scale."""
+    import ui.charts as charts
 
-    w = np.full((8, 8), 1 / 8)
-    w[0, 0] += 0.01
-    domain, note = colour_domain(w, (0, 1))
-    assert domain == (0.125, 0.135) and "stretched to 0.125–0.135" in note
-    assert colour_domain(np.eye(4), (0, 1)) == ((0, 1), "")  # sharp attention keeps the 0..1 scale
-    assert colour_domain(w, (-1, 1)) == ((-1, 1), "")  # only weight maps (0..1) are stretched
+    soft = np.full((8, 8), 1 / 8)
+    soft[:, 0] += 0.01
+    soft /= soft.sum(-1, keepdims=True)
+    sharp = np.full((8, 8), 0.05)
+    sharp[:, 3] = 0.65
+    monkeypatch.setattr(charts, "stretching", lambda: False)
+    assert charts.weight_scale(soft) == charts.ABSOLUTE == charts.weight_scale(soft, sharp)
+    assert charts.weight_axis(soft[0]) == charts.ABSOLUTE and charts.ABSOLUTE.note() == "colour 0–1"
+
+    monkeypatch.setattr(charts, "stretching", lambda: True)
+    group = charts.weight_scale(soft, sharp)
+    assert group.stretched and group.lo <= 0.05 + 1e-9 and group.hi >= 0.64  # the group's range, not soft's alone
+    alone = charts.weight_scale(soft)
+    assert alone.hi < 0.14  # the soft map alone would fill the scale with yellow
+    position = lambda m, s: float(np.clip((m.max(-1).mean() - s.lo) / (s.hi - s.lo), 0, 1))  # noqa: E731
+    assert position(sharp, group) > position(soft, group)  # on one scale the sharper map looks sharper
+    assert "stretched to" in group.note() and group.note("axis").startswith("axis stretched")
+    allowed = np.ones((8, 8), dtype=bool)
+    allowed[:, 3] = False  # masking the sharp column leaves only 0.05s: the group's range ignores masked cells
+    assert charts.weight_scale(sharp, allowed=[allowed]) == charts.ABSOLUTE  # one value: nothing to stretch
+    axis = charts.weight_axis(soft[0], sharp[0])
+    assert axis.lo == 0 and axis.hi == 0.65 and axis.stretched  # bars keep their zero
+    assert charts.shared_domain(np.array([1.0, -3.0]), np.array([2.0])) == (-3.0, 2.0)
+    assert charts.shared_domain(np.array([1.0, -3.0]), symmetric=True) == (-3.0, 3.0)
+    assert charts.shared_domain(np.array([0.5, 2.0])) == (0.0, 2.0)
 
 
 def test_md_escape():

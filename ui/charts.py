@@ -30,7 +30,6 @@ MAX_VECTOR_SIDE = 64  # a longer side draws at 3 px a cell or more, wider than a
 TITLE_CHAR_PX = 6  # about this many pixels a character of an axis title (11 px font)
 MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset
 LABEL_CHARS = 10  # longer tokens are shortened on the axis (the tooltip has the whole token)
-NEARLY_UNIFORM = 0.5  # a (0, 1) weight map whose largest weight is below this may be colour-stretched
 
 
 def _short(label: str) -> str:
@@ -215,27 +214,70 @@ def _png(m: np.ndarray, lo: float, hi: float, lut: str, max_px: int) -> tuple[by
     return _PNGS.get_or_compute(key, lambda: heatmap_png(m, lo, hi, lut, max_px=max_px))
 
 
-def colour_domain(m: np.ndarray, domain, blank=None) -> tuple[tuple[float, float] | None, str]:
-    """The colour domain to draw ``m`` with, and a note when it was stretched.
+class Scale(NamedTuple):
+    """One colour scale (or bar axis) shared by every map or bar chart a reader compares: the maps drawn side by
+    side, one grid of heads, A and B, a scaled/unscaled twin. ``stretched`` says the reader chose to fit it to the
+    group's weights (the sidebar's toggle); otherwise it is the absolute 0-1 scale of attention weights."""
 
-    A weight map drawn on 0..1 whose largest weight is below NEARLY_UNIFORM is stretched to the 1st-99th
-    percentile of its values (when the session's toggle allows it), so that nearly uniform attention still
-    shows its structure and a few outliers do not flatten the rest; values beyond take the end colours."""
-    if domain is None or tuple(domain) != (0.0, 1.0) or not kept_value(STRETCH_KEY, True):
-        return domain, ""
-    vals = np.asarray(m)[~np.asarray(blank, dtype=bool)] if blank is not None else np.asarray(m).ravel()
+    lo: float = 0.0
+    hi: float = 1.0
+    stretched: bool = False
+
+    @property
+    def domain(self) -> tuple[float, float]:
+        return (self.lo, self.hi)
+
+    def note(self, kind: str = "colour") -> str:
+        """What a chart says about its ``kind`` of scale (colour, axis) under its key axis or in its title."""
+        if self.stretched:
+            return f"{kind} stretched to {self.lo:.3g}–{self.hi:.3g}"
+        return f"{kind} {self.lo:.3g}–{self.hi:.3g}"
+
+
+ABSOLUTE = Scale()  # attention weights: 0 (dark purple) to 1 (yellow), the default wherever weights are compared
+
+
+def stretching() -> bool:
+    """Whether the reader chose to stretch the colours of weight maps (the sidebar's toggle; off by default)."""
+    return bool(kept_value(STRETCH_KEY, False))
+
+
+def weight_scale(*maps, allowed=None) -> Scale:
+    """The one scale of a group of weight maps (or weight rows) drawn together.
+
+    The absolute 0-1 scale, unless the reader switched stretching on: then the 1st-99th percentile of all the
+    group's values together (their minimum and maximum below 100 values), so every map of the group is stretched
+    by the same amount and a sharper map still looks sharper. ``allowed`` (one bool mask per map, True = may
+    attend, broadcastable to the map, or None) leaves masked cells out."""
+    if not stretching():
+        return ABSOLUTE
+    allowed = allowed if allowed is not None else [None] * len(maps)
+    parts = []
+    for m, ok in zip(maps, allowed):
+        m = np.asarray(m, dtype=np.float64)
+        parts.append(m[np.broadcast_to(np.asarray(ok, dtype=bool), m.shape)] if ok is not None else m.ravel())
+    vals = np.concatenate(parts) if parts else np.zeros(0)
     vals = vals[np.isfinite(vals)]
-    if vals.size == 0 or float(vals.max()) >= NEARLY_UNIFORM:
-        return domain, ""
-    lo, hi = (
-        (float(x) for x in np.quantile(vals, [0.01, 0.99]))
-        if vals.size >= 100
-        else (float(vals.min()), float(vals.max()))
-    )
+    if vals.size == 0:
+        return ABSOLUTE
+    lo, hi = (float(x) for x in np.quantile(vals, [0.01, 0.99])) if vals.size >= 100 else (vals.min(), vals.max())
     if hi - lo < 1e-6:
-        return domain, ""
-    what = "the 1st–99th percentile, " if vals.size >= 100 else ""
-    return (lo, hi), f"colour stretched to {what}{lo:.3g}–{hi:.3g}"
+        return ABSOLUTE
+    return Scale(float(lo), float(hi), True)
+
+
+def shared_domain(*arrays, symmetric: bool = False) -> tuple[float, float]:
+    """One domain for quantities a reader compares that have no absolute scale (logits, outputs): their joint
+    range, from 0 when all are positive, symmetric about 0 when ``symmetric``."""
+    vals = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0:
+        return (0.0, 1.0)
+    if symmetric:
+        lim = float(np.abs(vals).max()) or 1.0
+        return (-lim, lim)
+    lo, hi = min(0.0, float(vals.min())), max(0.0, float(vals.max()))
+    return (lo, hi) if hi > lo else (lo, lo + 1.0)
 
 
 def is_vector(shape: tuple[int, int], max_cells: int = MAX_VECTOR_CELLS) -> bool:
@@ -253,33 +295,38 @@ def show_heatmap(
     size: int = 260,
     scheme: str = "viridis",
     domain: tuple[float, float] | None = None,
+    note: str = "",
     legend: bool = True,
     blank=None,
     blank_label: str = "masked",
+    group: str = "",
     key: str | None = None,
     container=None,
     max_px: int = 256,
     max_cells: int = MAX_VECTOR_CELLS,
 ) -> str:
     """Draw ``m`` as an Altair heatmap about ``size`` px a side, or as an image (at most ``max_px`` a side) above
-    ``max_cells`` cells or ``MAX_VECTOR_SIDE`` rows or columns; returns "vector" or "image". ``scheme`` is "viridis", else red-blue centred on 0; ``domain``
-    fixes the colour range (else the data's).
+    ``max_cells`` cells or ``MAX_VECTOR_SIDE`` rows or columns; returns "vector" or "image". ``scheme`` is
+    "viridis", else red-blue centred on 0; ``domain`` fixes the colour range (else the data's): maps a reader
+    compares are given one domain (:func:`weight_scale`, :func:`shared_domain`), never one each.
 
-    A heatmap without a legend states its colour range under its key axis; a nearly uniform weight map is
-    colour-stretched (see :func:`colour_domain`) and says so there. ``blank`` cells (a bool array) are left out
-    (grey in an image, which its caption names ``blank_label``)."""
+    A heatmap without a legend states its colour range under its key axis; ``note`` (a stretched scale's
+    :meth:`Scale.note`) replaces that statement and is written under the axis even with a legend. ``blank`` cells
+    (a bool array) are left out (grey in an image, which its caption names ``blank_label``). ``group`` names the
+    maps drawn together on one scale (the spec's ``usermeta``; the tests check that a group shares its domain).
+    The chart's text alternative (Vega-Lite ``description``, an image's caption) says what it shows."""
     box = container or st
     m = np.asarray(m)
-    domain, stretched = colour_domain(m, domain, blank)
     if is_vector(m.shape, max_cells):
         rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
-        note = ""  # a chart without a legend, or with a stretched one, states its colour range under its key axis
-        if stretched or not legend:
+        if not note and not legend:  # a chart without a legend states its colour range under its key axis
             lo, hi = domain if domain is not None else (float(np.nanmin(m)), float(np.nanmax(m)))
-            note = stretched or f"colour {lo:.3g}–{hi:.3g}"
+            note = f"colour {lo:.3g}–{hi:.3g}"
         lay = _Layout(m.shape, rows, cols, title, *axes, domain is not None, scheme, size, legend)
         spec = _heatmap_dict(lay, domain, note)
         spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, axes.rows, axes.cols)}
+        spec["description"] = describe_map(m, rows, cols, title, axes, blank)
+        spec["usermeta"] = {"group": group or title, "value": axes.value}
         box.vega_lite_chart(spec, key=key, width="content")
         return "vector"
     if blank is not None:
@@ -292,11 +339,26 @@ def show_heatmap(
     png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
     grey = f"; grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
-    how = stretched or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
+    how = note or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
     box.image(
         png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; {how}{grey})"
     )
     return "image"
+
+
+def describe_map(m, rows, cols, title: str, axes: Axes, blank=None) -> str:
+    """A map's text alternative, from its numbers: what it is, its size, and where its largest value is."""
+    m = np.asarray(m, dtype=np.float64)
+    shown = np.where(np.asarray(blank, dtype=bool), np.nan, m) if blank is not None else m
+    what = f"{title}: " if title else ""
+    if not np.isfinite(shown).any():
+        return f"{what}{m.shape[0]} x {m.shape[1]} map of {axes.value}, every cell blank."
+    i, j = np.unravel_index(int(np.nanargmax(shown)), shown.shape)
+    return (
+        f"{what}{m.shape[0]} x {m.shape[1]} map of {axes.value} ({axes.rows} by {axes.cols}); the largest, "
+        f"{shown[i, j]:.3g}, at {axes.rows} {rows[i]!r} and {axes.cols} {cols[j]!r}; the smallest "
+        f"{float(np.nanmin(shown)):.3g}."
+    )
 
 
 def dim_labels(n: int) -> list[str]:
@@ -319,12 +381,18 @@ def show_token_dims(m, tokens, *, title: str, value_name: str = "z", **kw) -> st
     return show_heatmap(m, tokens, labels, **kw)
 
 
-def show_weights(w, rows, cols=None, *, title: str = "", allowed=None, **kw) -> str:
-    """Draw attention weights ``w`` (T_q, T_k) on the fixed 0..1 colour scale, query labels ``rows``, key labels
-    ``cols`` (default: ``rows``). Cells that the bool mask ``allowed`` (True = may attend) blocks are blank.
-    Other keyword arguments go to :func:`show_heatmap`; returns "vector" or "image"."""
+def show_weights(w, rows, cols=None, *, title: str = "", allowed=None, scale: Scale | None = None, **kw) -> str:
+    """Draw attention weights ``w`` (T_q, T_k) on ``scale``: the one :func:`weight_scale` of the maps drawn
+    together (default: this map's own, which is the absolute 0..1 scale unless the reader stretches), query
+    labels ``rows``, key labels ``cols`` (default: ``rows``). Cells that the bool mask ``allowed`` (True = may
+    attend) blocks are blank. Other keyword arguments go to :func:`show_heatmap`; returns "vector" or "image"."""
     blank = None if allowed is None else ~np.asarray(allowed, dtype=bool)
-    return show_heatmap(w, rows, rows if cols is None else cols, title=title, domain=(0, 1), blank=blank, **kw)
+    if scale is None:
+        scale = weight_scale(w, allowed=[allowed])
+    note = scale.note() if scale.stretched else ""
+    return show_heatmap(
+        w, rows, rows if cols is None else cols, title=title, domain=scale.domain, note=note, blank=blank, **kw
+    )
 
 
 def show_mask(allowed, rows, cols=None, *, title: str, axes: Axes = MASK_AXES, legend: bool = False, **kw) -> str:
@@ -373,6 +441,17 @@ def _bar_skeleton(labels: tuple, value_name: str, has_domain: bool) -> str:
     return json.dumps(spec)
 
 
+def weight_axis(*rows) -> Scale:
+    """The one value axis of bar charts of weights a reader compares: 0 to 1, or, when the reader chose to
+    stretch, 0 to the largest weight of them all (bars keep their zero, so their lengths still compare)."""
+    if not stretching():
+        return ABSOLUTE
+    vals = np.concatenate([np.asarray(r, dtype=np.float64).ravel() for r in rows])
+    vals = vals[np.isfinite(vals)]
+    hi = float(vals.max()) if vals.size else 0.0
+    return Scale(0.0, hi, True) if 0 < hi < 1 else ABSOLUTE
+
+
 def bar_chart(
     values,
     labels: list[str],
@@ -381,13 +460,16 @@ def bar_chart(
     value_name: str = "weight",
     highlight: int | None = None,
     domain: tuple[float, float] | None = None,
+    note: str = "",
+    group: str = "",
 ) -> dict:
     """A Vega-Lite spec (for st.vega_lite_chart) of bars in token order with the token as tooltip;
-    ``highlight`` colours one bar (default: the largest). The layout is built by Altair once per labels/title."""
+    ``highlight`` colours one bar (default: the largest). ``domain`` fixes the value axis (bar charts a reader
+    compares get one, from :func:`weight_axis` or :func:`shared_domain`); ``note`` (a stretched axis's) is added
+    to the title. The layout is built by Altair once per labels."""
     values = np.asarray(values, dtype=np.float64)
-    domain, stretched = colour_domain(values, domain)
-    if stretched:  # nearly uniform weights on a 0..1 axis would be invisible: let the axis fit them, and say so
-        domain, title = None, f"{title} (axis {stretched.split(' to ', 1)[1]})"
+    if note:
+        title = f"{title} ({note})"
     names = tuple(map(str, labels))
     top = int(np.argmax(values)) if highlight is None else int(highlight)
 
@@ -401,4 +483,11 @@ def bar_chart(
         spec["title"] = title
     if domain is not None:
         spec["encoding"]["y"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
+    spec["usermeta"] = {"group": group or title, "value": value_name}
+    big = int(np.argmax(values)) if len(values) else 0
+    spec["description"] = (
+        f"{title or 'bar chart'}: {len(values)} bars of {value_name}; the largest, {values[big]:.3g}, on {names[big]!r}."
+        if len(values)
+        else f"{title or 'bar chart'}: no bars."
+    )
     return with_arrow(spec, arrow)

@@ -263,12 +263,13 @@ def sidebar_widgets(
         )
     kept_toggle(
         st.sidebar,
-        "stretch the colours of nearly uniform maps",
+        "stretch the colour scales",
         STRETCH_KEY,
-        True,
+        False,
         on_change=rerun_body,
-        help="When no weight reaches 0.5, weight maps use their own range instead of 0 to 1; "
-        "the chart's title states the range.",
+        help="Off: every weight map and weight bar runs from 0 to 1, so what looks sharper is sharper. On: the maps "
+        "drawn together (a grid of heads, A and B, a pair of twins) share one range fitted to their weights, written "
+        "under each map; soft attention shows its structure, and the maps still compare with each other.",
     )
     return cfg
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.charts import MAX_VECTOR_CELLS, is_vector, show_heatmap, show_weights
+from ui.charts import MAX_VECTOR_CELLS, Scale, is_vector, show_heatmap, show_weights, weight_scale
 from ui.images import pool
 
 
@@ -23,12 +23,19 @@ def show_head_grid(
     size: int = 170,
     max_cells: int = MAX_VECTOR_CELLS,
     tile_px: int = 128,
+    scale: Scale | None = None,
 ) -> str:
-    """Draw ``weights`` (H, T_q, T_k), blank where the bool mask ``allowed`` (True = may attend) blocks; return a
-    sentence about how the grid is drawn (for the page's caption)."""
+    """Draw ``weights`` (H, T_q, T_k) on one colour scale (``scale``, default :func:`ui.charts.weight_scale` of all
+    the heads together), blank where the bool mask ``allowed`` (True = may attend) blocks; return a sentence about
+    how the grid is drawn (for the page's caption)."""
     weights = np.asarray(weights)
     blank = None if allowed is None else ~np.asarray(allowed, dtype=bool)
     H, T_q, T_k = weights.shape
+    if scale is None:
+        scale = weight_scale(weights, allowed=[allowed])
+    colours = f"dark purple = {scale.lo:.3g}, yellow = {scale.hi:.3g}, " + (
+        "stretched by your choice and shared by every head" if scale.stretched else "the same scale for every head"
+    )
     per_row = max(1, min(per_row, H))
     if is_vector((T_q, T_k), max_cells):
         # One wrapping row for every head (one block; st.columns sends 1 + per_row blocks a row, and the body
@@ -40,15 +47,14 @@ def show_head_grid(
                 labels,
                 title=f"head {h + 1}",
                 allowed=allowed,
+                scale=scale,
+                group="heads",
                 container=row,
                 size=size,
                 legend=False,
                 max_cells=max_cells,
             )
-        return (
-            "One map per head (dark purple = low, yellow = high; each map states its colour range under its key "
-            "axis); hover a cell for its tokens and weight."
-        )
+        return f"One map per head ({colours}); hover a cell for its tokens and weight."
     tiles, factor = [], (1, 1)
     for h in range(H):
         m = weights[h].astype(np.float64)
@@ -69,7 +75,9 @@ def show_head_grid(
         [""] * grid.shape[0],
         [""] * grid.shape[1],
         title=title,
-        domain=(0, 1),
+        domain=scale.domain,
+        note=scale.note() if scale.stretched else "",
+        group="heads",
         max_cells=0,
         max_px=max(grid.shape),
         blank=np.isnan(grid),
@@ -78,7 +86,7 @@ def show_head_grid(
     )
     pooled = f", each mean-pooled {factor[0]} x {factor[1]} to {th} x {tw} pixels" if factor != (1, 1) else ""
     masked = " and grey cells are masked" if blank is not None and np.asarray(blank).any() else ""
-    colours = " Dark purple = low, yellow = high; the colour range is under the image."
+    colours = f" Colours: {colours}."
     if H == 1:
         grey = "; grey cells are masked" if masked else ""
         return f"The head's {T_q} x {T_k} map as an image{pooled.replace('each ', '')}{grey}.{colours}"

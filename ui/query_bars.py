@@ -2,8 +2,8 @@
 
 Up to ``MAX_BARS`` keys every key gets a bar in token order. Above that the bars would be thinner than
 a pixel and their labels dropped, so only the ``TOP_K`` largest weights are drawn, largest first, and the
-caption says so and how much of the row they hold. Nearly uniform rows get a value axis fitted to their
-weights by ``ui.charts.bar_chart`` itself, which says so in the chart's title.
+caption says so and how much of the row they hold. The value axis runs from 0 to 1, or, when the reader
+stretches the scales, from 0 to the largest weight (the chart's title says so).
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.charts import bar_chart
+from ui.charts import Scale, bar_chart, weight_axis
 from ui.text import fmt
 
 MAX_BARS = 64  # keys shown one bar each, in order
 TOP_K = 20  # bars shown above MAX_BARS keys
 
 
-def query_bars(row, labels: list[str], title: str, container=None) -> str:
-    """Draw ``row`` (T_k,) over ``labels`` and return a caption sentence saying what the bars show."""
+def query_bars(row, labels: list[str], title: str, container=None, scale: Scale | None = None) -> str:
+    """Draw ``row`` (T_k,) over ``labels`` on ``scale`` (default :func:`ui.charts.weight_axis` of the row: 0 to 1
+    unless the reader stretches) and return a caption sentence saying what the bars show."""
     box = container or st
     row = np.asarray(row, dtype=np.float64)
     n = row.size
@@ -33,5 +34,7 @@ def query_bars(row, labels: list[str], title: str, container=None) -> str:
         )
     else:
         values, names, shown = row, list(labels), ""
-    box.vega_lite_chart(bar_chart(values, names, title=title, domain=(0.0, 1.0)), width="stretch")
+    scale = scale or weight_axis(row)
+    note = scale.note("axis") if scale.stretched else ""
+    box.vega_lite_chart(bar_chart(values, names, title=title, domain=scale.domain, note=note), width="stretch")
     return shown.strip()

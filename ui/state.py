@@ -13,7 +13,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 _PAGE, _ENTERED, _VISIT = "_state_page", "_state_entered", "_state_visit"
-STRETCH_KEY = "stretch_colours"  # the sidebar's "stretch the colours of nearly uniform maps" toggle (on by default)
+STRETCH_KEY = "stretch_colours"  # the sidebar's "stretch the colour scales" toggle (off by default: 0 to 1)
 
 
 def enter_page() -> None:

@@ -14,12 +14,20 @@ import numpy as np
 import pandas as pd
 
 from ui.cache import cached
+from ui.charts import Axes, describe_map
 from ui.vega import arrow_rows, digest
 
 
 def cell_px(n: int) -> int:
     """Pixels per cell: 56 for up to 6 tokens, shrinking to fit about 420 px, never below 26."""
     return int(max(26, min(56, 420 // max(n, 1))))
+
+
+def cell_text(v: float) -> str:
+    """A cell's number as the step tables show it (rounded to 4 decimals), in at most 3 significant digits and
+    never in exponent form: 0.0008 reads 0.0008 in the table and in the map."""
+    r = round(float(v), 4) + 0.0  # + 0.0: no "-0"
+    return f"{r:.3g}" if abs(r) < 1000 else f"{r:.0f}"
 
 
 def _frame(
@@ -36,7 +44,7 @@ def _frame(
             col_title: np.asarray(col_labels, dtype=object)[jj.ravel()],
         }
     )
-    df["text"] = [f"{v:.3g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.0e}" for v in df["v"]]
+    df["text"] = [cell_text(v) for v in df["v"]]
     # white text on the dark end of the scale, black elsewhere
     frac = (np.clip(df["v"], lo, hi) - lo) / ((hi - lo) or 1.0)
     df["dark"] = (np.abs(frac - 0.5) > 0.3) if diverging else (frac < 0.55)
@@ -142,4 +150,6 @@ def matrix_chart(
     spec["datasets"] = {
         "cells": arrow_rows(key, lambda: _frame(m, rows, cols, row_title, col_title, lo, hi, diverging))
     }
+    spec["usermeta"] = {"group": title, "value": value_name}
+    spec["description"] = describe_map(m, rows, cols, title, Axes(row_title, col_title, value_name))
     return spec

@@ -1,0 +1,127 @@
+"""The picture agrees with the numbers: maps and bar charts a reader compares share one scale, the absolute 0-1
+scale is the default for weights, and stretching is the reader's choice for a whole group (issue: colour scales
+that contradicted the numbers, e.g. a softer map stretched to look sharper than its neighbour).
+
+Every chart drawn by ui.charts carries ``usermeta = {"group", "value"}``: the charts of one group are the ones
+drawn together (a grid of heads, A and B, scaled/unscaled twins). On every page and every preset, with stretching
+off and on, at the default and at a nearly uniform setting: one domain per group; weights on 0-1 unless stretched;
+and within a group the map whose rows are sharper (larger mean row maximum) is drawn at least as far up the scale.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.apptest_util import PAGES, app, chart_datasets, run_ok
+from ui.presets import load_presets
+from ui.state import STRETCH_KEY
+
+NEARLY_UNIFORM = {"temperature": "10", "seq_len": "12", "heads": "4", "d_model": "32"}
+
+
+def _charts(at) -> list[dict]:
+    """Every chart of ui.charts on the page: its group, value name, domain (colour or y) and cells."""
+    out = []
+    for el in at.get("vega_lite_chart"):
+        spec = json.loads(el.proto.spec)
+        meta = spec.get("usermeta") or {}
+        if "group" not in meta:
+            continue
+        encodings = [spec.get("encoding", {})] + [layer.get("encoding", {}) for layer in spec.get("layer", [])]
+        colour = [e["color"] for e in encodings if e.get("color", {}).get("field") == "v"]
+        channel = colour[0] if colour else next(e["y"] for e in encodings if "y" in e)
+        domain = (channel.get("scale") or {}).get("domain")
+        frames = chart_datasets(el)
+        out.append(
+            {
+                "group": meta["group"],
+                "value": meta["value"],
+                "domain": None if domain is None else tuple(float(x) for x in domain),
+                "heatmap": bool(colour),
+                "cells": frames[0] if frames else None,
+                "title": spec.get("title"),
+            }
+        )
+    return out
+
+
+def _mean_row_max(cells) -> float:
+    """Mean over rows of a heatmap's largest cell (rows are "r", values "v")."""
+    return float(cells.groupby("r")["v"].max().mean())
+
+
+def assert_scales_agree(at, stretched: bool) -> int:
+    charts = _charts(at)
+    groups: dict[str, list[dict]] = {}
+    for c in charts:
+        groups.setdefault(c["group"], []).append(c)
+    for name, members in groups.items():
+        domains = {c["domain"] for c in members}
+        assert len(domains) == 1, f"group {name!r} is drawn on {len(domains)} scales: {sorted(map(str, domains))}"
+        for c in members:
+            if c["value"] == "weight" and not stretched:
+                assert c["domain"] == (0.0, 1.0), f"{c['title']!r}: weights drawn on {c['domain']}, not 0-1"
+        maps = [c for c in members if c["heatmap"] and c["value"] == "weight" and c["cells"] is not None]
+        for a in maps:
+            for b in maps:
+                lo, hi = a["domain"]
+                pa, pb = (np.clip((_mean_row_max(m["cells"]) - lo) / (hi - lo), 0, 1) for m in (a, b))
+                if _mean_row_max(a["cells"]) > _mean_row_max(b["cells"]) + 1e-9:
+                    assert pa >= pb, f"{a['title']!r} is sharper than {b['title']!r} but drawn softer"
+    return len(charts)
+
+
+def _open(path: str, query: dict, stretched: bool):
+    at = app(path, query, timeout=120)
+    if stretched:
+        at.session_state[f"{STRETCH_KEY}_kept"] = True
+    return run_ok(at)
+
+
+@pytest.mark.parametrize("stretched", [False, True], ids=["absolute", "stretched"])
+@pytest.mark.parametrize("setting", [{}, NEARLY_UNIFORM], ids=["default", "nearly-uniform"])
+@pytest.mark.parametrize("path", PAGES)
+def test_compared_charts_share_one_scale_on_every_page(path, setting, stretched):
+    at = _open(path, setting, stretched)
+    assert_scales_agree(at, stretched)
+
+
+PRESETS, _ = load_presets()
+
+
+@pytest.mark.parametrize("stretched", [False, True], ids=["absolute", "stretched"])
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.slug for p in PRESETS])
+def test_compared_charts_share_one_scale_in_every_preset(preset, stretched):
+    at = _open(preset.page, preset.query_params(), stretched)
+    assert assert_scales_agree(at, stretched) > 0  # every preset's page draws its maps with ui.charts
+
+
+def test_why_scale_shows_the_scaled_side_softer_than_the_unscaled():
+    """The preset's point, seen: A (scaled) is soft and B (unscaled) sharp, and B's row maxima are drawn higher."""
+    preset = next(p for p in PRESETS if p.slug == "2_why_scale")
+    at = _open(preset.page, preset.query_params(), stretched=False)
+    maps = {c["title"]: c for c in _charts(at) if c["group"] == "A and B"}
+    a, b = maps["A: head 1"], maps["B: head 1"]
+    assert a["domain"] == b["domain"] == (0.0, 1.0)
+    assert _mean_row_max(b["cells"]) > _mean_row_max(a["cells"]) + 0.2
+
+
+def test_one_random_head_is_not_stretched_to_look_like_the_purposeful_one():
+    """Multi-head's class-notes demo: the random heads' nearly uniform rows stay pale beside the purposeful head."""
+    at = _open("pages/4_Multi-head.py", {}, stretched=False)
+    demo = [c for c in _charts(at) if c["group"] == "class notes"]
+    assert len(demo) == 3 and {c["domain"] for c in demo} == {(0.0, 1.0)}
+    purposeful = next(c for c in demo if c["title"].startswith("1 head"))
+    for c in demo:
+        if c is not purposeful:
+            assert _mean_row_max(c["cells"]) < _mean_row_max(purposeful["cells"])
+
+
+def test_saturation_twins_share_their_axes():
+    at = _open("pages/3_Softmax_saturation.py", {"d_model": "512", "heads": "1"}, stretched=False)
+    charts = _charts(at)
+    softmax = [c for c in charts if c["group"] == "softmax"]
+    logits = [c for c in charts if c["group"] == "logits"]
+    assert len(softmax) == 2 and {c["domain"] for c in softmax} == {(0.0, 1.0)}
+    assert len(logits) == 2 and len({c["domain"] for c in logits}) == 1
