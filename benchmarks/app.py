@@ -101,7 +101,7 @@ def measure_real_model(repeat: int) -> list[list]:
             folder = make_tiny_bert(
                 Path(tmp) / f"bert-{layers}x{heads}-{hidden}", hidden=hidden, layers=layers, heads=heads
             )
-            at = app("pages/11_Real_model.py", {"model": str(folder), "text": REAL_TEXT}, timeout=600)
+            at = app("pages/Real_model.py", {"model": str(folder), "text": REAL_TEXT}, timeout=600)
             t0 = time.perf_counter()
             at.run()
             first = time.perf_counter() - t0
@@ -158,11 +158,10 @@ def main() -> None:
     pages = [
         p for p in PAGES if (not args.pages or any(n in p for n in args.pages.split(","))) and "Real_model" not in p
     ]
-    pages.sort(key=lambda p: int(Path(p).name.split("_")[0]))
     settings = {k: v for k, v in SETTINGS.items() if not args.settings or k in args.settings.split(",")}
     rows = []
     for page in pages:
-        name = Path(page).stem.split("_", 1)[1].replace("_", " ")
+        name = Path(page).stem.replace("_", " ")
         for label, query in settings.items():
             first, rerun_ms, nbytes = measure_page(page, query, args.repeat)
             rows.append([name, label, f"{first:.2f}", f"{rerun_ms:.0f}", f"{nbytes / 1024:.0f}"])

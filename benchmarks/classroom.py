@@ -80,7 +80,7 @@ def scenarios() -> dict[str, Scenario]:
     out = {}
     for p in load_presets()[0]:
         name = p.slug.split("_", 1)[1] if p.slug[0].isdigit() else p.slug
-        page = Path(p.page).stem.split("_", 1)[1].replace("_", " ")
+        page = Path(p.page).stem.replace("_", " ")
         compare = p.page.endswith("Compare.py")
         label, param = ("temperature (A)", "a_temperature") if compare else ("temperature", "temperature")
         out[name] = Scenario(name, f'{page}, preset "{p.name}"', p.link("").lstrip("/"), label, param)

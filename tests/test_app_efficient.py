@@ -14,7 +14,7 @@ from attention_core.flash import flash_attention_steps
 from attention_core.gqa import MODELS, MODELS_BY_NAME
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 
-PAGE = "pages/13_Efficient_attention.py"
+PAGE = "pages/Efficient_attention.py"
 
 
 def metric(at, label: str) -> str:

@@ -6,7 +6,7 @@ import pytest
 from attention_core import WhatIf
 from tests.apptest_util import app, run_ok
 
-PLAY = "pages/1_Playground.py"
+PLAY = "pages/Playground.py"
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from attention_core.alibi import alibi_slopes
 from attention_core.positions import learned_position_table, offset_profile, pair_scores
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 
-POS = "pages/12_Positions.py"
+POS = "pages/Positions.py"
 
 
 def spread_shown(at) -> float:

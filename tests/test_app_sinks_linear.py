@@ -12,7 +12,7 @@ from tests.apptest_util import app, chart_datasets, run_ok, texts
 from tests.test_app_positions import move_sidebar_to_extremes
 from ui.modern import default_sinks
 
-PAGE = "pages/14_Sinks_and_linear_attention.py"
+PAGE = "pages/Sinks_and_linear_attention.py"
 
 
 def head_sums(at) -> dict[int, float]:
@@ -154,20 +154,6 @@ def test_sidebar_to_extremes_then_page_controls():
     run_ok(at)
     assert "The last query (token 512) keeps **512 of 512** keys" in texts(at)
     assert float(metric(at, "max |causal parallel − recurrent|")) < 1e-9
-
-
-def test_where_next_links_use_the_sidebar_labels_and_reject_unknown_pages():
-    from ui.layout import PAGES
-    from ui.modern import where_next
-
-    at = run_ok(app(PAGE))
-    listed = {p[0]: (p[1], p[2]) for p in PAGES}
-    links = [(el.proto.label, el.proto.icon) for el in at.main.get("page_link")]  # the sidebar's are not in main
-    assert links == [
-        listed[p] for p in ("pages/12_Positions.py", "pages/13_Efficient_attention.py", "pages/5_Masks.py")
-    ]
-    with pytest.raises(ValueError, match="not in ui.layout.PAGES"):
-        where_next("nowhere", ["pages/99_Nowhere.py"])
 
 
 @pytest.mark.parametrize(

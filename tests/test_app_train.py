@@ -9,7 +9,7 @@ import pytest
 from tests.apptest_util import app, run_ok, texts
 from ui.training import QUEUE, TrainingQueue
 
-PAGE = "pages/15_Train.py"
+PAGE = "pages/Train.py"
 LIVE = {
     "mode": "live",
     "task": "previous",

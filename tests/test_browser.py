@@ -11,10 +11,9 @@ import contextlib
 from urllib.parse import quote
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 from tests.apptest_util import PAGES
-from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
+from tests.server_util import wait_for_app
 
 pytestmark = pytest.mark.browser
 SIZES = [(1280, 720), (1400, 1000)]
@@ -24,18 +23,8 @@ CHART_WARNINGS = ("WARN", "Infinite extent", "Dropping", "vega", "Vega")
 
 
 def page_url(path: str) -> str:
-    """The URL path Streamlit gives a legacy page file: pages/3_Softmax_saturation.py -> /Softmax_saturation."""
-    name = path.split("/")[-1][:-3]
-    return "/" + name.split("_", 1)[1]
-
-
-@pytest.fixture(scope="module")
-def browser_and_base():
-    with streamlit_server() as (base, _proc):
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
-            yield browser, base
-            browser.close()
+    """The URL path Streamlit gives a legacy page file: pages/Softmax_saturation.py -> /Softmax_saturation."""
+    return "/" + path.split("/")[-1][:-3]
 
 
 def open_page(browser, url: str, size=(1400, 1000)):
@@ -132,13 +121,13 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
 @pytest.mark.parametrize(
     "path",
     [
-        "pages/1_Playground.py",
-        "pages/4_Multi-head.py",
-        "pages/5_Masks.py",
-        "pages/6_Positional_encoding.py",
-        "pages/8_Compare.py",
-        "pages/13_Efficient_attention.py",
-        "pages/14_Sinks_and_linear_attention.py",
+        "pages/Playground.py",
+        "pages/Multi-head.py",
+        "pages/Masks.py",
+        "pages/Positional_encoding.py",
+        "pages/Compare.py",
+        "pages/Efficient_attention.py",
+        "pages/Sinks_and_linear_attention.py",
     ],
 )
 def test_wide_and_long_settings_fit_1280(browser_and_base, path, query):

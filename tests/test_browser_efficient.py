@@ -4,13 +4,13 @@ page controls keep their values across page switches."""
 import pytest
 
 from tests.server_util import wait_for_app
-from tests.test_browser import assert_no_errors, browser_and_base, opened  # noqa: F401 - browser_and_base is a fixture
+from tests.test_browser import assert_no_errors, opened
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.mark.parametrize("query", ["", "?seq_len=64&kv=1&tile=7&window=5&layers=4&llm=Mistral-7B+(v0.1)&ctx=32768"])
-def test_efficient_page_loads_without_error(browser_and_base, query, tmp_path):  # noqa: F811
+def test_efficient_page_loads_without_error(browser_and_base, query, tmp_path):
     browser, base = browser_and_base
     with opened(browser, base + "/Efficient_attention" + query) as (page, dialogs):
         assert_no_errors(page)
@@ -44,7 +44,7 @@ def go(page, link: str, path: str) -> None:
     wait_for_app(page)
 
 
-def test_page_controls_survive_switches_between_pages(browser_and_base):  # noqa: F811
+def test_page_controls_survive_switches_between_pages(browser_and_base):
     """A page control moved in the browser keeps its value (widget and URL) after a switch to another page and back:
     the widgets' state is put back from the kept values on each page visit (ui/page_params.py)."""
     browser, base = browser_and_base

@@ -6,7 +6,7 @@ import contextlib
 import pytest
 
 from tests.server_util import wait_for_app
-from tests.test_browser import assert_no_errors, browser_and_base  # noqa: F401 - browser_and_base is a fixture
+from tests.test_browser import assert_no_errors
 
 pytestmark = pytest.mark.browser
 SIZES = [(1280, 720), (1400, 1000)]
@@ -61,7 +61,7 @@ def overflowing(page) -> list[str]:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("url", list(PAGES))
-def test_modern_pages_load_fit_and_show_their_numbers(browser_and_base, url, size, tmp_path):  # noqa: F811
+def test_modern_pages_load_fit_and_show_their_numbers(browser_and_base, url, size, tmp_path):
     browser, base = browser_and_base
     with page_at(browser, base + url, size) as (page, console):
         assert_no_errors(page)
@@ -76,7 +76,7 @@ def test_modern_pages_load_fit_and_show_their_numbers(browser_and_base, url, siz
         page.screenshot(path=str(tmp_path / f"{url.strip('/').split('?')[0]}_{size[0]}.png"), full_page=True)
 
 
-def test_page_control_updates_the_url(browser_and_base):  # noqa: F811
+def test_page_control_updates_the_url(browser_and_base):
     browser, base = browser_and_base
     with page_at(browser, base + "/Positions", (1400, 1000)) as (page, _):
         page.locator('[data-testid="stRadio"] label:has-text("ALiBi (biased)")').click()

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.server_util import wait_for_app
-from tests.test_browser import CHART_WARNINGS, assert_no_errors, browser_and_base, horizontal_overflow  # noqa: F401
+from tests.test_browser import CHART_WARNINGS, assert_no_errors, horizontal_overflow
 
 pytestmark = pytest.mark.browser
 URL = "/Train"
@@ -16,7 +16,7 @@ LIVE = "?mode=live&task=previous&layers=1&heads=2&d_model=16&batch=16&steps=200&
 
 @pytest.mark.parametrize("size", [(1280, 720), (1400, 1000)])
 @pytest.mark.parametrize("query", ["", LIVE])
-def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path):  # noqa: F811 (the fixture of tests/test_browser.py)
+def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path):
     browser, base = browser_and_base
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
     page = ctx.new_page()
@@ -41,7 +41,7 @@ def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path
         ctx.close()
 
 
-def test_play_trains_in_the_browser(browser_and_base, tmp_path):  # noqa: F811
+def test_play_trains_in_the_browser(browser_and_base, tmp_path):
     browser, base = browser_and_base
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()

@@ -40,9 +40,9 @@ def test_every_preset_loads_and_sets_its_controls(preset):
     at.button(key=f"preset_{preset.slug}").click()
     run_ok(at)
     page_title = {
-        "pages/1_Playground.py": "Playground",
-        "pages/2_Step_by_step.py": "Step by step",
-        "pages/8_Compare.py": "Compare",
+        "pages/Playground.py": "Playground",
+        "pages/Step_by_step.py": "Step by step",
+        "pages/Compare.py": "Compare",
     }[preset.page]
     assert at.title[0].value.endswith(page_title)
     assert at.session_state["whatif"] == preset.settings
@@ -52,7 +52,7 @@ def test_every_preset_loads_and_sets_its_controls(preset):
         assert at.query_params.get(k, v) == v  # in the link unless equal to the page's default preset
     assert at.query_params["preset"] == preset.slug
     assert preset.question.replace('"', "") in texts(at).replace("\\", "").replace('"', "")  # the preset's question
-    if preset.page == "pages/2_Step_by_step.py":
+    if preset.page == "pages/Step_by_step.py":
         assert "looking for B" in texts(at)
 
 
@@ -65,23 +65,23 @@ def test_every_preset_loads_and_sets_its_controls(preset):
             "does not exist",
         ),
         (
-            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"heads": "3", "d_model": "10"}}',
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/Playground.py", "settings": {"heads": "3", "d_model": "10"}}',
             "heads=3 does not divide",
         ),
         (
-            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "settings": {"colour": "red"}}',
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/Playground.py", "settings": {"colour": "red"}}',
             "unknown parameters",
         ),
         (
-            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py", "a": {}}',
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/Playground.py", "a": {}}',
             "only for the Compare page",
         ),
         (
-            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/2_Step_by_step.py", "matrices": {"wq": "1,nan;0,1"}}',
+            '{"name": "x", "description": "y", "question": "q", "look_for": "l", "page": "pages/Step_by_step.py", "matrices": {"wq": "1,nan;0,1"}}',
             "invalid entry",
         ),
         (
-            '{"name": "", "description": "y", "question": "q", "look_for": "l", "page": "pages/1_Playground.py"}',
+            '{"name": "", "description": "y", "question": "q", "look_for": "l", "page": "pages/Playground.py"}',
             "non-empty text field 'name'",
         ),
         ("[1, 2]", "must be a JSON object"),
@@ -102,7 +102,7 @@ def test_bad_preset_files_are_skipped_and_reported(tmp_path, monkeypatch):
                 "description": "y",
                 "question": "q",
                 "look_for": "l",
-                "page": "pages/1_Playground.py",
+                "page": "pages/Playground.py",
                 "settings": {"heads": 7},
             }
         )
@@ -118,17 +118,17 @@ def test_bad_preset_files_are_skipped_and_reported(tmp_path, monkeypatch):
 
 
 def test_share_link_round_trips():
-    at = run_ok(app("pages/1_Playground.py", {"seq_len": "6", "heads": "2", "mask": "causal", "temperature": "0.5"}))
+    at = run_ok(app("pages/Playground.py", {"seq_len": "6", "heads": "2", "mask": "causal", "temperature": "0.5"}))
     link = at.sidebar.code[0].value
     query = dict(parse_qsl(urlsplit(link).query))
-    again = run_ok(app("pages/1_Playground.py", query))
+    again = run_ok(app("pages/Playground.py", query))
     assert again.session_state["whatif"] == at.session_state["whatif"]
-    step = run_ok(app("pages/2_Step_by_step.py"))
+    step = run_ok(app("pages/Step_by_step.py"))
     step.session_state["sbs_W_q_0"] = {"edited_rows": {0: {"0": 2.0}}, "added_rows": [], "deleted_rows": []}
     run_ok(step)
     link = step.sidebar.code[0].value
     assert "wq=2%2C1%3B0%2C1" in link
-    reopened = run_ok(app("pages/2_Step_by_step.py", dict(parse_qsl(urlsplit(link).query))))
+    reopened = run_ok(app("pages/Step_by_step.py", dict(parse_qsl(urlsplit(link).query))))
     np.testing.assert_array_equal(reopened.session_state["sbs_good"]["W_q"], [[2, 1], [0, 1]])
 
 
@@ -156,7 +156,7 @@ def test_csv_exports_have_labels_and_numbers():
     ids=["default", "sentence-causal", "one-hot-padding-pe"],
 )
 def test_reproduce_snippets_print_the_pages_weights(cfg, tmp_path):
-    at = run_ok(app("pages/1_Playground.py", to_query_params(cfg)))
+    at = run_ok(app("pages/Playground.py", to_query_params(cfg)))
     assert at.session_state["whatif"] == cfg
     codes = [c.value.strip() for c in at.code]
     assert (
@@ -184,7 +184,7 @@ def test_reproduce_snippets_print_the_pages_weights(cfg, tmp_path):
 
 
 def test_classroom_mode_hides_then_reveals():
-    at = run_ok(app("pages/1_Playground.py"))
+    at = run_ok(app("pages/Playground.py"))
     at.sidebar.toggle(key="classroom_on").set_value(True)
     run_ok(at)
     assert not any(t.startswith("head ") for t in chart_titles(at))
@@ -204,7 +204,7 @@ def test_classroom_mode_hides_then_reveals():
     at.button(key="classroom_reveal_playground").click()
     run_ok(at)
     assert any(s.value.startswith("Right: query t2") for s in at.success), [s.value for s in at.success]
-    at.switch_page("pages/2_Step_by_step.py")
+    at.switch_page("pages/Step_by_step.py")
     run_ok(at)
     assert at.sidebar.toggle(key="classroom_on").value is True
     assert not any("row sum" in d.value.columns for d in at.dataframe)

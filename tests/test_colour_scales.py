@@ -109,7 +109,7 @@ def test_why_scale_shows_the_scaled_side_softer_than_the_unscaled():
 
 def test_one_random_head_is_not_stretched_to_look_like_the_purposeful_one():
     """Multi-head's class-notes demo: the random heads' nearly uniform rows stay pale beside the purposeful head."""
-    at = _open("pages/4_Multi-head.py", {}, stretched=False)
+    at = _open("pages/Multi-head.py", {}, stretched=False)
     demo = [c for c in _charts(at) if c["group"] == "class notes"]
     assert len(demo) == 3 and {c["domain"] for c in demo} == {(0.0, 1.0)}
     purposeful = next(c for c in demo if c["title"].startswith("1 head"))
@@ -119,7 +119,7 @@ def test_one_random_head_is_not_stretched_to_look_like_the_purposeful_one():
 
 
 def test_saturation_twins_share_their_axes():
-    at = _open("pages/3_Softmax_saturation.py", {"d_model": "512", "heads": "1"}, stretched=False)
+    at = _open("pages/Softmax_saturation.py", {"d_model": "512", "heads": "1"}, stretched=False)
     charts = _charts(at)
     softmax = [c for c in charts if c["group"] == "softmax"]
     logits = [c for c in charts if c["group"] == "logits"]

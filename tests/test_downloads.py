@@ -39,11 +39,11 @@ def test_human_size():
 
 @pytest.mark.slow
 def test_playground_states_sizes_and_splits_large_runs():
-    at = run_ok(app("pages/1_Playground.py"))
+    at = run_ok(app("pages/Playground.py"))
     labels = [b.label for b in at.get("download_button")]
     assert any(lab.startswith("Weights (CSV, every head, about ") for lab in labels), labels
     big = {"seq_len": "512", "d_model": "1024", "heads": "16"}
-    at = run_ok(app("pages/1_Playground.py", big))
+    at = run_ok(app("pages/Playground.py", big))
     labels = [b.label for b in at.get("download_button")]
     run = run_whatif(WhatIf(seq_len=512, d_model=1024, n_heads=16))
     assert weights_csv_size(run) > LARGE

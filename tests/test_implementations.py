@@ -7,7 +7,7 @@ from attention_core import WhatIf, run_whatif
 from attention_core.implementations import compare_implementations, keras_available, keras_multihead, numpy_functional
 from tests.apptest_util import app, run_ok, texts
 
-IMPL = "pages/9_Implementations.py"
+IMPL = "pages/Implementations.py"
 
 
 @pytest.mark.parametrize(

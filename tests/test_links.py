@@ -20,19 +20,19 @@ def test_preset_link_shows_its_question_on_its_page(preset):
 
 
 def test_preset_banner_only_on_the_presets_own_page():
-    preset = next(p for p in PRESETS if p.page == "pages/8_Compare.py")
-    at = run_ok(app("pages/5_Masks.py", {"preset": preset.slug}))
+    preset = next(p for p in PRESETS if p.page == "pages/Compare.py")
+    at = run_ok(app("pages/Masks.py", {"preset": preset.slug}))
     assert preset.question not in texts(at)
 
 
 def test_unknown_preset_is_named_and_settings_still_apply():
-    at = run_ok(app("pages/1_Playground.py", {"preset": "no_such_lesson", "seq_len": "5"}))
+    at = run_ok(app("pages/Playground.py", {"preset": "no_such_lesson", "seq_len": "5"}))
     assert "there is no preset called 'no_such_lesson'" in texts(at)
     assert at.session_state["whatif"].seq_len == 5
 
 
 def test_classroom_lock_hides_the_weights_and_offers_no_switch():
-    at = run_ok(app("pages/1_Playground.py", {"classroom": "lock"}))
+    at = run_ok(app("pages/Playground.py", {"classroom": "lock"}))
     assert "Classroom mode is on for this lesson" in texts(at)
     assert not [t for t in at.toggle if t.label.startswith("🎓")]  # no way to switch it off
     assert "Predict first" in texts(at) and "head 1" not in chart_titles(at)  # weights hidden until a prediction
@@ -41,7 +41,7 @@ def test_classroom_lock_hides_the_weights_and_offers_no_switch():
 
 
 def test_classroom_on_from_link_can_be_switched_off_and_the_link_follows():
-    at = run_ok(app("pages/1_Playground.py", {"classroom": "1"}))
+    at = run_ok(app("pages/Playground.py", {"classroom": "1"}))
     toggle = next(t for t in at.toggle if t.label.startswith("🎓"))
     assert toggle.value is True and "Predict first" in texts(at)
     toggle.set_value(False).run()
@@ -49,7 +49,7 @@ def test_classroom_on_from_link_can_be_switched_off_and_the_link_follows():
 
 
 def test_hidden_controls_keep_their_values_and_are_named():
-    at = run_ok(app("pages/1_Playground.py", {"hide": "seq_len,heads", "seq_len": "6", "heads": "2"}))
+    at = run_ok(app("pages/Playground.py", {"hide": "seq_len,heads", "seq_len": "6", "heads": "2"}))
     labels = [w.label for w in at.sidebar.slider] + [w.label for w in at.sidebar.select_slider]
     assert not any(lab.startswith("seq_len") or lab.startswith("heads") for lab in labels)
     assert any(lab.startswith("d_model") for lab in labels)
@@ -64,7 +64,7 @@ def test_link_options_round_trip():
 
 
 def test_projector_view_collapses_the_sidebar_and_enlarges_type():
-    at = run_ok(app("pages/1_Playground.py", {"view": "projector"}))
+    at = run_ok(app("pages/Playground.py", {"view": "projector"}))
     assert any("font-size: 1.2rem" in m.value for m in at.markdown)
     assert at.query_params["view"] == "projector"
 
@@ -77,7 +77,7 @@ def test_a_bare_preset_link_opens_the_presets_settings(preset):
     full = run_ok(app(preset.page, preset.query_params()))
     assert dict(bare.query_params) == dict(full.query_params)
     assert texts(bare) == texts(full)
-    if preset.page == "pages/8_Compare.py":  # the opening sentence names what A and B differ in
+    if preset.page == "pages/Compare.py":  # the opening sentence names what A and B differ in
         assert "A and B differ in" in texts(bare) and "are the **same setting**" not in texts(bare)
 
 

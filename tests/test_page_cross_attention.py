@@ -1,4 +1,4 @@
-"""AppTest: the Cross-attention page (pages/7_Cross-attention.py)."""
+"""AppTest: the Cross-attention page (pages/Cross-attention.py)."""
 
 import json
 
@@ -10,7 +10,7 @@ from attention_core.cross_attention import run_cross_attention
 from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
 from ui.text import md_escape
 
-CA = "pages/7_Cross-attention.py"
+CA = "pages/Cross-attention.py"
 Q, KV = "the cat sat on the mat", "le chat est assis sur le tapis"
 
 

@@ -12,7 +12,7 @@ from attention_core import causal_mask, padding_mask, run_whatif, scaled_dot_pro
 from attention_core.mask_demo import clamp_pad, mask_lab, masked_numerators, textbook_softmax
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 
-MASKS = "pages/5_Masks.py"
+MASKS = "pages/Masks.py"
 
 
 @given(logits=arrays(np.float64, (4, 6), elements=st.floats(-50, 50)), mask=arrays(bool, (4, 6)))

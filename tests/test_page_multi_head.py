@@ -1,4 +1,4 @@
-"""AppTest: the Multi-head page (pages/4_Multi-head.py)."""
+"""AppTest: the Multi-head page (pages/Multi-head.py)."""
 
 import math
 
@@ -9,7 +9,7 @@ from attention_core import WhatIf, head_divergence_matrix, run_whatif, saturatio
 from attention_core.class_notes import purposeful_vs_random_heads
 from tests.apptest_util import app, chart_titles, run_ok, texts
 
-MH = "pages/4_Multi-head.py"
+MH = "pages/Multi-head.py"
 
 
 def _image_captions(at):
@@ -129,5 +129,5 @@ def test_one_head_has_no_divergence_and_masks_are_named():
     "heads, says", [(1, "the one head gives 8 x (1 · 64) = 8 x 64"), (4, "the 4 heads side by side give")]
 )
 def test_check_yourself_counts_the_heads(heads, says):
-    shown = texts(run_ok(app("pages/4_Multi-head.py", {"heads": str(heads)})))
+    shown = texts(run_ok(app("pages/Multi-head.py", {"heads": str(heads)})))
     assert says in shown and "the 1 heads" not in shown

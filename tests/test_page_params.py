@@ -124,24 +124,24 @@ def test_numbers_not_offered_move_to_the_nearest_choice(n):
 
 
 def test_a_page_control_survives_a_switch_to_another_page_and_back():
-    at = run_ok(app("pages/13_Efficient_attention.py"))
+    at = run_ok(app("pages/Efficient_attention.py"))
     at.slider(key="eff_window").set_value(6)
     run_ok(at)
     assert at.query_params["window"] == "6"
-    at.switch_page("pages/12_Positions.py")
+    at.switch_page("pages/Positions.py")
     run_ok(at)
     at.slider(key="pos_train_len").set_value(17)
     run_ok(at)
-    at.switch_page("pages/13_Efficient_attention.py")
+    at.switch_page("pages/Efficient_attention.py")
     run_ok(at)
     assert at.slider(key="eff_window").value == 6 and at.query_params["window"] == "6"
-    at.switch_page("pages/12_Positions.py")
+    at.switch_page("pages/Positions.py")
     run_ok(at)
     assert at.slider(key="pos_train_len").value == 17 and at.query_params["train_len"] == "17"
 
 
 def test_a_notice_stays_until_a_page_control_changes():
-    at = run_ok(app("pages/12_Positions.py", {"train_len": "900"}))
+    at = run_ok(app("pages/Positions.py", {"train_len": "900"}))
     assert any("train_len=900 is outside 1 to 512; using 512." in w.value for w in at.warning)
     at.radio(key="pos_method").set_value("alibi")
     run_ok(at)
@@ -150,7 +150,7 @@ def test_a_notice_stays_until_a_page_control_changes():
 
 
 def test_a_head_beyond_a_smaller_head_count_moves_with_a_notice():
-    at = run_ok(app("pages/14_Sinks_and_linear_attention.py", {"heads": "8", "d_model": "16"}))
+    at = run_ok(app("pages/Sinks_and_linear_attention.py", {"heads": "8", "d_model": "16"}))
     at.selectbox(key="sk_head").set_value(8)
     run_ok(at)
     at.sidebar.select_slider(key="ctl_n_heads").set_value(2)

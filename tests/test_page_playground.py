@@ -1,4 +1,4 @@
-"""AppTest: the Playground page (pages/1_Playground.py)."""
+"""AppTest: the Playground page (pages/Playground.py)."""
 
 import json
 import math
@@ -11,7 +11,7 @@ from attention_core.readout import logit_std, relative_difference, sharpness, un
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 from ui.text import md_escape
 
-PLAY = "pages/1_Playground.py"
+PLAY = "pages/Playground.py"
 
 
 def _sat(cfg):

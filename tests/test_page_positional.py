@@ -8,7 +8,7 @@ from attention_core.positional import position_similarity
 from tests.apptest_util import app, run_ok, texts
 from ui.text import fmt
 
-PE = "pages/6_Positional_encoding.py"
+PE = "pages/Positional_encoding.py"
 
 
 def _answers(at) -> dict[str, str]:

@@ -14,7 +14,7 @@ from attention_core import class_notes_weights, scaled_dot_product_attention
 from attention_core.walkthrough import walkthrough
 from tests.apptest_util import app, run_ok, texts
 
-PAGE = "pages/2_Step_by_step.py"
+PAGE = "pages/Step_by_step.py"
 LABELS = ["A1", "A2", "B3", "A4"]
 
 

@@ -10,7 +10,7 @@ from attention_core.config import DEFAULT_SENTENCE
 from tests.apptest_util import app, chart_titles, run_ok, texts
 from ui.text import fmt
 
-BLOCK = "pages/10_Transformer_block.py"
+BLOCK = "pages/Transformer_block.py"
 
 
 def _expander_labels(at):

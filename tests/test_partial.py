@@ -15,16 +15,16 @@ from ui.classroom import TOGGLE_KEY
 
 # page, a leaf control (key, value), text that shows the new value, a structural control (key, value)
 PAGES = [
-    ("pages/1_Playground.py", ("ctl_temperature", 0.501), r"\tau = 0.501", ("ctl_seq_len", 9)),
-    ("pages/4_Multi-head.py", ("ctl_seed", 5), "(seed 5)", ("ctl_seq_len", 9)),
-    ("pages/8_Compare.py", ("a_temperature", 0.501), "**temperature** (A 0.501, B 1)", ("a_seq_len", 9)),
-    ("pages/2_Step_by_step.py", ("ctl_temperature", 0.501), r"\tau = 0.501", ("sbs_tokens", "A B B")),
-    ("pages/10_Transformer_block.py", ("tb_tdec", 7), "The decoder's 7 tokens", ("ctl_d_model", 32)),
-    ("pages/7_Cross-attention.py", ("ctl_seed", 5), "(seed 5)", ("ca_q", "a b c")),
+    ("pages/Playground.py", ("ctl_temperature", 0.501), r"\tau = 0.501", ("ctl_seq_len", 9)),
+    ("pages/Multi-head.py", ("ctl_seed", 5), "(seed 5)", ("ctl_seq_len", 9)),
+    ("pages/Compare.py", ("a_temperature", 0.501), "**temperature** (A 0.501, B 1)", ("a_seq_len", 9)),
+    ("pages/Step_by_step.py", ("ctl_temperature", 0.501), r"\tau = 0.501", ("sbs_tokens", "A B B")),
+    ("pages/Transformer_block.py", ("tb_tdec", 7), "The decoder's 7 tokens", ("ctl_d_model", 32)),
+    ("pages/Cross-attention.py", ("ctl_seed", 5), "(seed 5)", ("ca_q", "a b c")),
 ]
 
 
-@pytest.mark.parametrize("path, leaf, shown, structural", PAGES, ids=[p[0].split("_", 1)[1] for p in PAGES])
+@pytest.mark.parametrize("path, leaf, shown, structural", PAGES, ids=[p[0].split("/")[-1] for p in PAGES])
 def test_leaf_control_reruns_the_body_alone(path, leaf, shown, structural):
     at = run_ok(app(path, partial=True))
     assert widget_count(at) > 3 and shown not in texts(at)
@@ -39,15 +39,13 @@ def test_leaf_control_reruns_the_body_alone(path, leaf, shown, structural):
 
 # pages whose body names the changed value in the URL only: (page, leaf control, URL name, URL value, body text)
 URL_PAGES = [
-    ("pages/3_Softmax_saturation.py", ("ctl_temperature", 0.501), "temperature", "0.501", "temperature 0.501"),
-    ("pages/5_Masks.py", ("ctl_temperature", 0.501), "temperature", "0.501", "Why padded keys get zero weight"),
-    ("pages/9_Implementations.py", ("ctl_seed", 5), "seed", "5", "Differences against the NumPy reference"),
+    ("pages/Softmax_saturation.py", ("ctl_temperature", 0.501), "temperature", "0.501", "temperature 0.501"),
+    ("pages/Masks.py", ("ctl_temperature", 0.501), "temperature", "0.501", "Why padded keys get zero weight"),
+    ("pages/Implementations.py", ("ctl_seed", 5), "seed", "5", "Differences against the NumPy reference"),
 ]
 
 
-@pytest.mark.parametrize(
-    "path, leaf, name, value, body_text", URL_PAGES, ids=[p[0].split("_", 1)[1] for p in URL_PAGES]
-)
+@pytest.mark.parametrize("path, leaf, name, value, body_text", URL_PAGES, ids=[p[0].split("/")[-1] for p in URL_PAGES])
 def test_leaf_control_reruns_the_body_alone_and_writes_the_url(path, leaf, name, value, body_text):
     at = run_ok(app(path, partial=True))
     assert widget_count(at) > 3 and at.query_params[name] != value
@@ -68,7 +66,7 @@ def test_classroom_mode_and_partial_off_rerun_the_page(path, leaf, shown, struct
 
 
 def test_leaf_control_on_a_page_without_a_body_reruns_that_page():
-    at = run_ok(app("pages/12_Positions.py", partial=True))
+    at = run_ok(app("pages/Positions.py", partial=True))
     run_ok(set_widget(at, "ctl_temperature", 0.501))
     assert widget_count(at) > 3 and at.query_params["temperature"] == "0.501"
 
@@ -117,8 +115,8 @@ def test_leaf_change_is_a_body_run_and_survives_a_new_session(two_servers):
 def test_a_body_left_from_another_page_is_not_rerun():
     """Playground's body stays registered when the next page's run ends in st.stop() (Real model without a
     model): a leaf change there must rerun that page, not Playground's body."""
-    at = run_ok(app("pages/1_Playground.py", partial=True))
-    at.switch_page("pages/11_Real_model.py")
+    at = run_ok(app("pages/Playground.py", partial=True))
+    at.switch_page("pages/Real_model.py")
     run_ok(at)
     assert not at.get("vega_lite_chart") and widget_count(at) > 3
     run_ok(set_widget(at, "ctl_temperature", 0.501))
@@ -131,7 +129,7 @@ def test_a_page_whose_last_full_run_stopped_before_its_body_reruns_whole():
     """A full run interrupted before its body (a newer change) leaves the flag cleared by page_setup."""
     from ui.partial import _READY
 
-    at = run_ok(app("pages/1_Playground.py", partial=True))
+    at = run_ok(app("pages/Playground.py", partial=True))
     at.session_state[_READY] = None  # what page_setup leaves when the run does not reach the body
     run_ok(set_widget(at, "ctl_temperature", 0.501))
     assert widget_count(at) > 3 and r"\tau = 0.501" in texts(at)
@@ -141,7 +139,7 @@ def test_a_page_whose_last_full_run_stopped_before_its_body_reruns_whole():
 
 def test_typed_tokens_changed_with_a_leaf_control_rerun_the_page():
     """Step by step: a token edit committed by the same interaction as a temperature change reruns the page."""
-    at = run_ok(app("pages/2_Step_by_step.py", partial=True))
+    at = run_ok(app("pages/Step_by_step.py", partial=True))
     at.text_input(key="sbs_tokens").set_value("B B")
     set_widget(at, "ctl_temperature", 0.501)
     run_ok(at)
@@ -152,7 +150,7 @@ def test_typed_tokens_changed_with_a_leaf_control_rerun_the_page():
 
 def test_reshuffle_reruns_the_body_alone():
     """Positional encoding's Reshuffle is a leaf: the next shuffle is drawn by the body alone."""
-    at = run_ok(app("pages/6_Positional_encoding.py", partial=True))
+    at = run_ok(app("pages/Positional_encoding.py", partial=True))
     assert "shuffle #0" in texts(at)
     at.button(key="pe_reshuffle").click()
     run_ok(at)
@@ -166,7 +164,7 @@ def test_reshuffle_reruns_the_body_alone():
 # every leaf control of every page with a body: (page, [(widget key, new value), ...])
 LEAVES = [
     (
-        "pages/1_Playground.py",
+        "pages/Playground.py",
         [
             ("ctl_temperature", 0.501),
             ("ctl_scaled", False),
@@ -178,28 +176,28 @@ LEAVES = [
             ("stretch_colours", True),
         ],
     ),
-    ("pages/2_Step_by_step.py", [("ctl_temperature", 1.995), ("ctl_scaled", False)]),
-    ("pages/3_Softmax_saturation.py", [("ctl_temperature", 0.501), ("ctl_scaled", False), ("ctl_seed", 2)]),
-    ("pages/4_Multi-head.py", [("ctl_seed", 4), ("ctl_temperature", 0.501), ("mh_head", 1)]),
+    ("pages/Step_by_step.py", [("ctl_temperature", 1.995), ("ctl_scaled", False)]),
+    ("pages/Softmax_saturation.py", [("ctl_temperature", 0.501), ("ctl_scaled", False), ("ctl_seed", 2)]),
+    ("pages/Multi-head.py", [("ctl_seed", 4), ("ctl_temperature", 0.501), ("mh_head", 1)]),
     (
-        "pages/5_Masks.py",
+        "pages/Masks.py",
         [("ctl_pad_count", 2), ("ctl_positional", True), ("mk_head", 1), ("mk_query", 2), ("ctl_temperature", 0.501)],
     ),
-    ("pages/6_Positional_encoding.py", [("ctl_temperature", 0.501), ("ctl_seed", 5), ("pe_dims", [0, 3])]),
-    ("pages/7_Cross-attention.py", [("ctl_seed", 6), ("ca_head", 1), ("ca_query", 2), ("ctl_scaled", False)]),
+    ("pages/Positional_encoding.py", [("ctl_temperature", 0.501), ("ctl_seed", 5), ("pe_dims", [0, 3])]),
+    ("pages/Cross-attention.py", [("ctl_seed", 6), ("ca_head", 1), ("ca_query", 2), ("ctl_scaled", False)]),
     (
-        "pages/8_Compare.py",
+        "pages/Compare.py",
         [("a_temperature", 0.501), ("b_seed", 2), ("cmp_head", 1), ("b_scaled", True)],
     ),
-    ("pages/9_Implementations.py", [("ctl_seed", 7), ("ctl_scaled", False)]),
+    ("pages/Implementations.py", [("ctl_seed", 7), ("ctl_scaled", False)]),
     (
-        "pages/10_Transformer_block.py",
+        "pages/Transformer_block.py",
         [("tb_prenorm", True), ("tb_tdec", 7), ("tb_dhead", 1), ("ctl_positional", True)],
     ),
 ]
 
 
-@pytest.mark.parametrize("path, leaves", LEAVES, ids=[p[0].split("_", 1)[1] for p in LEAVES])
+@pytest.mark.parametrize("path, leaves", LEAVES, ids=[p[0].split("/")[-1] for p in LEAVES])
 def test_every_leaf_change_draws_what_a_full_run_draws(path, leaves):
     """After each leaf change the body alone ran; a full run right after must draw every line the body drew
     (a value the body read stale, or a place it wrote twice, shows up as a line the full run does not draw)."""
@@ -218,8 +216,8 @@ def test_every_leaf_change_draws_what_a_full_run_draws(path, leaves):
 @pytest.mark.parametrize(
     "path, radio, choice, leaf",
     [
-        ("pages/7_Cross-attention.py", "ca_source", "seeded random", ("ctl_seed", 5)),
-        ("pages/10_Transformer_block.py", "tb_source", "the shared what-if input", ("tb_tdec", 7)),
+        ("pages/Cross-attention.py", "ca_source", "seeded random", ("ctl_seed", 5)),
+        ("pages/Transformer_block.py", "tb_source", "the shared what-if input", ("tb_tdec", 7)),
     ],
 )
 def test_an_input_radio_changed_with_a_leaf_control_reruns_the_page(path, radio, choice, leaf):
@@ -234,7 +232,7 @@ def test_an_input_radio_changed_with_a_leaf_control_reruns_the_page(path, radio,
 def test_classroom_mode_keeps_body_reruns_on_a_page_without_a_question():
     """Compare asks no prediction question: with classroom mode on, its leaf controls still rerun the body alone
     (Playground, which asks one, reruns whole: test_classroom_mode_and_partial_off_rerun_the_page)."""
-    at = run_ok(app("pages/8_Compare.py", {"classroom": "1"}, partial=True))
+    at = run_ok(app("pages/Compare.py", {"classroom": "1"}, partial=True))
     run_ok(set_widget(at, "a_temperature", 0.501))
     assert widget_count(at) == 0 and "**temperature** (A 0.501, B 1)" in texts(at)
 
@@ -243,7 +241,7 @@ def test_step_by_step_scaling_and_temperature_redraw_only_the_steps_they_change(
     """Steps 1 to 5 (E, Q, K, V, S) depend on the tokens and the matrices alone: the full run draws them and a
     scaling or temperature change (a body rerun) leaves them; the body draws the booster's sentence and steps 6
     to 9 with the new value. A full run draws all nine steps once."""
-    at = run_ok(app("pages/2_Step_by_step.py", partial=True))
+    at = run_ok(app("pages/Step_by_step.py", partial=True))
     headings = [h for h in texts(at).splitlines() if h.startswith("#### ")]
     assert [h.split(".")[0] for h in headings] == [f"#### {i}" for i in range(1, 10)]
     full_tables = len(at.dataframe)

@@ -11,7 +11,7 @@ from tests.apptest_util import app, chart_titles, run_ok, texts
 from tests.tiny_models import make_tiny_bert, make_tiny_gpt2
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # the network is unreachable in tests: nothing is downloaded
-PAGE = "pages/11_Real_model.py"
+PAGE = "pages/Real_model.py"
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_unknown_model_shows_message_and_toy_still_works():
     assert "layer 1, head 1" in chart_titles(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["softmax weight"] == metrics["the model's weight"]
-    at.switch_page("pages/1_Playground.py")
+    at.switch_page("pages/Playground.py")
     run_ok(at)
 
 

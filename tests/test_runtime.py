@@ -64,7 +64,7 @@ def test_every_page_run_ends_in_a_collection(path, no_automatic_gc):
 
 def test_a_body_rerun_ends_in_a_collection(no_automatic_gc):
     gc.enable()
-    at = run_ok(app("pages/8_Compare.py", partial=True))
+    at = run_ok(app("pages/Compare.py", partial=True))
     ui.runtime._last_collect = float("-inf")
     run_ok(set_widget(at, "a_temperature", 0.501))
     assert widget_count(at) == 0, "the change ran the body alone"

@@ -20,7 +20,7 @@ from attention_core.sweep import (
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 from ui.saturation_charts import log_ticks
 
-PAGE = "pages/3_Softmax_saturation.py"
+PAGE = "pages/Softmax_saturation.py"
 
 
 @pytest.mark.slow

@@ -203,9 +203,14 @@ def test_every_cache_is_byte_bounded_and_no_page_declares_one():
     for path in sorted((root / "ui").rglob("*.py")):  # every module that could declare a cache, whatever ran before
         importlib.import_module(path.relative_to(root).with_suffix("").as_posix().replace("/", "."))
     readme = (root / "README.md").read_text(encoding="utf-8")
-    rows = dict(re.findall(r"^\| `([\w.]+)`[^|]*\| ([\d.]+) MB \|$", readme, re.M))
+    rows = {n: float(mb) for n, mb in re.findall(r"^\| `([\w.]+)`[^|]*\| ([\d.]+) MB \|$", readme, re.M)}
     report = {r["name"]: r["max_bytes"] / 2**20 for r in cache_report() if not r["name"].startswith("test")}
-    assert {n: float(mb) for n, mb in rows.items()} == pytest.approx(report, abs=0.05)
+    missing = [f"| `{n}` | {mb:.1f} MB |" for n, mb in sorted(report.items()) if n not in rows]
+    assert not missing, "README.md's cache table lacks these rows (add them):\n" + "\n".join(missing)
+    gone = sorted(set(rows) - set(report))
+    assert not gone, f"README.md's cache table lists caches the code no longer has (remove them): {gone}"
+    wrong = {n: (rows[n], round(mb, 2)) for n, mb in report.items() if abs(rows[n] - mb) > 0.05}
+    assert not wrong, f"README.md's cache table states other budgets than the code (README, code): {wrong}"
     total = re.search(r"\*\*all (\d+) caches\*\* \| \*\*([\d,]+) MB\*\*", readme)
     assert (int(total[1]), float(total[2].replace(",", ""))) == (
         len(report),

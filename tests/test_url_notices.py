@@ -12,10 +12,10 @@ from attention_core.gqa import MODELS_BY_NAME
 from tests.apptest_util import app, run_ok
 from tests.test_app_efficient import assert_exact
 
-PLAYGROUND = "pages/1_Playground.py"
-EFFICIENT = "pages/13_Efficient_attention.py"
-POSITIONS = "pages/12_Positions.py"
-SINKS = "pages/14_Sinks_and_linear_attention.py"
+PLAYGROUND = "pages/Playground.py"
+EFFICIENT = "pages/Efficient_attention.py"
+POSITIONS = "pages/Positions.py"
+SINKS = "pages/Sinks_and_linear_attention.py"
 
 STILL_WORKS = {EFFICIENT: assert_exact}  # what a page must still show after the notice, beyond its charts
 

@@ -238,14 +238,6 @@ def whatif_controls(
     return current(cs)
 
 
-@dataclass(frozen=True)
-class Outputs:
-    """Where a control set's outputs go: the notices (top of the page) and the share link (sidebar, or None)."""
-
-    notes: object  # a container in the main area
-    side: object | None  # a sidebar container for the share link; None when the page draws its own
-
-
 def sidebar_widgets(
     show: tuple[str, ...] = ALL_CONTROLS,
     heading: str = "What-if controls",
@@ -261,7 +253,13 @@ def sidebar_widgets(
             + ", ".join(f"{URL_NAMES[n]} = {getattr(cfg, n)}" for n in hidden)
             + "; those controls are hidden."
         )
-    kept_toggle(
+    stretch_toggle()
+    return cfg
+
+
+def stretch_toggle() -> bool:
+    """The sidebar's choice to stretch the colour scales of the maps drawn together (kept across pages)."""
+    return kept_toggle(
         st.sidebar,
         "stretch the colour scales",
         STRETCH_KEY,
@@ -271,39 +269,15 @@ def sidebar_widgets(
         "drawn together (a grid of heads, A and B, a pair of twins) share one range fitted to their weights, written "
         "under each map; soft attention shows its structure, and the maps still compare with each other.",
     )
-    return cfg
-
-
-def reserve_outputs(share: bool = True) -> Outputs:
-    """The containers the outputs of the controls go into, placed now (after the sidebar's controls)."""
-    return Outputs(st.container(), st.sidebar.container() if share else None)
-
-
-def show_outputs(out: Outputs, cs: ControlSet = SHARED) -> WhatIf:
-    """The set's notices, URL and share link for its current WhatIf (a page's body calls this); returns it."""
-    cfg = current(cs)
-    show_notices(cs, out.notes)
-    write_url(cfg, cs)
-    if out.side is not None:
-        share_box(out.side)
-    return cfg
-
-
-def sidebar_controls(
-    show: tuple[str, ...] = ALL_CONTROLS, heading: str = "What-if controls", share: bool = True
-) -> WhatIf:
-    """The shared controls in the sidebar, the notices, the URL and (unless ``share`` is False, for a
-    page that adds its own URL parameters later and draws the box itself) the share link: for a page that
-    draws everything in one run (a page with a body fragment uses the three parts above)."""
-    sidebar_widgets(show, heading)
-    return show_outputs(reserve_outputs(share))
 
 
 def show_notices(cs: ControlSet = SHARED, box=st) -> None:
     """Show what was changed from the URL or a control as one visible warning."""
     notices = st.session_state.get(cs.notice_key) or []
     if notices:
-        box.warning("Some settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notices), icon="⚠️")
+        box.warning(
+            "Some settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notices), icon=":material/warning:"
+        )
 
 
 def write_url(cfg: WhatIf, cs: ControlSet = SHARED) -> None:

@@ -40,6 +40,11 @@ def _lut(anchors: np.ndarray, n: int = 256) -> np.ndarray:
 _LUTS = {"viridis": _lut(_VIRIDIS), "diverging": _lut(_DIVERGING)}
 
 
+def lut(name: str) -> np.ndarray:
+    """The colour lookup table ``(256, 3)`` uint8 of "viridis" or "diverging" (the live maps draw with it too)."""
+    return _LUTS[name]
+
+
 def pool(m: np.ndarray, max_px: int) -> tuple[np.ndarray, tuple[int, int]]:
     """Mean-pool a 2-D array so that no side exceeds ``max_px`` (rows and columns pooled separately);
     returns (pooled, (row factor, column factor))."""

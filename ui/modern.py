@@ -1,4 +1,4 @@
-"""The Positions and the Sinks-and-linear-attention pages: where next, the sinks URL list and chart specs.
+"""The Positions and the Sinks-and-linear-attention pages: the sinks URL list and chart specs.
 
 What the pages compute is in attention_core/position_views.py and attention_core/sinks_linear_views.py; their cached versions are
 declared in ui/compute.py. Their own controls are ui/page_params.PageParam declarations (in the page files);
@@ -8,40 +8,19 @@ the per-head sink logits travel in one URL parameter, read by :func:`parse_sinks
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from attention_core.positions import OffsetProfile
 from ui.charts import with_data
-from ui.layout import PAGES
-from ui.runtime import collect_garbage
 
-ROOT = Path(__file__).resolve().parents[1]
 METHOD_LABELS = {
     "sinusoidal": "sinusoidal (added)",
     "learned": "learned table (added)",
     "rope": "RoPE (rotated)",
     "alibi": "ALiBi (biased)",
 }
-
-
-# ---- the end of both pages
-
-
-def where_next(text: str, paths: list[str]) -> None:
-    """The page's last words: where to go next, then a link to each page in ``paths`` (its label and icon as in
-    ui.layout.PAGES, the sidebar's list; a page not in this checkout is left out)."""
-    listed = {entry[0]: entry for entry in PAGES}
-    unknown = [p for p in paths if p not in listed]
-    if unknown:
-        raise ValueError(f"where_next: {unknown} are not in ui.layout.PAGES; allowed: {list(listed)}")
-    st.markdown(f"**Where next**: {text}")
-    for path, label, icon, _ in (listed[p] for p in paths):
-        if (ROOT / path).exists():
-            st.page_link(path, label=label, icon=icon)
-    collect_garbage()  # the page's run ends here: Streamlit's per-run collection is off (ui/runtime.py)
 
 
 # ---- Positions page

@@ -39,11 +39,19 @@ class PageParam:
     integer: bool = False  # whole numbers only
     boolean: bool = False  # on/off, written as 1/0
     why: str = ""  # why the limits are what they are, e.g. "for seq_len 8" (said in the notices)
+    label: str = ""  # the widget's label (default: the URL name)
+    widget: str = ""  # "toggle", "slider", "select_slider", "radio", "selectbox", "number" (default: by kind)
+    help: str | None = None  # the widget's tooltip
+    names: tuple = ()  # how each choice is shown, in the order of ``choices`` (default: the value itself)
+    step: float | None = None  # a number slider's step
+    leaf: bool = False  # its change alters only the page's drawing: on a page with a body it reruns the body alone
 
 
-def head_param(key: str, H: int) -> PageParam:
-    """The ``head=`` control of a page that looks at one of the H heads of the current setting (1-based)."""
-    return PageParam(key, "head", 1, lo=1, hi=H, integer=True, why=f"(there are {H} heads)")
+def head_param(key: str, H: int, **kw) -> PageParam:
+    """The ``head=`` control of a page that looks at one of the H heads of the current setting (1-based), drawn
+    as a select box of 1..H; other keyword arguments are PageParam fields."""
+    kw = {"label": "head", "widget": "selectbox", **kw}
+    return PageParam(key, "head", 1, lo=1, hi=H, integer=True, why=f"(there are {H} heads)", **kw)
 
 
 def show(value) -> str:
@@ -128,11 +136,9 @@ def bind(control: PageParam | str) -> dict:
 
 
 def restore(params: list[PageParam]) -> dict[str, object]:
-    """Ready the controls for drawing (call once per run, before them): seed from the URL on the session's first
+    """Ready the controls for drawing (:func:`draw` does, for its control): seed from the URL on the session's first
     run, put the kept values back into the widgets on the first run of a page visit, fit each value to what the
-    control allows now. Returns the values by URL name."""
-    if entered_page():
-        clear_notes()
+    control allows now. Returns the values by URL name. A page visit's notices start empty (:func:`start_visit`)."""
     for p in params:
         first, raw = p.default, st.query_params.get(p.url)
         if f"{p.key}_kept" not in st.session_state and raw is not None:  # the session's first look at p
@@ -154,8 +160,70 @@ def write_params(params: list[PageParam]) -> None:
             st.query_params[p.url] = text
 
 
-def show_notes() -> None:
+def show_notes(box=st) -> None:
     """Show this visit's notices (bad URL values, values moved to fit the setting) as one visible warning."""
     notes = st.session_state.get(NOTES_KEY) or []
     if notes:
-        st.warning("Some page settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes), icon="⚠️")
+        box.warning(
+            "Some page settings were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes), icon=":material/warning:"
+        )
+
+
+def start_visit() -> None:
+    """Every page run calls this before its controls (ui.page.Page does): a new page visit starts with no notices."""
+    if entered_page():
+        clear_notes()
+
+
+def _changed_leaf(key: str) -> None:
+    """on_change of a leaf page control: keep the value, clear the notices, rerun only the page's body."""
+    from ui.partial import rerun_body
+
+    _remember(key)
+    rerun_body()
+
+
+def draw(p: PageParam, box=st, **kw):
+    """Ready ``p`` (:func:`restore`) and draw its widget into ``box``; returns its value. The widget follows the
+    declaration: a toggle for on/off, a slider for a range of numbers, a select slider for numeric choices, radio
+    buttons for a few named choices, a select box for many (``p.widget`` chooses otherwise). Other keyword
+    arguments go to the widget (``disabled``, ``format_func``)."""
+    restore([p])
+    args = {"key": p.key, "on_change": _changed_leaf if p.leaf else _remember, "args": (p.key,), "help": p.help}
+    label = p.label or p.url
+    kind = p.widget or (
+        "toggle"
+        if p.boolean
+        else "select_slider"
+        if p.choices and all(isinstance(c, (int, float)) for c in p.choices)
+        else "radio"
+        if p.choices and len(p.choices) <= 5
+        else "selectbox"
+        if p.choices
+        else "slider"
+    )
+    if p.names and "format_func" not in kw:
+        shown = dict(zip(p.choices, p.names))
+        kw["format_func"] = lambda v: shown.get(v, str(v))
+    elif kind == "select_slider" and "format_func" not in kw:
+        kw["format_func"] = show
+    args |= kw
+    if kind == "toggle":
+        return box.toggle(label, **args)
+    if kind == "checkbox":
+        return box.checkbox(label, **args)
+    if kind == "select_slider":
+        return box.select_slider(label, options=list(p.choices), **args)
+    if kind == "radio":
+        return box.radio(label, list(p.choices), horizontal=True, **args)
+    if kind == "selectbox":
+        options = list(p.choices) if p.choices else list(range(int(p.lo), int(p.hi) + 1))
+        return box.selectbox(label, options, **args)
+    if kind == "number":
+        return box.number_input(label, p.lo, p.hi, step=p.step or 1, **args)
+    lo, hi = (int(p.lo), int(p.hi)) if p.integer else (float(p.lo), float(p.hi))
+    if hi <= lo:  # one allowed value (a step of 1 token): a disabled slider, which needs a range
+        hi, args["disabled"] = lo + 1, True
+    if p.step is not None:
+        args["step"] = p.step
+    return box.slider(label, lo, hi, **args)

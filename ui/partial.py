@@ -54,7 +54,7 @@ _QUESTION = "_partial_question"  # this page's full run drew a prediction questi
 
 
 def page_started() -> None:
-    """Every full run of a page calls this first (ui.layout.page_setup): no body is current until it is drawn."""
+    """Every full run of a page calls this first (ui.page.Page): no body is current until it is drawn."""
     st.session_state[_READY] = None
     st.session_state[_QUESTION] = False
 

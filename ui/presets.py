@@ -20,8 +20,8 @@ from ui.url import URL_NAMES, from_query_params, to_query_params
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS_DIR = Path(os.environ.get("ATTENTION_EXPLORER_PRESETS", ROOT / "presets"))
-COMPARE_PAGE = "pages/8_Compare.py"
-STEP_PAGE = "pages/2_Step_by_step.py"
+COMPARE_PAGE = "pages/Compare.py"
+STEP_PAGE = "pages/Step_by_step.py"
 MATRIX_PARAMS = ("wq", "wk", "wv")
 MAX_LINK = 2000
 
@@ -53,7 +53,7 @@ class Preset:
 
     def link(self, base: str = "") -> str:
         """``base`` (the app's address, may be empty) + the page path + the parameters."""
-        page = Path(self.page).stem.split("_", 1)[1]
+        page = Path(self.page).stem
         return f"{base.rstrip('/')}/{page}?{urlencode(self.query_params())}"
 
 

@@ -17,7 +17,7 @@ STRETCH_KEY = "stretch_colours"  # the sidebar's "stretch the colour scales" tog
 
 
 def enter_page() -> None:
-    """Record which page this run draws; call once per run, first (ui.layout.page_setup does)."""
+    """Record which page this run draws; call once per run, first (ui.page.Page does)."""
     ctx = get_script_run_ctx()
     page = ctx.page_script_hash if ctx is not None else ""
     entered = st.session_state.get(_PAGE) != page
@@ -30,7 +30,7 @@ def enter_page() -> None:
 def entered_page() -> bool:
     """True on the first run of a page visit (a new session, or a switch from another page).
 
-    A rerun of a fragment alone (a widget in a page's ``@st.fragment`` body changed) never is: page_setup,
+    A rerun of a fragment alone (a widget in a page's ``@st.fragment`` body changed) never is: ui.page.Page,
     which records the visit, runs only with the whole page."""
     ctx = get_script_run_ctx()
     if ctx is not None and ctx.fragment_ids_this_run:

@@ -6,32 +6,51 @@ import streamlit as st
 from attention_core import head_divergence_matrix, multi_head_attention, run_whatif
 from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
-from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights, weight_scale
+from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
+from ui.controls import LEAF_CONTROLS, SHARED
 from ui.head_grid import show_head_grid
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
-from ui.partial import body, rerun_body
+from ui.lesson import Question
+from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.page import Page
+from ui.partial import rerun_body
 from ui.tables import frame_table
 from ui.text import fmt
 from ui.widgets import index_picker
 
-page_setup(
-    "Multi-head attention",
-    "🧠",
+page = Page(
+    __file__,
     "Instead of one attention of width d_model, H heads each attend in a subspace of width "
     "d_k = d_model / H with their own slices of W_q, W_k, W_v. Their outputs are concatenated and "
     "mixed by W_o, so different heads can look for different things at the same cost.",
+    title="Multi-head attention",
 )
 
 
 def _controls() -> tuple:
     """The full-run part: the sidebar's what-if and the head picker, between the places the body fills."""
-    cfg = sidebar_widgets()
-    out, grid = reserve_outputs(), st.container()
-    index_picker("Enlarge a head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mh_head", on_change=rerun_body)
-    return out, grid, st.container()
+    live = live_on()
+    cfg = page.whatif(leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
+    grid = st.container()
+    head = index_picker(
+        "Enlarge a head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mh_head", on_change=rerun_body
+    )
+    live_box = st.container()
+    with live_box:
+        live_toggle()
+        if live:
+            run, setting = cached_run(cfg), setting_of(cfg, head, 0, stretching())
+            release = release_into(SHARED, {"head": "mh_head"})
+            live_maps(
+                "mh_live",
+                [
+                    Panel("", run, setting, release, title=f"every head ({cfg.n_heads})"),
+                    Panel("big", run, setting, release, title="the picked head, enlarged", heads="picked", size=300),
+                ],
+                shared=CONTROLS,
+                size=130,
+            )
+    return grid, st.container()
 
 
 def _heads_table(sat: list[dict], T: int, d_k: int) -> dict[str, list]:
@@ -46,10 +65,9 @@ def _heads_table(sat: list[dict], T: int, d_k: int) -> dict[str, list]:
     }
 
 
-@body
-def _body(out: Outputs, grid, rest) -> None:
+def _draw(grid, rest) -> list[Question]:
     """One map per head, heads -> concat -> W_o -> output, how different the heads are, the class-notes demo."""
-    cfg = show_outputs(out)
+    cfg = page.setting()
     run = cached_run(cfg)
     sat = cached_saturation(cfg)
     with grid:
@@ -66,9 +84,18 @@ def _body(out: Outputs, grid, rest) -> None:
         # ---- grid of heads
         st.subheader(f"One map per head ({H})")
         scale = weight_scale(run.weights, allowed=[run.mask])
-        grid_note = show_head_grid(
-            run.weights, tokens, allowed=run.mask, per_row=4, size=130, max_cells=1024, tile_px=96, scale=scale
-        )
+        if live_on():
+            picked = st.session_state["mh_head"]
+            live_sync("mh_live", dict.fromkeys(("", "big"), setting_of(cfg, picked, 0, stretching())))
+            grid_note = (
+                "The maps below (every head, and the picked head enlarged) are drawn by your browser on one colour "
+                "scale and follow the controls above them while you drag; hover a cell for its weight, click a map "
+                "to enlarge its head."
+            )
+        else:
+            grid_note = show_head_grid(
+                run.weights, tokens, allowed=run.mask, per_row=4, size=130, max_cells=1024, tile_px=96, scale=scale
+            )
         st.caption(
             f"{grid_note} Rows are queries, columns keys; the weights are from seeded random, untrained projections "
             f"(seed {cfg.seed})."
@@ -76,18 +103,19 @@ def _body(out: Outputs, grid, rest) -> None:
 
     head = st.session_state["mh_head"]
     with rest:
-        big = st.columns([3, 2])
-        show_weights(
-            run.weights[head],
-            tokens,
-            title=f"head {head + 1}, enlarged",
-            allowed=run.mask,
-            scale=scale,  # the grid's scale: the enlarged head looks as it does in the grid
-            group="heads",
-            container=big[0],
-            size=420,
-            max_px=512,
-        )
+        big = st.columns([3, 2]) if not live_on() else (st.container(), st.container())
+        if not live_on():
+            show_weights(
+                run.weights[head],
+                tokens,
+                title=f"head {head + 1}, enlarged",
+                allowed=run.mask,
+                scale=scale,  # the grid's scale: the enlarged head looks as it does in the grid
+                group="heads",
+                container=big[0],
+                size=420,
+                max_px=512,
+            )
         m = sat[head]
         level = sharpness(m["max_weight"], uniform)
         big[1].markdown(
@@ -227,9 +255,7 @@ def _body(out: Outputs, grid, rest) -> None:
                 f"({D} x {D}) mixes them into the {T} x {D} output.",
             )
         )
-        check_yourself(questions[:3])
+        return questions[:3]
 
 
-_body(*_controls())
-next_link("pages/4_Multi-head.py")
-show_code(run_whatif, multi_head_attention, head_divergence_matrix, purposeful_vs_random_heads)
+page.run(_draw, _controls, code=(run_whatif, multi_head_attention, head_divergence_matrix, purposeful_vs_random_heads))

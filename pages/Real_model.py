@@ -9,9 +9,8 @@ from attention_core.config import DEFAULT_SENTENCE
 from attention_core.hf import hide_special, recompute_layer
 from attention_core.model_views import MODEL_MAX_TOKENS, model_attention_run, neuron_view
 from ui.charts import bar_chart, show_weights
-from ui.controls import sidebar_controls
-from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import Question
+from ui.page import Page
 from ui.real_model import hf_model_ui, toy_model_ui
 from ui.text import fmt, md_escape
 from ui.views import head_view_chart, model_view_png
@@ -19,9 +18,8 @@ from ui.widgets import index_picker
 
 SENTENCE_CHARS = 1000  # the longest sentence (typed or from a link) this page takes; the model reads MODEL_MAX_TOKENS
 
-page_setup(
-    "Real model",
-    "🤖",
+page = Page(
+    __file__,
     "The toy pages teach the mechanism; here is the same mechanism inside a trained model. Type a sentence, "
     "pick a model, and look at its heads: where each token looks (head view), every layer and head at once "
     "(model view), and how one weight is made from q and k (neuron view).",
@@ -32,9 +30,9 @@ st.latex(
 )
 
 
-def _body() -> None:
+def _draw() -> list[Question]:
     """The sentence and model, the head, model and neuron views, and the parity with attention_core."""
-    cfg = sidebar_controls()
+    cfg = page.whatif()
     if "rm_text" not in st.session_state:  # a shared link may carry the sentence
         st.session_state.rm_text = st.query_params.get("text", DEFAULT_SENTENCE)[:SENTENCE_CHARS]
     source = st.radio(
@@ -49,8 +47,7 @@ def _body() -> None:
         text = DEFAULT_SENTENCE
     arun = hf_model_ui(text) if source == "a pretrained model" else toy_model_ui(cfg)
     if arun is None:  # no model could be loaded (the message above says why): the page ends here
-        page_end("pages/11_Real_model.py")
-        return
+        return []
 
     L, H, T = arun.shape
     if arun.truncated:
@@ -190,8 +187,7 @@ def _body() -> None:
             f"{L} layer{'s' if L != 1 else ''} x {H} head{'s' if H != 1 else ''} = {L * H} maps, each {T} x {T}.",
         )
     )
-    page_end("pages/11_Real_model.py", questions)
+    return questions
 
 
-_body()
-show_code(model_attention_run, recompute_layer, neuron_view)
+page.run(_draw, code=(model_attention_run, recompute_layer, neuron_view))

@@ -10,18 +10,16 @@ from attention_core import class_notes_weights, format_matrix, parse_matrix, ran
 from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
 from ui.classroom import classroom_toggle, prediction_gate
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
-from ui.partial import body, full_run
+from ui.lesson import Question
+from ui.page import Page
+from ui.partial import full_run
 from ui.step_charts import matrix_chart
 from ui.tables import matrix_table, prefixed
 from ui.text import fmt
 from ui.widgets import index_picker
 
-page_setup(
-    "Step by step",
-    "🧮",
+page = Page(
+    __file__,
     "The worked example from the class notes: four tokens **A1 A2 B3 A4**, one-hot embeddings, and "
     "a query matrix that makes every token *look for B*. Follow the numbers from E to Z; edit any "
     "weight matrix and watch every later step change.",
@@ -82,10 +80,9 @@ def _controls() -> tuple:
     """The full-run part: tokens, preset, the three matrices, steps 1 to 5 (they depend on the tokens and the
     matrices alone), the booster's buttons, classroom mode; the places the body fills between them. The seed
     reruns the page (it picks the seeded preset's matrices)."""
-    cfg = sidebar_widgets(
+    cfg = page.whatif(
         show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", leaf={"scaled", "temperature"}
     )
-    out = reserve_outputs()
 
     # ---- tokens
     tokens_text = st.text_input(
@@ -178,7 +175,7 @@ def _controls() -> tuple:
             f"{labels[best[1]]}).",
         )
         st.latex(rf"d_k = {wt.d_k},\qquad \sqrt{{d_k}} = {math.sqrt(wt.d_k):.4f}")
-    return out, booster, st.container(), symbols, W, revealed
+    return booster, st.container(), symbols, W, revealed
 
 
 def _first_steps(wt, symbols: list[str]) -> None:
@@ -216,11 +213,10 @@ def _first_steps(wt, symbols: list[str]) -> None:
     )
 
 
-@body
-def _body(out: Outputs, booster, lower, symbols: list[str], W: dict, revealed: bool) -> None:
+def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Question]:
     """What the scaling and the temperature change: the booster's sentence, the scaled scores, the softmax, Z and
     the questions, into the places the full run left (steps 1 to 5 are drawn by the full run)."""
-    cfg = show_outputs(out)  # the share link, after the matrices are in the URL
+    cfg = page.setting()  # the share link, after the matrices are in the URL
 
     # ---- the core call for this part (and the same call with W_k = I and 10 I for the booster comparison)
     wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
@@ -339,36 +335,28 @@ def _body(out: Outputs, booster, lower, symbols: list[str], W: dict, revealed: b
                 )
             )
 
-        check_yourself(
-            [
-                (
-                    f"Which key does query {labels[0]} attend to most, and with what weight?",
-                    f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of A).",
-                ),
-                (
-                    f"How much weight does query {labels[q0]} put on {labels[j_star]} with W_k = I, and with the booster W_k "
-                    "= 10·I?",
-                    f"{w_plain:.4f} with W_k = I and {w_boost:.4f} with W_k = 10·I: ten times the scores, a much sharper "
-                    "softmax.",
-                ),
-                (
-                    f"What is d_k here, and what does the largest score {fmt(wt.S[best])} become before the softmax?",
-                    f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}; "
-                    + (
-                        f"scaled, the score becomes {fmt(wt.S_scaled[best])}"
-                        if cfg.scaled
-                        else f"scaling is off, so it stays {fmt(wt.S[best])}"
-                    )
-                    + (
-                        f", and the softmax then divides it by τ = {cfg.temperature:g}."
-                        if cfg.temperature != 1
-                        else "."
-                    ),
-                ),
-            ],
-        )
+        return [
+            (
+                f"Which key does query {labels[0]} attend to most, and with what weight?",
+                f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of A).",
+            ),
+            (
+                f"How much weight does query {labels[q0]} put on {labels[j_star]} with W_k = I, and with the booster W_k "
+                "= 10·I?",
+                f"{w_plain:.4f} with W_k = I and {w_boost:.4f} with W_k = 10·I: ten times the scores, a much sharper "
+                "softmax.",
+            ),
+            (
+                f"What is d_k here, and what does the largest score {fmt(wt.S[best])} become before the softmax?",
+                f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}; "
+                + (
+                    f"scaled, the score becomes {fmt(wt.S_scaled[best])}"
+                    if cfg.scaled
+                    else f"scaling is off, so it stays {fmt(wt.S[best])}"
+                )
+                + (f", and the softmax then divides it by τ = {cfg.temperature:g}." if cfg.temperature != 1 else "."),
+            ),
+        ]
 
 
-_body(*_controls())
-next_link("pages/2_Step_by_step.py")
-show_code(walkthrough)
+page.run(_draw, _controls, code=(walkthrough,))

@@ -6,18 +6,18 @@ import streamlit as st
 
 from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
-from ui.charts import Axes, show_heatmap, show_mask, show_weights, weight_scale
+from ui.charts import Axes, show_heatmap, show_mask, show_weights, stretching, weight_scale
 from ui.compute import cached_mask_lab, cached_run
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
-from ui.partial import body, rerun_body
+from ui.controls import LEAF_CONTROLS, SHARED
+from ui.lesson import Question
+from ui.live import Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.page import Page
+from ui.partial import rerun_body
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
-page_setup(
-    "Masks",
-    "🎭",
+page = Page(
+    __file__,
     "A mask decides which keys a query may see. Blocked scores are set to −∞ before the softmax, so "
     "e^−∞ = 0 and they get exactly zero weight while the allowed keys share all of it. "
     "**Causal** masks hide the future (a decoder must not peek at the next word); **padding** masks hide "
@@ -29,27 +29,52 @@ st.latex(
 )
 
 
+MASK_TITLES = {"causal": "causal", "padding": "padding", "causal+padding": "causal + padding"}  # the live panels
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _controls() -> tuple:
     """The full-run part: the sidebar's controls, the head and query pickers, and the places between them."""
-    cfg = sidebar_widgets(
-        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "pad_count", "seed", "positional")
+    live = live_on()
+    cfg = page.whatif(
+        show=(
+            "input_kind",
+            "seq_len",
+            "d_model",
+            "n_heads",
+            "scaled",
+            "temperature",
+            "pad_count",
+            "seed",
+            "positional",
+        ),
+        leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS,
     )
-    out = reserve_outputs()
-    index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head", on_change=rerun_body)
+    head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head", on_change=rerun_body)
+    run = cached_run(cfg.replace(mask="none"))
+    tokens = [str(t) for t in run.tokens]  # no leaf control changes them
+    st.subheader("The weights under each mask")
+    live_toggle()
+    if live:
+        setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
+        release = release_into(SHARED, {"head": "mk_head", "query": "mk_query"})
+        live_maps(
+            "mk_live",
+            [Panel(m, run, setting, release, title=MASK_TITLES[m], heads="picked", mask=m) for m in MASK_TITLES],
+            shared=("temperature", "scaled", "pad"),
+            size=150,
+        )
     upper = st.container()
-    tokens = [str(t) for t in cached_run(cfg.replace(mask="none")).tokens]  # no leaf control changes them
     index_picker("query", tokens, key="mk_query", on_change=rerun_body)
-    return out, upper, st.container(), tokens
+    return upper, st.container(), tokens
 
 
-@body
-def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
+def _draw(upper, lower, tokens: list[str]) -> list[Question]:
     """The mask lab for the sidebar's setting: the mask, the masked scores and weights, the padding check."""
-    cfg = show_outputs(out)
+    cfg = page.setting()
     head = st.session_state["mk_head"]
     with upper:
         lab = cached_mask_lab(cfg, head)
@@ -99,9 +124,18 @@ def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
             return out + ("Every row with an allowed key sums to 1" + ("." if dev < 1e-5 else f" (up to {dev:.1e})."))
 
         scale = weight_scale(*(r.weights for r in lab.runs), allowed=[r.mask for r in lab.runs])  # the masks compare
+        live = live_on()
+        if live:
+            setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
+            live_sync("mk_live", dict.fromkeys(MASK_TITLES, setting))
+            st.caption(
+                f"Above, head {head + 1}'s weights under the three masks, drawn by your browser on one colour scale "
+                "(grey hatched cells are blocked); they follow the temperature, the scaling and the pad count while you "
+                "drag. Below, each mask and the scores it blocks."
+            )
         for r in lab.runs:
             st.subheader(r.name)
-            c1, c2, c3 = st.columns(3)
+            c1, c2, c3 = st.columns(3) if not live else (*st.columns(2), None)
             show_mask(r.mask, tokens, title="mask (1 = may attend)", container=c1, size=220)
             show_heatmap(
                 lab.logits,
@@ -116,17 +150,18 @@ def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
                 size=220,
                 legend=False,
             )
-            show_weights(
-                r.weights,
-                tokens,
-                title="weights",
-                allowed=r.mask,
-                scale=scale,
-                group="masks",
-                container=c3,
-                size=220,
-                legend=False,
-            )
+            if c3 is not None:
+                show_weights(
+                    r.weights,
+                    tokens,
+                    title="weights",
+                    allowed=r.mask,
+                    scale=scale,
+                    group="masks",
+                    container=c3,
+                    size=220,
+                    legend=False,
+                )
             st.caption(mask_sentence(r))
 
         st.subheader("Why padded keys get zero weight")
@@ -180,44 +215,44 @@ def _body(out: Outputs, upper, lower, tokens: list[str]) -> None:
         )
 
         causal = lab.run("causal")
-        check_yourself(
-            [
+        return [
+            (
+                f"Under the causal mask with T = {T}, how many of the {T * T} cells are blocked, and what weight do they "
+                "get?",
+                f"{causal.n_blocked} = T(T − 1)/2 cells (query i may see keys 1 .. i only); each gets weight exactly "
+                f"{fmt(causal.max_blocked_weight)}.",
+            ),
+            (
+                f"With {plural(pad, 'padded key')}, how much of query {md_escape(tokens[row])}'s weight lands on the "
+                "padded keys, and how much "
+                "on the real ones?",
                 (
-                    f"Under the causal mask with T = {T}, how many of the {T * T} cells are blocked, and what weight do they "
-                    "get?",
-                    f"{causal.n_blocked} = T(T − 1)/2 cells (query i may see keys 1 .. i only); each gets weight exactly "
-                    f"{fmt(causal.max_blocked_weight)}.",
+                    f"None is padded (pad count 0): all of it, {fmt(real)}, stays on the {plural(T, 'real key')}."
+                    if pad == 0
+                    else f"{fmt(float(padding.weights[row, T - pad :].sum()))} on padded keys and {fmt(real)} on the "
+                    f"{plural(T - pad, 'real key')}"
+                    + (": every key is padded, so the whole row is 0." if pad == T else ".")
                 ),
-                (
-                    f"With {plural(pad, 'padded key')}, how much of query {md_escape(tokens[row])}'s weight lands on the "
-                    "padded keys, and how much "
-                    "on the real ones?",
-                    (
-                        f"None is padded (pad count 0): all of it, {fmt(real)}, stays on the {plural(T, 'real key')}."
-                        if pad == 0
-                        else f"{fmt(float(padding.weights[row, T - pad :].sum()))} on padded keys and {fmt(real)} on the "
-                        f"{plural(T - pad, 'real key')}"
-                        + (": every key is padded, so the whole row is 0." if pad == T else ".")
-                    ),
-                ),
-                (
-                    "What does a textbook softmax return for a row whose keys are all blocked, and what does attention_core "
-                    "return?",
-                    f"The textbook softmax returns {nan_count} NaN; attention_core returns {plural(T, 'weight')} of 0 (sum "
-                    f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output.",
-                ),
-            ],
-        )
+            ),
+            (
+                "What does a textbook softmax return for a row whose keys are all blocked, and what does attention_core "
+                "return?",
+                f"The textbook softmax returns {nan_count} NaN; attention_core returns {plural(T, 'weight')} of 0 (sum "
+                f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output.",
+            ),
+        ]
 
 
-_body(*_controls())
-next_link("pages/5_Masks.py")
-show_code(
-    mask_lab,
-    textbook_softmax,
-    masked_numerators,
-    scaled_dot_product_attention,
-    causal_mask,
-    padding_mask,
-    combine_masks,
+page.run(
+    _draw,
+    _controls,
+    code=(
+        mask_lab,
+        textbook_softmax,
+        masked_numerators,
+        scaled_dot_product_attention,
+        causal_mask,
+        padding_mask,
+        combine_masks,
+    ),
 )

@@ -16,30 +16,44 @@ from attention_core.positions import (
 from attention_core.rope import apply_rope
 from ui.charts import Axes, show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
-from ui.controls import share_box, sidebar_controls
-from ui.layout import page_setup, show_code
-from ui.modern import METHOD_LABELS, offset_chart, per_head_bars, vega, where_next
-from ui.page_params import PageParam, bind, head_param, restore, show_notes, write_params
+from ui.lesson import Question
+from ui.modern import METHOD_LABELS, offset_chart, per_head_bars, vega
+from ui.page import Page
+from ui.page_params import PageParam, head_param
 from ui.text import fmt, md_escape
 
-page_setup(
-    "Positions: sinusoidal, learned, RoPE, ALiBi",
-    "🧭",
+page = Page(
+    __file__,
     "Attention by itself cannot tell where a token is. Four answers are in use: **add** a sinusoidal or a "
     "**learned** vector to each input, **rotate** queries and keys by their position (RoPE, Llama), or "
     "**bias** each score by the distance (ALiBi). The question that separates them: does the score of two "
     "tokens depend on *where* they are, or only on *how far apart*?",
+    title="Positions: sinusoidal, learned, RoPE, ALiBi",
+    see_also=("pages/Positional_encoding.py", "pages/Efficient_attention.py"),
 )
-METHOD = PageParam("pos_method", "method", "rope", choices=METHODS)
-BASE = PageParam("pos_base", "base", 10000.0, choices=(100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0))
-TRAIN = PageParam("pos_train_len", "train_len", 6, lo=1, hi=512, integer=True)
+METHOD = PageParam(
+    "pos_method",
+    "method",
+    "rope",
+    choices=METHODS,
+    label="Position method",
+    names=tuple(map(METHOD_LABELS.get, METHODS)),
+)
+BASE = PageParam(
+    "pos_base",
+    "base",
+    10000.0,
+    choices=(100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0),
+    label="base (sinusoidal and RoPE wavelengths)",
+)
+TRAIN = PageParam(
+    "pos_train_len", "train_len", 6, lo=1, hi=512, integer=True, label="trained length L (longest sequence in training)"
+)
 
 
-def _body() -> None:
+def _draw() -> list[Question]:
     """The method, base and training length, the scores by offset and the longer-input experiment."""
-    cfg = sidebar_controls(
-        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"), share=False
-    )
+    cfg = page.whatif(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"))
     st.latex(
         r"\begin{gathered}\text{added (sinusoidal, learned): } s_{ij} = "
         r"\frac{\big((x_i + p_i)W_q\big)\cdot\big((x_j + p_j)W_k\big)}{\sqrt{d_k}} \\[4pt]"
@@ -53,22 +67,11 @@ def _body() -> None:
         "−m_h |i − j| (a common encoder variant; the paper's models are causal)."
     )
 
-    head_choice = head_param("pos_head", cfg.n_heads)
-    params = [METHOD, BASE, TRAIN, head_choice]
-    restore(params)
     c1, c2, c3, c4 = st.columns([4, 3, 3, 1])
-    method = c1.radio("Position method", METHODS, format_func=METHOD_LABELS.get, horizontal=True, **bind(METHOD))
-    base = c2.select_slider(
-        "base (sinusoidal and RoPE wavelengths)",
-        options=BASE.choices,
-        format_func=lambda b: f"{b:g}",
-        **bind(BASE),
-    )
-    train_len = c3.slider("trained length L (longest sequence in training)", 1, 512, **bind(TRAIN))
-    head = c4.selectbox("head", list(range(1, cfg.n_heads + 1)), **bind(head_choice)) - 1
-    write_params(params)
-    share_box(st.sidebar)
-    show_notes()
+    method = page.control(METHOD, c1)
+    base = page.control(BASE, c2)
+    train_len = page.control(TRAIN, c3)
+    head = page.control(head_param("pos_head", cfg.n_heads), c4) - 1
 
     view = cached_positions_view(cfg, method, float(base), int(train_len), head)
     T, label = len(view.tokens), METHOD_LABELS[method]
@@ -196,14 +199,43 @@ def _body() -> None:
         )
         st.caption("The dashed lines in the offset chart mark |j − i| = L − 1, the largest offset seen in training.")
 
-    where_next(
-        "attention sinks, StreamingLLM's window and linear attention; the KV cache, GQA and "
-        "FlashAttention; or the sinusoidal table up close.",
-        ["pages/14_Sinks_and_linear_attention.py", "pages/13_Efficient_attention.py", "pages/6_Positional_encoding.py"],
-    )
+    offset_only = [METHOD_LABELS[s.method] for s in view.summaries if s.spread is not None and s.spread < 1e-6]
+    absolute = [METHOD_LABELS[s.method] for s in view.summaries if s.spread is not None and s.spread >= 1e-6]
+    far = max(T - 1, 1)
+    questions = [
+        Question(
+            "Which of the four methods give a score that depends only on how far apart two tokens are, here?",
+            (f"{' and '.join(offset_only)}: their spread at equal offset is below 10⁻⁶" if offset_only else "None")
+            + (f"; {' and '.join(absolute)} depend on the absolute positions" if absolute else "")
+            + " (the table above).",
+        ),
+        Question(
+            f"How much does ALiBi's head {head + 1} subtract from a score at distance {far}?",
+            f"Its slope m = {fmt(view.slopes[head])} times {far}: {fmt(view.slopes[head] * far)}. The steepest head "
+            f"subtracts {fmt(view.slopes[0] * far)}, the flattest {fmt(view.slopes[-1] * far)}.",
+        ),
+    ]
+    if T > train_len:
+        questions.append(
+            Question(
+                f"The input has {T} tokens and training saw at most L = {train_len}. Which method cannot run at all?",
+                f"The learned table: it has rows for positions 0 to {train_len - 1} only, so position {train_len} "
+                "has none (an index error in a real model). The formulas (sinusoidal, RoPE, ALiBi) give every "
+                "position a value.",
+            )
+        )
+    return questions
 
 
-_body()
-show_code(
-    pair_scores, offset_profile, position_attention, apply_rope, alibi_bias, learned_position_table, lookup_positions
+page.run(
+    _draw,
+    code=(
+        pair_scores,
+        offset_profile,
+        position_attention,
+        apply_rope,
+        alibi_bias,
+        learned_position_table,
+        lookup_positions,
+    ),
 )

@@ -5,32 +5,23 @@ import streamlit as st
 
 from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
-from ui.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_weights, weight_scale
+from ui.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
 from ui.compute import cached_comparison, cached_run, cached_saturation
-from ui.controls import (
-    ControlSet,
-    Outputs,
-    current,
-    reserve_outputs,
-    set_current,
-    show_outputs,
-    whatif_controls,
-    write_url,
-)
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
+from ui.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle
+from ui.lesson import Question
+from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
 from ui.metrics import metric_row, saturation_metric
-from ui.partial import body, rerun_body
+from ui.page import Page
+from ui.partial import rerun_body
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
-page_setup(
-    "Compare",
-    "⚖️",
+page = Page(
+    __file__,
     "Two settings side by side, A and B, each with its own controls in the sidebar: their weights, saturation "
     "and outputs, and the difference B − A.",
 )
-shared = current()
+shared = page.setting()
 A_SET, B_SET = ControlSet("whatif_a", "a_", "a_"), ControlSet("whatif_b", "b_", "b_")
 SHOW = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed")
 LABELS = {
@@ -72,46 +63,44 @@ def _mean(sat, key):
     return float(np.mean([s[key] for s in sat]))
 
 
-def _controls() -> tuple[Outputs, object]:
+def _controls() -> tuple:
     """The full-run part: A's and B's controls in the sidebar, the reset, the head picker; the body's places."""
+    page.keep_in_url()  # the shared setting stays in the link (the reset goes back to it)
+    live = live_on()
+    leaf = LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS  # live maps hold the scores
     with st.sidebar.expander("Settings of A", expanded=True):
-        cfg_a = whatif_controls(st, A_SET, SHOW, default=shared.replace(scaled=True), label_suffix=" (A)")
+        cfg_a = page.whatif_set(A_SET, st, SHOW, default=shared.replace(scaled=True), label_suffix=" (A)", leaf=leaf)
     with st.sidebar.expander("Settings of B", expanded=True):
-        cfg_b = whatif_controls(st, B_SET, SHOW, default=shared.replace(scaled=False), label_suffix=" (B)")
+        cfg_b = page.whatif_set(B_SET, st, SHOW, default=shared.replace(scaled=False), label_suffix=" (B)", leaf=leaf)
     st.sidebar.button("Reset A and B to the shared setting (scaling on / off)", key="cmp_reset", on_click=_reset)
-    out = reserve_outputs()
+    stretch_toggle()
     top_left, top_right = st.columns([3, 1])  # the opening sentence and the head picker share one row
     H = max(cfg_a.n_heads, cfg_b.n_heads)
-    index_picker("head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right, on_change=rerun_body)
-    return out, top_left
-
-
-@body
-def _body(out: Outputs, top_left) -> None:
-    """Notices and URL of both sides, then their weights, saturation, outputs and the differences."""
-    write_url(shared)  # first: the share link (drawn with B's outputs) carries every parameter
-    cfg_a, cfg_b = show_outputs(Outputs(out.notes, None), A_SET), show_outputs(Outputs(out.notes, out.side), B_SET)
-    diffs = differing_settings(cfg_a, cfg_b)
-    parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in diffs]
-    if not parts:
-        top_left.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
-    else:
-        listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-        top_left.markdown(
-            f"A and B differ in {'one setting' if len(parts) == 1 else f'{len(parts)} settings'}: {listed}. "
-            "Everything else is the same."
-        )
-
-    run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
-    sat_a, sat_b = cached_saturation(cfg_a), cached_saturation(cfg_b)
-    head = st.session_state["cmp_head"]
-    ha, hb = min(head, cfg_a.n_heads - 1), min(head, cfg_b.n_heads - 1)
-    if ha != head or hb != head:
-        st.caption(f"A has {cfg_a.n_heads} head(s) and B {cfg_b.n_heads}; the side with fewer shows its last head.")
-    cmp = cached_comparison(cfg_a, cfg_b, ha, hb)
-
+    head = index_picker(
+        "head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right, on_change=rerun_body
+    )
     st.subheader("Attention weights")
-    c1, c2, c3 = st.columns(3)
+    live_toggle()
+    if live:
+        panels = [
+            Panel(
+                name,
+                cached_run(cfg),
+                setting_of(cfg, min(head, cfg.n_heads - 1), 0, stretching()),
+                release_into(cs, {"head": "cmp_head"}),
+                title=name,
+                controls=CONTROLS,
+                heads="picked",
+            )
+            for name, cfg, cs in (("A", cfg_a, A_SET), ("B", cfg_b, B_SET))
+        ]
+        live_maps("cmp_live", panels, diff=("A", "B"), size=150)
+    return top_left, st.container()
+
+
+def _static_weights(box, run_a, run_b, ha: int, hb: int, cmp) -> None:
+    """A's and B's picked heads and B − A drawn by the server (live maps off), on one colour scale."""
+    c1, c2, c3 = box.columns(3)
     pair = ((c1, run_a, ha, "A"), (c2, run_b, hb, "B"))
     scale = weight_scale(*(r.weights[h] for _, r, h, _ in pair), allowed=[r.mask for _, r, h, _ in pair])
     for col, run, h, name in pair:
@@ -150,6 +139,47 @@ def _body(out: Outputs, top_left) -> None:
         )
     else:
         c3.info(f"A has {run_a.T} tokens and B {run_b.T}: no difference map for maps of different shapes.")
+
+
+def _weights_said(box, cmp) -> None:
+    """Under the live maps: the largest change of a weight, from the numbers the server computed."""
+    if cmp.weight_diff is not None:
+        biggest = float(np.abs(cmp.weight_diff).max())
+        scale = f"stretched to ±{fmt(biggest)}" if stretching() and biggest > 0 else "−1 to 1"
+        box.caption(
+            f"A and B are drawn by your browser on one colour scale, B − A on {scale}, and follow A's and B's "
+            f"controls above them while you drag. Largest change of a weight at this setting: {fmt(biggest)}."
+        )
+
+
+def _draw(top_left, maps) -> list[Question]:
+    """What differs between A and B, then their weights, saturation, outputs and the differences."""
+    cfg_a, cfg_b = page.setting(A_SET), page.setting(B_SET)
+    diffs = differing_settings(cfg_a, cfg_b)
+    parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in diffs]
+    if not parts:
+        top_left.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
+    else:
+        listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        top_left.markdown(
+            f"A and B differ in {'one setting' if len(parts) == 1 else f'{len(parts)} settings'}: {listed}. "
+            "Everything else is the same."
+        )
+
+    run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
+    sat_a, sat_b = cached_saturation(cfg_a), cached_saturation(cfg_b)
+    head = st.session_state["cmp_head"]
+    ha, hb = min(head, cfg_a.n_heads - 1), min(head, cfg_b.n_heads - 1)
+    if ha != head or hb != head:
+        st.caption(f"A has {cfg_a.n_heads} head(s) and B {cfg_b.n_heads}; the side with fewer shows its last head.")
+    cmp = cached_comparison(cfg_a, cfg_b, ha, hb)
+    if live_on():
+        live_sync(
+            "cmp_live", {"A": setting_of(cfg_a, ha, 0, stretching()), "B": setting_of(cfg_b, hb, 0, stretching())}
+        )
+        _weights_said(maps, cmp)
+    else:
+        _static_weights(maps, run_a, run_b, ha, hb, cmp)
 
     st.subheader("Saturation (mean over heads) and the difference B − A")
 
@@ -217,9 +247,7 @@ def _body(out: Outputs, top_left) -> None:
                 f"‖Z_B − Z_A‖ / ‖Z_A‖ = {fmt(cmp.output_change)}, i.e. {fmt(100 * cmp.output_change)}% of A's size.",
             )
         )
-    check_yourself(questions)
+    return questions
 
 
-_body(*_controls())
-next_link("pages/8_Compare.py")
-show_code(run_whatif, compare_runs, differing_settings)
+page.run(_draw, _controls, code=(run_whatif, compare_runs, differing_settings))

@@ -14,35 +14,36 @@ from attention_core.linear_attention import (
 from attention_core.sinks import sink_attention, streaming_mask
 from ui.charts import Axes, show_mask, show_weights, weight_scale
 from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
-from ui.controls import share_box, sidebar_controls
-from ui.layout import page_setup, show_code
-from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars, vega, where_next
-from ui.page_params import PageParam, bind, head_param, note, restore, show_notes, write_params
+from ui.lesson import Question
+from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars, vega
+from ui.page import Page
+from ui.page_params import PageParam, bind, head_param, note
 from ui.state import keep
 from ui.text import fmt
 
-page_setup(
-    "Sinks and linear attention",
-    "🕳️",
+page = Page(
+    __file__,
     "A softmax must hand out a total weight of exactly 1, even when a head has nothing to read. **Attention "
     "sinks** give it somewhere else to put it. **Linear attention** drops the softmax altogether and turns "
     "attention into a recurrence with a state of fixed size.",
+    see_also=("pages/Masks.py", "pages/Positions.py"),
 )
-NO_SINK = PageParam("sk_none", "nosink", False, boolean=True)
-N_SINK = PageParam("sk_n_sink", "n_sink", 2, lo=0, hi=64, integer=True)
-WINDOW = PageParam("sk_window", "window", 4, lo=1, hi=512, integer=True)
+NO_SINK = PageParam("sk_none", "nosink", False, boolean=True, label="no sink (s = −∞): plain attention")
+N_SINK = PageParam("sk_n_sink", "n_sink", 2, lo=0, hi=64, integer=True, label="sink tokens kept (n_sink)")
+WINDOW = PageParam(
+    "sk_window", "window", 4, lo=1, hi=512, integer=True, label="recent tokens kept (window w, itself included)"
+)
 
 
-def _body() -> None:
+def share(v: float) -> str:
+    """A sum of weights near 1 as "1 − 2.3e-09", so that it does not round to 1.0000 on screen."""
+    return f"{v:.4f}" if 1 - v >= 5e-5 else f"1 − {1 - v:.1e}" if v < 1 else "1 (to float rounding)"
+
+
+def _draw() -> list[Question]:
     """Per-head sink logits, StreamingLLM's window, and linear attention as an RNN."""
-    cfg = sidebar_controls(
-        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"), share=False
-    )
+    cfg = page.whatif(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"))
     H = cfg.n_heads
-
-    head_choice = head_param("sk_head", H)
-    params = [NO_SINK, head_choice, N_SINK, WINDOW]
-    restore(params)
     sinks_first = default_sinks(H)  # heads added later (more heads in the sidebar) start at their default
     if "sk_sinks_seeded" not in st.session_state:  # the per-head sink logits travel as one list: sinks=-2,0,2,4
         sinks_first, notices = parse_sinks(st.query_params.get("sinks"), H)
@@ -63,7 +64,7 @@ def _body() -> None:
         'weight it takes is simply not spent, so a head can attend to "nothing". Without it, trained models '
         "dump the spare weight on the first token instead (the sink StreamingLLM keeps)."
     )
-    no_sink = st.toggle("no sink (s = −∞): plain attention", **bind(NO_SINK))
+    no_sink = page.control(NO_SINK)
     with st.expander(f"Sink logit s_h of each of the {H} heads", expanded=True):
         cols = st.columns(min(H, 4))
         for h in range(H):
@@ -77,16 +78,13 @@ def _body() -> None:
             )
     sinks = tuple(float(st.session_state[f"sk_sink_{h}"]) for h in range(H))
     head = (
-        st.columns([1, 3])[0].selectbox(
-            "head to look at (sinks and linear attention)", list(range(1, H + 1)), **bind(head_choice)
+        page.control(
+            head_param("sk_head", H, label="head to look at (sinks and linear attention)"), st.columns([1, 3])[0]
         )
         - 1
     )
     if st.query_params.get("sinks") != (sinks_text := ",".join(f"{s:g}" for s in sinks)):
         st.query_params["sinks"] = sinks_text
-    write_params(params)
-    share_box(st.sidebar)
-    show_notes()
 
     view = cached_sinks_view(cfg, sinks, no_sink)
     T = view.weights.shape[-1]
@@ -111,11 +109,6 @@ def _body() -> None:
             "real tokens, whether they are useful or not."
         )
     else:
-
-        def share(v: float) -> str:
-            """A sum of weights near 1 as "1 − 2.3e-09", so that it does not round to 1.0000 on screen."""
-            return f"{v:.4f}" if 1 - v >= 5e-5 else f"1 − {1 - v:.1e}" if v < 1 else "1 (to float rounding)"
-
         parts = [f"head {h + 1} (s = {sinks[h]:g}): {share(mean_sum[h])}" for h in range(H)]
         st.markdown(
             "Weight left on the real tokens, mean over the rows: "
@@ -143,8 +136,8 @@ def _body() -> None:
 
     st.subheader("StreamingLLM: keep the first tokens and a window")
     c1, c2 = st.columns(2)
-    n_sink = c1.slider("sink tokens kept (n_sink)", 0, 64, **bind(N_SINK))
-    window = c2.slider("recent tokens kept (window w, itself included)", 1, 512, **bind(WINDOW))
+    n_sink = page.control(N_SINK, c1)
+    window = page.control(WINDOW, c2)
     stream = cached_streaming_view(T, n_sink, window)
     c1, c2 = st.columns([3, 2])
     show_mask(
@@ -223,19 +216,40 @@ def _body() -> None:
         )
     )
 
-    where_next(
-        "how positions enter attention (RoPE, ALiBi); the KV cache, grouped-query attention and "
-        "FlashAttention; or masks up close.",
-        ["pages/12_Positions.py", "pages/13_Efficient_attention.py", "pages/5_Masks.py"],
-    )
+    hungriest = int(np.argmax(sinks)) if not no_sink else head
+    return [
+        Question(
+            f"How much of its weight does head {hungriest + 1} leave on the real tokens, on average over its rows?",
+            (
+                f"{share(mean_sum[hungriest])}: its sink logit s = {sinks[hungriest]:g} is the highest, so its sink "
+                "takes the most."
+                if not no_sink
+                else f"All of it ({mean_sum[hungriest]:.4f} with fully masked rows counted as 0): with no sink the "
+                "softmax spends the whole weight on the real tokens."
+            ),
+        ),
+        Question(
+            f"With n_sink = {n_sink} and w = {window}, how many keys can any query keep, and how many does the last "
+            f"query keep of {T}?",
+            f"At most n_sink + w = {n_sink + window}; the last query keeps {len(kept)} of {T}, so the key/value cache "
+            f"stays at {min(T, n_sink + window)} entries.",
+        ),
+        Question(
+            f"How many numbers does linear attention keep per head at T = {T}, and softmax attention's weights?",
+            f"{lin.state_numbers:,} (S of {lin.d_k} × {lin.d_v} plus z of {lin.d_k}), whatever T is; the weights "
+            f"hold T² = {T * T:,}.",
+        ),
+    ]
 
 
-_body()
-show_code(
-    sink_attention,
-    streaming_mask,
-    elu_feature_map,
-    linear_attention,
-    linear_attention_recurrent,
-    linear_attention_factorised,
+page.run(
+    _draw,
+    code=(
+        sink_attention,
+        streaming_mask,
+        elu_feature_map,
+        linear_attention,
+        linear_attention_recurrent,
+        linear_attention_factorised,
+    ),
 )

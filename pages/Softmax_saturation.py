@@ -15,16 +15,13 @@ from attention_core.sweep import (
 )
 from ui.charts import Axes, bar_chart, shared_domain, show_heatmap, weight_axis
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
-from ui.partial import body
+from ui.lesson import Question
+from ui.page import Page
 from ui.text import fmt
 from ui.vega import draw, spec_from_json
 
-page_setup(
-    "Softmax saturation",
-    "🌡️",
+page = Page(
+    __file__,
     "A score q·k is a sum of d_k products. With unit-variance entries its spread grows like √d_k, "
     "so for wide heads the softmax sees huge logits, puts all weight on one key and passes almost no "
     "gradient back. Dividing by √d_k keeps the spread at 1. Here both are **measured**.",
@@ -33,14 +30,13 @@ page_setup(
 
 def _controls() -> tuple:
     """The full-run part: the sidebar's controls, and the place for their notices and share link."""
-    sidebar_widgets(show=("seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
-    return (reserve_outputs(),)
+    page.whatif(show=("seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
+    return ()
 
 
-@body
-def _body(out: Outputs) -> None:
+def _draw() -> list[Question]:
     """The sweep over d_k for the sidebar's T and temperature, the marked setting, one row up close."""
-    cfg = show_outputs(out)
+    cfg = page.setting()
     T, tau, d_k = cfg.seq_len, cfg.temperature, cfg.d_k
     mode = "scaled by 1/√d_k" if cfg.scaled else "unscaled"
 
@@ -164,36 +160,36 @@ def _body(out: Outputs) -> None:
 
     half = next((p for p in sweep.unscaled if p.near_one_hot_share.mean >= 0.5), None)
     top = max(sweep.unscaled, key=lambda p: p.near_one_hot_share.mean)
-    check_yourself(
-        [
-            (
-                f"At your d_k = {d_k}, how large is the spread (std) of the raw scores q·k, and what does dividing by "
-                "√d_k make it?",
-                f"Measured {fmt(unscaled_pt.score_std.mean)} (theory √{d_k} = {fmt(math.sqrt(d_k))}); divided by √d_k it "
-                "is "
-                f"{fmt(scaled_pt.score_std.mean)} (theory 1).",
-            ),
-            (
-                f"In this sweep (T = {T}, τ = {tau:g}), from which d_k on does the unscaled softmax put over 99% of its "
-                "weight on "
-                "one key in at least half of the rows?",
-                f"From d_k = {half.d_k} ({half.near_one_hot_share.mean:.0%} of rows); scaled, that share is "
-                f"{sweep.scaled[sweep.d_ks.index(half.d_k)].near_one_hot_share.mean:.0%} there."
-                if half
-                else f"At no d_k up to {sweep.d_ks[-1]}: the largest share is {top.near_one_hot_share.mean:.0%} (at d_k "
-                f"= {top.d_k}).",
-            ),
-            (
-                f"Which temperature makes the unscaled softmax at d_k = {d_k} give exactly the weights of the scaled one "
-                "at "
-                f"τ = {tau:g}?",
-                f"τ·√d_k = {tau:g} × {fmt(math.sqrt(d_k))} = {fmt(tau * math.sqrt(d_k))}: dividing by √d_k is a "
-                "temperature.",
-            ),
-        ],
-    )
+    return [
+        (
+            f"At your d_k = {d_k}, how large is the spread (std) of the raw scores q·k, and what does dividing by "
+            "√d_k make it?",
+            f"Measured {fmt(unscaled_pt.score_std.mean)} (theory √{d_k} = {fmt(math.sqrt(d_k))}); divided by √d_k it "
+            "is "
+            f"{fmt(scaled_pt.score_std.mean)} (theory 1).",
+        ),
+        (
+            f"In this sweep (T = {T}, τ = {tau:g}), from which d_k on does the unscaled softmax put over 99% of its "
+            "weight on "
+            "one key in at least half of the rows?",
+            f"From d_k = {half.d_k} ({half.near_one_hot_share.mean:.0%} of rows); scaled, that share is "
+            f"{sweep.scaled[sweep.d_ks.index(half.d_k)].near_one_hot_share.mean:.0%} there."
+            if half
+            else f"At no d_k up to {sweep.d_ks[-1]}: the largest share is {top.near_one_hot_share.mean:.0%} (at d_k "
+            f"= {top.d_k}).",
+        ),
+        (
+            f"Which temperature makes the unscaled softmax at d_k = {d_k} give exactly the weights of the scaled one "
+            "at "
+            f"τ = {tau:g}?",
+            f"τ·√d_k = {tau:g} × {fmt(math.sqrt(d_k))} = {fmt(tau * math.sqrt(d_k))}: dividing by √d_k is a "
+            "temperature.",
+        ),
+    ]
 
 
-_body(*_controls())
-next_link("pages/3_Softmax_saturation.py")
-show_code(saturation_sweep, saturation_point, score_gradient, row_up_close, RowUpClose, setting_sentence)
+page.run(
+    _draw,
+    _controls,
+    code=(saturation_sweep, saturation_point, score_gradient, row_up_close, RowUpClose, setting_sentence),
+)

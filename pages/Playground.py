@@ -10,22 +10,22 @@ from attention_core.readout import logit_std, relative_difference, sharpness, un
 from ui.charts import show_token_dims, stretching
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
+from ui.controls import LEAF_CONTROLS, SHARED
 from ui.downloads import download_buttons
 from ui.export import snippet_core, snippet_torch
 from ui.head_grid import show_head_grid
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
+from ui.lesson import Question
+from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
 from ui.metrics import SATURATION_LABELS, metric_row, saturation_metric
-from ui.partial import body, rerun_body
+from ui.page import Page
+from ui.partial import rerun_body
 from ui.query_bars import query_bars
 from ui.tables import frame_table
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
-page_setup(
-    "Playground",
-    "🎛️",
+page = Page(
+    __file__,
     "Each token's query is compared with every key; the softmax turns those scores into weights; "
     "the output of a token is the weighted mix of the values. Move the sliders in the sidebar.",
 )
@@ -33,9 +33,10 @@ page_setup(
 
 def _controls() -> tuple:
     """The full-run part: the sidebar's what-if, classroom mode, the head and query pickers, the prediction
-    question and the Q/K/V toggle, with the places the body fills between them."""
-    cfg = sidebar_widgets()
-    out = reserve_outputs()
+    question, the live maps and the Q/K/V toggle, with the places the body fills between them. With live maps
+    the seed and the positional encoding rerun the page: they change the scores the maps were sent."""
+    live = live_on()
+    cfg = page.whatif(leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
     classroom_toggle()
     c1, c2 = st.columns(2)
     run = cached_run(cfg)
@@ -47,9 +48,17 @@ def _controls() -> tuple:
         "playground", (cfg, head, query), run.weights[head, query], run.tokens[query], run.tokens
     )
     maps = st.container()
+    with maps:
+        st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
+        live_toggle()
+        if revealed and live:
+            pickers = {"head": "pg_head", "query": "pg_query"}
+            setting = setting_of(cfg, head, query, stretching())
+            panel = Panel("", run, setting, release_into(SHARED, pickers), controls=CONTROLS, bars=True)
+            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300)
     st.subheader("Inputs and outputs")
     st.toggle("show Q, K, V of the picked head", key="pg_qkv", on_change=rerun_body)
-    return out, maps, st.container(), revealed
+    return maps, st.container(), revealed
 
 
 def _heads_table(sat: list[dict]) -> dict[str, list]:
@@ -59,30 +68,36 @@ def _heads_table(sat: list[dict]) -> dict[str, list]:
     }
 
 
-@body
-def _body(out: Outputs, maps, io, revealed: bool) -> None:
+def _draw(maps, io, revealed: bool) -> list[Question]:
     """Every head's map, one query's bars, saturation against the twin, X/Z, export (into the places)."""
-    cfg = show_outputs(out)
+    cfg = page.setting()
     run = cached_run(cfg)
     sat, twin_sat = cached_saturation(cfg), cached_twin_saturation(cfg)
     for note in run.notices:
-        out.notes.info(note)
+        page.notes.info(note)
     T, H, d_k = run.T, cfg.n_heads, cfg.d_k
     tokens = run.tokens
 
     scale_tex = rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {math.sqrt(d_k):.3g}" if cfg.scaled else r"1 \;(\text{scaling off})"
-    out.notes.latex(  # two lines, so that the formula fits 1280 px
+    page.notes.latex(  # two lines, so that the formula fits 1280 px
         rf"A = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
         rf"\quad \tau = {cfg.temperature:g}"
     )
-    out.notes.latex(rf"T = {T},\quad d_{{model}} = {cfg.d_model},\quad H = {H},\quad d_k = d_{{model}} / H = {d_k}")
+    page.notes.latex(rf"T = {T},\quad d_{{model}} = {cfg.d_model},\quad H = {H},\quad d_k = d_{{model}} / H = {d_k}")
     head, query = st.session_state["pg_head"], st.session_state["pg_query"]
     row = run.weights[head, query]
 
+    live = live_on()
     with maps:
         uniform = uniform_max_weight(run.mask, T, T)
-        if revealed:
-            st.subheader(f"Attention weights, one map per head ({H})")
+        if revealed and live:
+            live_sync("pg_live", {"": setting_of(cfg, head, query, stretching())})
+            grid_note = (
+                "The maps are drawn by your browser on one colour scale (its range is beside the controls) and "
+                "follow the controls above them while you drag; hover a cell for its tokens and weight, click a row "
+                "to pick its head and query."
+            )
+        elif revealed:
             grid_note = show_head_grid(
                 run.weights,
                 tokens,
@@ -91,6 +106,7 @@ def _body(out: Outputs, maps, io, revealed: bool) -> None:
                 size=150 if H > 1 else 300,
                 tile_px=128 if H > 4 else 256,
             )
+        if revealed:
             sharpest = int(np.argmax([s["max_weight"] for s in sat]))
             st.caption(
                 f"{grid_note} Rows are queries, columns keys; each row sums to 1. "
@@ -109,7 +125,7 @@ def _body(out: Outputs, maps, io, revealed: bool) -> None:
 
             st.subheader("One query up close")
             top = int(np.argmax(row))
-            note = query_bars(row, tokens, title=f"weights of query #{query + 1} in head {head + 1}")
+            note = "" if live else query_bars(row, tokens, title=f"weights of query #{query + 1} in head {head + 1}")
             if row.sum() == 0:
                 st.caption(
                     f"Query {md_escape(tokens[query])} may attend to no key under this mask: its weights are all 0 and "
@@ -242,9 +258,7 @@ def _body(out: Outputs, maps, io, revealed: bool) -> None:
                 f"{fmt(100 * change)}% of X's size: ‖Z − X‖ / ‖X‖ = {fmt(change)}.",
             ),
         ]
-        check_yourself(questions)
+    return questions
 
 
-_body(*_controls())
-next_link("pages/1_Playground.py")
-show_code(run_whatif, multi_head_attention, scaled_dot_product_attention, logit_std)
+page.run(_draw, _controls, code=(run_whatif, multi_head_attention, scaled_dot_product_attention, logit_std))

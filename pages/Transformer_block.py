@@ -8,16 +8,14 @@ from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_s
 from attention_core.transformer import decoder_block, encoder_block
 from ui.charts import bar_chart, is_vector, show_mask, show_token_dims, show_weights, weight_axis, weight_scale
 from ui.compute import cached_block
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
-from ui.partial import body, full_run, rerun_body
+from ui.lesson import Question
+from ui.page import Page
+from ui.partial import full_run, rerun_body
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
-page_setup(
-    "Transformer block",
-    "🏗️",
+page = Page(
+    __file__,
     "Attention is one sub-layer of a transformer block. Around it: a residual connection (add the input "
     "back), LayerNorm (re-centre and re-scale each token's vector), and a position-wise feed-forward "
     "network. An encoder block has one attention; a decoder block has a causal self-attention, then a "
@@ -40,8 +38,7 @@ def _block(cfg):
 def _controls() -> tuple:
     """The full-run part: the sidebar, the block's own controls and the head pickers, between the body's places.
     The input reruns the page (the "it" picker appears with the sentence); pre-norm and the decoder length do not."""
-    cfg = sidebar_widgets(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
-    out = reserve_outputs()
+    cfg = page.whatif(show=("d_model", "n_heads", "scaled", "temperature", "seed", "positional"))
     c1, c2, c3 = st.columns(3)
     c1.radio("Input", ["the 'it' sentence", "the shared what-if input"], key="tb_source", on_change=full_run)
     c2.toggle(
@@ -58,13 +55,12 @@ def _controls() -> tuple:
     looks = st.container()
     st.subheader("Decoder block")
     index_picker("decoder head", heads, key="tb_dhead", on_change=rerun_body)
-    return out, encoder, looks, st.container()
+    return encoder, looks, st.container()
 
 
-@body
-def _body(out: Outputs, encoder, looks, decoder) -> None:
+def _draw(encoder, looks, decoder) -> list[Question]:
     """The encoder and decoder diagrams, their maps and the residual figures, into the places."""
-    cfg = show_outputs(out)
+    cfg = page.setting()
     run = _block(cfg)
     norm_first, T_dec = st.session_state["tb_prenorm"], st.session_state["tb_tdec"]
     enc, dec, tokens, T, D = run.encoder, run.decoder, run.tokens, run.T, cfg.d_model
@@ -233,9 +229,7 @@ def _body(out: Outputs, encoder, looks, decoder) -> None:
                 f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff = 4 x d_model = {4 * D}).",
             )
         )
-        check_yourself(questions)
+        return questions
 
 
-_body(*_controls())
-next_link("pages/10_Transformer_block.py")
-show_code(run_block, encoder_block, decoder_block)
+page.run(_draw, _controls, code=(run_block, encoder_block, decoder_block))

@@ -7,17 +7,15 @@ from attention_core import shuffle_experiment, sinusoidal_positional_encoding
 from attention_core.positional import position_similarity, wavelengths
 from ui.charts import Axes, show_heatmap
 from ui.compute import cached_positions, cached_run, cached_shuffle
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
-from ui.partial import body, rerun_body
+from ui.lesson import Question
+from ui.page import Page
+from ui.partial import rerun_body
 from ui.positional_charts import curves_spec, distance_spec
 from ui.text import fmt, md_escape
 from ui.vega import draw
 
-page_setup(
-    "Positional encoding",
-    "📍",
+page = Page(
+    __file__,
     "Attention compares every token with every other one, but nothing in q·k says *where* a token is: "
     "shuffle the words and each word gets the same output as before. The sinusoidal encoding adds to each "
     "position a pattern of sines and cosines of different wavelengths, so order becomes part of the input.",
@@ -37,8 +35,8 @@ def _reshuffle() -> None:
 
 def _controls() -> tuple:
     """The full-run part: the sidebar, the curves' dimension picker and Reshuffle, between the body's places."""
-    cfg = sidebar_widgets(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
-    out, table = reserve_outputs(), st.container()
+    cfg = page.whatif(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
+    table = st.container()
     D = cfg.d_model
     st.multiselect(
         "Dimensions to draw as curves",
@@ -52,13 +50,12 @@ def _controls() -> tuple:
     if "pe_shuffle" not in st.session_state:
         st.session_state.pe_shuffle = 0
     st.button("Reshuffle", key="pe_reshuffle", on_click=_reshuffle)
-    return out, table, middle, st.container()
+    return table, middle, st.container()
 
 
-@body
-def _body(out: Outputs, table, middle, shuffle) -> None:
+def _draw(table, middle, shuffle) -> list[Question]:
     """The sinusoidal table, its curves, similarity by distance and the shuffle experiment, into the places."""
-    cfg = show_outputs(out)
+    cfg = page.setting()
     table.latex(
         r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "
         r"PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)"
@@ -189,9 +186,7 @@ def _body(out: Outputs, table, middle, shuffle) -> None:
                 f"{(D + 1) // 2}: one per sine/cosine pair of columns (d_model = {D}).",
             )
         )
-        check_yourself(questions)
+        return questions
 
 
-_body(*_controls())
-next_link("pages/6_Positional_encoding.py")
-show_code(sinusoidal_positional_encoding, wavelengths, position_similarity, shuffle_experiment)
+page.run(_draw, _controls, code=(sinusoidal_positional_encoding, wavelengths, position_similarity, shuffle_experiment))

@@ -11,14 +11,12 @@ from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
 from ui.charts import Axes, dim_labels, show_heatmap, show_mask, with_data
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
-from ui.controls import share_box, sidebar_controls
-from ui.layout import page_setup, show_code
-from ui.lesson import page_end
-from ui.page_params import PageParam, bind, restore, show_notes, write_params
+from ui.lesson import Question
+from ui.page import Page
+from ui.page_params import PageParam
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
-PAGE = "pages/13_Efficient_attention.py"
 MAX_LAYERS = 32
 MAX_CONTEXT, MAX_BATCH = 1_048_576, 1024
 
@@ -34,34 +32,57 @@ def page_params(T: int, H: int, kv_options: list[int]) -> dict[str, PageParam]:
             choices=tuple(kv_options),
             integer=True,
             why=f"for {H} query heads (KV heads must divide them)",
+            label="KV heads (G)",
+            help=f"Key/value heads shared by the {H} query heads; they must divide {H}. G = {H} is multi-head "
+            "attention, G = 1 is multi-query attention.",
         ),
-        PageParam("eff_step", "step", T // 2 + 1, lo=1, hi=T, integer=True, why=per_T),
-        PageParam("eff_window", "window", 3, lo=1, hi=T, integer=True, why=per_T),
-        PageParam("eff_layers", "layers", 3, lo=1, hi=MAX_LAYERS, integer=True),
-        PageParam("eff_tile", "tile", 2, lo=1, hi=T, integer=True, why=per_T),
-        PageParam("eff_fq", "fq", T, lo=1, hi=T, integer=True, why=per_T),
-        PageParam("eff_model", "llm", "Llama-2-70B", choices=tuple(MODELS_BY_NAME)),
-        PageParam("eff_ctx", "ctx", 4096, lo=1, hi=MAX_CONTEXT, integer=True),
-        PageParam("eff_batch", "batch", 1, lo=1, hi=MAX_BATCH, integer=True),
-        PageParam("eff_dtype", "dtype", "float16", choices=tuple(DTYPE_BYTES)),
+        PageParam(
+            "eff_step",
+            "step",
+            T // 2 + 1,
+            lo=1,
+            hi=T,
+            integer=True,
+            why=per_T,
+            label="decoding step t",
+            help="Which token is being generated.",
+        ),
+        PageParam("eff_window", "window", 3, lo=1, hi=T, integer=True, why=per_T, label="window w (keys per query)"),
+        PageParam("eff_layers", "layers", 3, lo=1, hi=MAX_LAYERS, integer=True, label="layers L"),
+        PageParam("eff_tile", "tile", 2, lo=1, hi=T, integer=True, why=per_T, label="tile size B (keys per tile)"),
+        PageParam("eff_fq", "fq", T, lo=1, hi=T, integer=True, why=per_T, label="query row to follow"),
+        PageParam("eff_model", "llm", "Llama-2-70B", choices=tuple(MODELS_BY_NAME), label="model", widget="selectbox"),
+        PageParam(
+            "eff_ctx",
+            "ctx",
+            4096,
+            lo=1,
+            hi=MAX_CONTEXT,
+            integer=True,
+            label="context (tokens)",
+            widget="number",
+            step=1024,
+        ),
+        PageParam(
+            "eff_batch", "batch", 1, lo=1, hi=MAX_BATCH, integer=True, label="batch (sequences)", widget="number"
+        ),
+        PageParam("eff_dtype", "dtype", "float16", choices=tuple(DTYPE_BYTES), label="dtype", widget="selectbox"),
     ]
     return {p.url: p for p in params}
 
 
-page_setup(
-    "Efficient attention",
-    "⚡",
+page = Page(
+    __file__,
     "How models like Llama and Mistral make attention affordable without changing its answer: a cache of "
     "keys and values for decoding, fewer K/V heads (GQA, MQA), windows of recent tokens, and FlashAttention's "
     "tiles. Each section checks the shortcut against plain attention and shows the difference as a number.",
 )
 
 
-def _body() -> None:
+def _draw() -> list[Question]:
     """KV cache, KV memory of real models, sliding windows and FlashAttention's tiles for the setting."""
-    cfg = sidebar_controls(
-        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional"),
-        share=False,
+    cfg = page.whatif(
+        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional")
     )
     base = cached_run(cfg.replace(mask="none"))
     T, H, d_k, tokens = base.T, cfg.n_heads, cfg.d_k, base.tokens
@@ -69,8 +90,6 @@ def _body() -> None:
 
     # the page's own settings: seeded from the URL once, fitted to what the current setting allows
     P = page_params(T, H, kv_options)
-    restore(list(P.values()))
-    show_notes()
 
     # ---- 1. the KV cache
     st.subheader("1. The KV cache: decoding one token at a time")
@@ -84,22 +103,8 @@ def _body() -> None:
         r"\qquad \text{cache} = (K_{<t}, V_{<t})"
     )
     c1, c2, c3 = st.columns(3)
-    G = c1.select_slider(
-        "KV heads (G)",
-        options=kv_options,
-        help=f"Key/value heads shared by the {H} query heads; they must divide {H}. G = {H} is multi-head "
-        "attention, G = 1 is multi-query attention.",
-        **bind(P["kv"]),
-    )
-    step = c2.slider(
-        "decoding step t",
-        min_value=1,
-        max_value=max(T, 2),
-        disabled=T == 1,
-        help="Which token is being generated.",
-        **bind(P["step"]),
-    )
-    step = min(step, T)
+    G = page.control(P["kv"], c1)
+    step = min(page.control(P["step"], c2), T)
     head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
 
     view = cached_decode_view(cfg.replace(mask="none", pad_count=0), G)  # the decode is causal: no mask in the key
@@ -163,11 +168,10 @@ def _body() -> None:
     # ---- 2. memory of real models
     st.subheader("2. KV-cache memory of real models: MHA vs GQA vs MQA")
     c1, c2, c3, c4 = st.columns(4)
-    model_name = c1.selectbox("model", options=list(MODELS_BY_NAME), **bind(P["llm"]))
-    model = MODELS_BY_NAME[model_name]
-    context = c2.number_input("context (tokens)", min_value=1, max_value=MAX_CONTEXT, step=1024, **bind(P["ctx"]))
-    batch = c3.number_input("batch (sequences)", min_value=1, max_value=MAX_BATCH, step=1, **bind(P["batch"]))
-    dtype = c4.selectbox("dtype", options=list(DTYPE_BYTES), **bind(P["dtype"]))
+    model = MODELS_BY_NAME[page.control(P["llm"], c1)]
+    context = page.control(P["ctx"], c2)
+    batch = page.control(P["batch"], c3)
+    dtype = page.control(P["dtype"], c4)
     n_bytes = DTYPE_BYTES[dtype]
     cached_ctx = min(context, model.sliding_window) if model.sliding_window else context
     st.latex(
@@ -232,11 +236,8 @@ def _body() -> None:
         r"\text{mask}_{ij} = [\,0 \le i - j < w\,],\qquad \text{receptive field after } L \text{ layers} = L(w-1)+1"
     )
     c1, c2 = st.columns(2)
-    window = c1.slider(
-        "window w (keys per query)", min_value=1, max_value=max(T, 2), disabled=T == 1, **bind(P["window"])
-    )
-    window = min(window, T)
-    layers = c2.slider("layers L", min_value=1, max_value=MAX_LAYERS, **bind(P["layers"]))
+    window = min(page.control(P["window"], c1), T)
+    layers = page.control(P["layers"], c2)
     wv = cached_window_view(T, window, layers)
     influence = wv.influence
     c1, c2, c3 = st.columns(3)
@@ -292,12 +293,8 @@ def _body() -> None:
         r"o' = e^{m - m'}\, o + \sum_j e^{s_j - m'} v_j,\qquad z = o / l"
     )
     c1, c2 = st.columns(2)
-    tile = c1.slider(
-        "tile size B (keys per tile)", min_value=1, max_value=max(T, 2), disabled=T == 1, **bind(P["tile"])
-    )
-    tile = min(tile, T)
-    fq = c2.slider("query row to follow", min_value=1, max_value=max(T, 2), disabled=T == 1, **bind(P["fq"]))
-    fq = min(fq, T) - 1
+    tile = min(page.control(P["tile"], c1), T)
+    fq = min(page.control(P["fq"], c2), T) - 1
     fv = cached_flash_view(cfg, head, tile)
     steps = fv.run.steps
     num = lambda x: "−∞" if x == -np.inf else fmt(float(x), 4)  # noqa: E731
@@ -381,36 +378,33 @@ def _body() -> None:
     )
     st.markdown(flash_text)
 
-    write_params(list(P.values()))
-    share_box(st.sidebar)
-    page_end(
-        PAGE,
-        [
-            (
-                f"At step {step}, how many key rows does the cache supply and how many are computed?",
-                f"{now.reused} come from the cache and 1 is computed (per KV head): the keys of earlier tokens never change.",
-            ),
-            (
-                f"{model.name} with {context:,} tokens: how much memory does GQA save over MHA?",
-                f"{fmt(mha)} GB vs {fmt(gb[list(variants)[1]])} GB: the cache shrinks by H / G = {model.heads} / "
-                f"{variants[list(variants)[1]]}.",
-            ),
-            (
-                f"How many layers of window {window} does the last token need to see all {T} tokens?",
-                f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {-(-(T - 1) // (window - 1))} layers."
-                if window > 1
-                else "With w = 1 a token sees only itself, in every layer: never.",
-            ),
-        ],
-    )
+    return [
+        (
+            f"At step {step}, how many key rows does the cache supply and how many are computed?",
+            f"{now.reused} come from the cache and 1 is computed (per KV head): the keys of earlier tokens never change.",
+        ),
+        (
+            f"{model.name} with {context:,} tokens: how much memory does GQA save over MHA?",
+            f"{fmt(mha)} GB vs {fmt(gb[list(variants)[1]])} GB: the cache shrinks by H / G = {model.heads} / "
+            f"{variants[list(variants)[1]]}.",
+        ),
+        (
+            f"How many layers of window {window} does the last token need to see all {T} tokens?",
+            f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {-(-(T - 1) // (window - 1))} layers."
+            if window > 1
+            else "With w = 1 a token sees only itself, in every layer: never.",
+        ),
+    ]
 
 
-_body()
-show_code(
-    decode_with_cache,
-    grouped_query_attention,
-    sliding_window_mask,
-    influence_by_layer,
-    _walk_tiles,
-    flash_attention_steps,
+page.run(
+    _draw,
+    code=(
+        decode_with_cache,
+        grouped_query_attention,
+        sliding_window_mask,
+        influence_by_layer,
+        _walk_tiles,
+        flash_attention_steps,
+    ),
 )

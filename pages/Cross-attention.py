@@ -10,19 +10,17 @@ from attention_core.cross_attention import run_cross_attention
 from attention_core.readout import sharpness
 from ui.charts import is_vector, show_weights
 from ui.compute import cached_cross
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
-from ui.layout import page_setup, show_code
-from ui.lesson import check_yourself, next_link
-from ui.partial import body, full_run, rerun_body
+from ui.lesson import Question
+from ui.page import Page
+from ui.partial import full_run, rerun_body
 from ui.query_bars import query_bars
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 DEFAULT_Q, DEFAULT_KV = "the cat sat on the mat", "le chat est assis sur le tapis"
 
-page_setup(
-    "Cross-attention",
-    "🔀",
+page = Page(
+    __file__,
     "In self-attention Q, K and V all come from the same sequence. In cross-attention the **queries** come "
     "from one sequence (say, the translation being written) and the **keys and values** from another (the "
     "sentence being translated), so the weight map is T_q x T_k, not square.",
@@ -57,8 +55,7 @@ def _sequences(cfg):
 def _controls() -> tuple:
     """The full-run part: the sidebar, the two sequences and the head and query pickers (the sequences rerun the
     page: the query picker lists their tokens); the places the body fills."""
-    cfg = sidebar_widgets(show=("d_model", "n_heads", "scaled", "temperature", "seed"))
-    out = reserve_outputs()
+    cfg = page.whatif(show=("d_model", "n_heads", "scaled", "temperature", "seed"))
     source = st.radio(
         "Sequences", ["typed sentences", "seeded random"], horizontal=True, key="ca_source", on_change=full_run
     )
@@ -80,13 +77,12 @@ def _controls() -> tuple:
     index_picker(
         "query token", cached_cross(q_cfg, kv_cfg).tokens_q, key="ca_query", container=c2, on_change=rerun_body
     )
-    return out, notes, st.container()
+    return notes, st.container()
 
 
-@body
-def _body(out: Outputs, notes, rest) -> None:
+def _draw(notes, rest) -> list[Question]:
     """The T_q x T_k map, a query's bars and the self-attention contrast, into the places."""
-    cfg = show_outputs(out)
+    cfg = page.setting()
     q_cfg, kv_cfg, _ = _sequences(cfg)
     run = cached_cross(q_cfg, kv_cfg)
     for note in run.notices:
@@ -168,28 +164,24 @@ def _body(out: Outputs, notes, rest) -> None:
             ).set_index("")
         )
 
-        check_yourself(
-            [
-                (
-                    f"What shape do the weights of head {head + 1} have here, and why is it not square?",
-                    f"{T_q} x {T_k}: one row per query token of the query sequence ({T_q} tokens), one column per key "
-                    f"of the key/value sequence ({T_k} tokens).",
-                ),
-                (
-                    f"Which key does query {md_escape(tok_q[q_row])} (#{q_row + 1}) attend to most in head {head + 1}, "
-                    "and does that mean anything?",
-                    f"{md_escape(tok_kv[top])} (#{top + 1}) with weight {fmt(float(row[top]))}. It means nothing yet: the "
-                    f"projection weights are random (seed {cfg.seed}) and untrained.",
-                ),
-                (
-                    "What shape does the output have, and what would change if the key/value sequence were longer?",
-                    f"{T_q} x {D}. A longer key/value sequence adds columns to the weights but the output keeps one row per "
-                    "query.",
-                ),
-            ],
-        )
+        return [
+            (
+                f"What shape do the weights of head {head + 1} have here, and why is it not square?",
+                f"{T_q} x {T_k}: one row per query token of the query sequence ({T_q} tokens), one column per key "
+                f"of the key/value sequence ({T_k} tokens).",
+            ),
+            (
+                f"Which key does query {md_escape(tok_q[q_row])} (#{q_row + 1}) attend to most in head {head + 1}, "
+                "and does that mean anything?",
+                f"{md_escape(tok_kv[top])} (#{top + 1}) with weight {fmt(float(row[top]))}. It means nothing yet: the "
+                f"projection weights are random (seed {cfg.seed}) and untrained.",
+            ),
+            (
+                "What shape does the output have, and what would change if the key/value sequence were longer?",
+                f"{T_q} x {D}. A longer key/value sequence adds columns to the weights but the output keeps one row per "
+                "query.",
+            ),
+        ]
 
 
-_body(*_controls())
-next_link("pages/7_Cross-attention.py")
-show_code(run_cross_attention, multi_head_attention)
+page.run(_draw, _controls, code=(run_cross_attention, multi_head_attention))

@@ -15,15 +15,12 @@ from attention_core.torch_attention import (
     softmax_torch,
 )
 from ui.compute import cached_implementations, cached_run
-from ui.controls import Outputs, reserve_outputs, show_outputs, sidebar_widgets
-from ui.layout import page_setup
-from ui.lesson import check_yourself, next_link
-from ui.partial import body
+from ui.lesson import Question
+from ui.page import Page
 from ui.text import fmt
 
-page_setup(
-    "Implementations",
-    "🧩",
+page = Page(
+    __file__,
     "The same multi-head attention, on the current input and weights, computed by every implementation "
     "we can run. The from-scratch versions are a few lines each; the table proves they compute what "
     "PyTorch's and Keras' own layers compute.",
@@ -36,14 +33,13 @@ st.latex(
 
 def _controls() -> tuple:
     """The full-run part: the sidebar's controls, and the place for their notices and share link."""
-    sidebar_widgets()
-    return (reserve_outputs(),)
+    page.whatif()
+    return ()
 
 
-@body
-def _body(out: Outputs) -> None:
+def _draw() -> list[Question]:
     """Every implementation on the sidebar's setting: the table of differences and times, and what it says."""
-    cfg = show_outputs(out)
+    cfg = page.setting()
     run = cached_run(cfg)
     with st.spinner("Running every implementation…"):
         rows = cached_implementations(cfg)
@@ -122,31 +118,28 @@ def _body(out: Outputs) -> None:
         "Layers that always divide by √d_k (nn.MultiheadAttention, Keras) get the setting folded into W_q."
     )
 
-    check_yourself(
-        [
-            (
-                "Which implementations return no attention weights, and why?",
-                (", ".join(no_weights) if no_weights else "None in this run")
-                + ": a fused kernel computes softmax(QKᵀ)V without ever storing the T x T weights, which saves memory.",
+    return [
+        (
+            "Which implementations return no attention weights, and why?",
+            (", ".join(no_weights) if no_weights else "None in this run")
+            + ": a fused kernel computes softmax(QKᵀ)V without ever storing the T x T weights, which saves memory.",
+        ),
+        (
+            "What is the largest difference from the NumPy reference in this table, and where does it come from?",
+            f"{worst_text}: "
+            + (
+                "every implementation computes in float32, which keeps about 7 significant digits; "
+                "the order of additions differs, so the last digits differ."
+                if worst > 0
+                else "for this setting every implementation returned exactly the reference's numbers."
             ),
-            (
-                "What is the largest difference from the NumPy reference in this table, and where does it come from?",
-                f"{worst_text}: "
-                + (
-                    "every implementation computes in float32, which keeps about 7 significant digits; "
-                    "the order of additions differs, so the last digits differ."
-                    if worst > 0
-                    else "for this setting every implementation returned exactly the reference's numbers."
-                ),
-            ),
-            (
-                "Which implementation was fastest for this setting, and is that a fair verdict?",
-                f"{fastest.name}, {fastest.time_ms:.3f} ms. One input on a shared server: the times move with the server's "
-                "load, and small inputs mostly measure call overhead.",
-            ),
-        ],
-    )
+        ),
+        (
+            "Which implementation was fastest for this setting, and is that a fair verdict?",
+            f"{fastest.name}, {fastest.time_ms:.3f} ms. One input on a shared server: the times move with the server's "
+            "load, and small inputs mostly measure call overhead.",
+        ),
+    ]
 
 
-_body(*_controls())
-next_link("pages/9_Implementations.py")
+page.run(_draw, _controls, code=(impls.compare_implementations,))

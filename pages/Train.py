@@ -13,8 +13,8 @@ from attention_core.training.ready import READY, READY_BY_NAME
 from attention_core.training.scores import prefix_matching_score
 from attention_core.training.trajectory import Trajectory, find_phase_change, from_trainer
 from ui.compute import cached_ready_layers, cached_ready_snapshot_view, cached_ready_trajectory
-from ui.layout import page_setup, show_code
-from ui.lesson import page_end
+from ui.lesson import Question
+from ui.page import Page
 from ui.training import (
     QUEUE,
     STEP_BUDGET,
@@ -25,18 +25,15 @@ from ui.training import (
 )
 from ui.training_views import curve_frame, curves_chart, layered, qk_chart, score_frame, scores_chart, show_head_maps
 
-PAGE = "pages/15_Train.py"
-page_setup(
-    "Train it yourself",
-    "🏋️",
+page = Page(
+    __file__,
     "Every other map in this app comes from weights someone chose. Here a tiny transformer **learns** where to "
     "look: train it on a toy task and watch its heads change. The ready experiment replays the landmark of "
     "Olsson et al. (2022): with two layers an *induction head* forms in a sudden phase change; one layer "
     "never gets there.",
-)
-st.latex(
-    r"\mathcal{L} = -\frac{1}{N}\sum_t \log p_\theta(y_t \mid x_{\le t}),\qquad "
-    r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}"
+    title="Train it yourself",
+    formula=r"\mathcal{L} = -\frac{1}{N}\sum_t \log p_\theta(y_t \mid x_{\le t}),\qquad "
+    r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}",
 )
 st.caption(
     "The loss is the cross-entropy of the next token; on a run of p random tokens repeated, an induction head "
@@ -77,43 +74,6 @@ def url_int(key: str, default: int, low: int, high: int) -> int:
     if clipped != value:
         notices.append(f"{key}={raw} is out of range {low}-{high}; using {clipped}")
     return clipped
-
-
-if "tr_seeded" not in ss:  # seed the widgets from the link once per session
-    ss.tr_seeded, ss.tr_sid = True, uuid.uuid4().hex
-    mode = qp.get("mode", "ready")
-    if mode not in ("ready", "live"):
-        notices.append(f"mode={mode!r} is not offered; using 'ready' (allowed: ready, live)")
-        mode = "ready"
-    ss.tr_mode = mode
-    run = qp.get("run", READY[0].name)
-    if run not in READY_BY_NAME:
-        notices.append(f"run={run!r} is not a ready experiment; using {READY[0].name!r}")
-        run = READY[0].name
-    ss.tr_run = run
-    cfg, cfg_notes = TrainConfig.clamped(**{f: qp.get(URL_NAMES.get(f, f)) for f in LIVE_FIELDS})
-    notices += cfg_notes
-    for f in LIVE_FIELDS:
-        ss[f"tr_{f}"] = getattr(cfg, f)
-    ss.tr_view = url_int("show", -1, -1, RANGES["steps"][1])
-    ss.tr_link_step = url_int("step", 0, 0, RANGES["steps"][1])
-    ss.tr_layer = url_int("layer", 0, 0, 2) - 1  # -1: pick the most telling head
-    ss.tr_head = url_int("head", 1, 1, 4) - 1
-    ss.tr_used = 0
-    ss.tr_playing = False
-for note in notices:
-    st.warning(f"Link: {note}", icon="⚠️")
-
-mode = st.radio(
-    "What to show",
-    ["ready", "live"],
-    key="tr_mode",
-    horizontal=True,
-    format_func={
-        "ready": "Ready experiment: induction heads (instant, shipped runs)",
-        "live": "Train live (your settings)",
-    }.get,
-)
 
 
 def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
@@ -376,25 +336,60 @@ def live_view() -> None:
     show_details(traj, index, lambda layer, head: snapshot_view(cfg, traj.params[index], layer, head), key="live")
 
 
-if mode == "ready":
-    ready_section()
-else:
-    live_section()
+def _draw() -> list[Question]:
+    """The link's settings (once per session), the choice of ready or live runs, and that section."""
+    if "tr_seeded" not in ss:  # seed the widgets from the link once per session
+        ss.tr_seeded, ss.tr_sid = True, uuid.uuid4().hex
+        mode = qp.get("mode", "ready")
+        if mode not in ("ready", "live"):
+            notices.append(f"mode={mode!r} is not offered; using 'ready' (allowed: ready, live)")
+            mode = "ready"
+        ss.tr_mode = mode
+        run = qp.get("run", READY[0].name)
+        if run not in READY_BY_NAME:
+            notices.append(f"run={run!r} is not a ready experiment; using {READY[0].name!r}")
+            run = READY[0].name
+        ss.tr_run = run
+        cfg, cfg_notes = TrainConfig.clamped(**{f: qp.get(URL_NAMES.get(f, f)) for f in LIVE_FIELDS})
+        notices.extend(cfg_notes)
+        for f in LIVE_FIELDS:
+            ss[f"tr_{f}"] = getattr(cfg, f)
+        ss.tr_view = url_int("show", -1, -1, RANGES["steps"][1])
+        ss.tr_link_step = url_int("step", 0, 0, RANGES["steps"][1])
+        ss.tr_layer = url_int("layer", 0, 0, 2) - 1  # -1: pick the most telling head
+        ss.tr_head = url_int("head", 1, 1, 4) - 1
+        ss.tr_used = 0
+        ss.tr_playing = False
+    for note in notices:
+        st.warning(f"Link: {note}", icon="⚠️")
 
-show_code(Trainer.train, prefix_matching_score, attention_parity, query_key_picture, train_chunk)
-page_end(
-    PAGE,
-    [
-        (
+    mode = st.radio(
+        "What to show",
+        ["ready", "live"],
+        key="tr_mode",
+        horizontal=True,
+        format_func={
+            "ready": "Ready experiment: induction heads (instant, shipped runs)",
+            "live": "Train live (your settings)",
+        }.get,
+    )
+    if mode == "ready":
+        ready_section()
+    else:
+        live_section()
+    return [
+        Question(
             "Why can one layer not form an induction head?",
             'An induction head needs two steps: a previous-token head writes "the token before me was X" into each '
-            "position, and a head in the next layer matches the current token against that. With one layer the keys only "
-            'know their own token and position, so no head can look for "the token after my earlier copy".',
+            "position, and a head in the next layer matches the current token against that. With one layer the keys "
+            'only know their own token and position, so no head can look for "the token after my earlier copy".',
         ),
-        (
+        Question(
             "Why do the repeat lengths vary from sequence to sequence?",
             "With a fixed period p the target is always p − 1 positions back, and one layer fakes induction with a "
             "fixed-offset positional head; varying p forces the content-based two-layer circuit.",
         ),
-    ],
-)
+    ]
+
+
+page.run(_draw, code=(Trainer.train, prefix_matching_score, attention_parity, query_key_picture, train_chunk))

@@ -1,0 +1,282 @@
+"""Live maps (ui/live): the browser's softmax equals attention_core's, the maps redraw many times while a slider
+is dragged, a release makes the value the page's setting (sidebar, URL, share link), the keyboard moves the live
+slider, typed text stays text, and AppTest still runs the pages that mount the component.
+
+The parity cases run softmax.js itself in Chromium on the float32 scores attention_core computes from the same q
+and k, and compare the weights with attention_core's to 1e-6."""
+
+import base64
+import json
+import re
+import struct
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+
+from attention_core import WhatIf, causal_mask, combine_masks, padding_mask, run_whatif, saturation_metrics
+from attention_core.attention import scaled_dot_product_attention
+from tests.apptest_util import app, run_ok, texts
+from ui import live
+
+# ---- the pure functions of softmax.js against attention_core
+
+CASES = [  # (id, H, T, d_k, scaled, temperature, mask, pad)
+    ("tau0.1-scaled", 4, 8, 16, True, 0.1, "none", 0),
+    ("tau1-unscaled", 4, 8, 16, False, 1.0, "none", 0),
+    ("tau10-scaled", 4, 8, 16, True, 10.0, "none", 0),
+    ("causal", 2, 12, 8, True, 1.0, "causal", 0),
+    ("padding", 2, 12, 8, True, 0.5, "padding", 5),
+    ("causal+padding", 3, 10, 4, False, 2.0, "causal+padding", 3),
+    ("fully-masked-rows", 2, 6, 4, True, 1.0, "causal+padding", 6),
+    ("one-token", 1, 1, 64, True, 1.0, "causal", 0),
+    ("512-tokens", 1, 512, 64, True, 1.0, "causal", 0),
+    ("16-heads", 16, 24, 4, True, 0.3, "padding", 4),
+]
+
+
+def _mask(kind: str, pad: int, T: int):
+    causal = causal_mask(T) if "causal" in kind else None
+    padded = padding_mask(T - min(pad, T), T) if "padding" in kind else None
+    return combine_masks(causal, padded)
+
+
+def _b64(a: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(a, dtype="<f4").tobytes()).decode()
+
+
+@pytest.fixture(scope="module")
+def js_page(browser_and_base):
+    """A blank page with softmax.js loaded as a module, its functions on window.live."""
+    browser, _ = browser_and_base
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.set_content("<html><body></body></html>")
+    page.add_script_tag(
+        content=live.SOFTMAX_JS + "\nwindow.live = {buildMask, attentionWeights, headFigures, colourScale};",
+        type="module",
+    )
+    page.wait_for_function("() => !!window.live")
+    yield page
+    ctx.close()
+
+
+JS_RUN = """([s64, expected64, H, T, dk, scaled, tau, kind, pad]) => {
+    const dec = (b) => new Float32Array(Uint8Array.from(atob(b), c => c.charCodeAt(0)).buffer);
+    const S = dec(s64), want = dec(expected64);
+    const mask = kind === "none" ? null : live.buildMask(kind, pad, T, T);
+    const A = live.attentionWeights(S, H, T, T, dk, scaled, tau, mask);
+    let diff = 0, nan = 0;
+    for (let k = 0; k < A.length; k++) { if (!Number.isFinite(A[k])) nan++; diff = Math.max(diff, Math.abs(A[k] - want[k])); }
+    return {diff, nan, figures: live.headFigures(A, H, T, T), mask: mask ? Array.from(mask) : null};
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_the_browsers_weights_equal_attention_cores(js_page, case):
+    _, H, T, dk, scaled, tau, kind, pad = case
+    rng = np.random.default_rng(H * 1000 + T)
+    q = rng.standard_normal((H, T, dk)).astype(np.float32)
+    k = rng.standard_normal((H, T, dk)).astype(np.float32)
+    S = q @ np.swapaxes(k, -1, -2)  # (H, T, T) float32, what ui.live sends
+    mask = _mask(kind, pad, T)
+    _, want = scaled_dot_product_attention(q, k, q, mask=mask, scaled=scaled, temperature=tau)
+    got = js_page.evaluate(JS_RUN, [_b64(S), _b64(want), H, T, dk, scaled, tau, kind, pad])
+    assert got["nan"] == 0 and got["diff"] < 1e-6, got["diff"]
+    if mask is not None:
+        assert got["mask"] == mask.astype(int).ravel().tolist()  # the same mask, cell for cell
+    sat = [saturation_metrics(want[h]).summary() for h in range(H)]
+    for f, s in zip(got["figures"], sat):
+        assert f["maxWeight"] == pytest.approx(s["max_weight"], abs=1e-6)
+        assert f["entropy"] == pytest.approx(s["entropy"], abs=1e-5)
+        assert f["effectiveTokens"] == pytest.approx(s["effective_tokens"], abs=1e-4)
+
+
+@pytest.mark.browser
+def test_the_browsers_stretched_scale_is_the_groups_as_in_python(js_page, monkeypatch):
+    import ui.charts as charts
+
+    rng = np.random.default_rng(3)
+    A = rng.dirichlet(np.ones(12), size=(4, 12)).astype(np.float32)  # (4, 12, 12) rows of weights
+    monkeypatch.setattr(charts, "stretching", lambda: True)
+    want = charts.weight_scale(A)
+    got = js_page.evaluate(
+        """([a64]) => { const A = new Float32Array(Uint8Array.from(atob(a64), c => c.charCodeAt(0)).buffer);
+            return live.colourScale(A, 4, 12, 12, null, true); }""",
+        [_b64(A)],
+    )
+    assert got[2] is True and got[0] == pytest.approx(want.lo, abs=1e-6) and got[1] == pytest.approx(want.hi, abs=1e-6)
+    assert js_page.evaluate("() => live.colourScale(new Float32Array(4), 1, 2, 2, null, false)") == [0, 1, False]
+
+
+# ---- Python's side: what the component is sent
+
+
+def test_the_component_is_sent_the_scores_once_per_input():
+    cfg = WhatIf(seq_len=6, d_model=16, n_heads=2, temperature=0.5)
+    run = run_whatif(cfg)
+    S = live.scores(run)
+    assert S.shape == (2, 6, 6) and S.dtype == np.float32
+    np.testing.assert_allclose(S, run.q @ np.swapaxes(run.k, -1, -2), rtol=1e-6)
+    hotter = run_whatif(cfg.replace(temperature=3.0, scaled=False, mask="causal"))
+    assert live.scores(hotter) is S  # a leaf setting reuses the same scores
+    setting = live.setting_of(cfg, 1, 2, False)
+    data = live.pack([S], {"scores": [{"H": 2, "Tq": 6, "Tk": 6}], "rows": ["<b>x</b>"] * 6, "setting": setting})
+    assert data[:4] == b"AEL1"
+    n = struct.unpack("<I", data[4:8])[0]
+    header = json.loads(data[8 : 8 + n])
+    start = 8 + n + (-n) % 4
+    assert header["rows"][0] == "<b>x</b>" and header["setting"]["temperature"] == 0.5  # labels travel as data
+    np.testing.assert_array_equal(np.frombuffer(data[start:], "<f4").reshape(2, 6, 6), S)
+
+
+def _release_script():
+    import streamlit as st
+
+    from ui.controls import SHARED, current
+    from ui.live import release_into
+
+    current()  # the session's setting, from the (empty) link
+    release_into(SHARED, {"head": "pg_head", "query": "pg_query"})(st.session_state["released"])
+
+
+KEYS = ("ctl_temperature", "ctl_scaled", "ctl_mask", "ctl_pad_count", "pg_head", "pg_query")
+
+
+@pytest.mark.parametrize(
+    "released, expected",
+    [
+        (
+            {"temperature": 0.37, "scaled": False, "mask": "causal+padding", "pad": 2, "head": 3, "query": 5},
+            (0.37, False, "causal+padding", 2, 3, 5),
+        ),
+        ({"temperature": 99.0, "scaled": False, "mask": "causal", "pad": 0, "head": 1, "query": 1}, None),
+        ({"temperature": 1.5, "scaled": True, "mask": "<script>", "pad": 0, "head": 1, "query": 1}, None),
+        (
+            {"temperature": 2.0, "scaled": True, "mask": "none", "pad": 0, "head": 9, "query": -1},
+            (2.0, True, "none", 0, None, None),
+        ),
+    ],
+    ids=["valid", "temperature-out-of-range", "unknown-mask", "picker-out-of-range"],
+)
+def test_a_release_becomes_the_pages_setting_and_bad_values_are_dropped(released, expected):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_release_script)
+    at.session_state["released"] = released
+    run_ok(at)
+    got = tuple(at.session_state[k] if k in at.session_state else None for k in KEYS)
+    if expected is None:  # refused as a whole: the widgets keep the link's setting
+        assert got[:4] == (1.0, True, "none", 0)
+    else:
+        assert got == expected
+
+
+def test_the_playground_mounts_the_maps_in_its_full_run_and_the_sync_in_its_body():
+    at = run_ok(app("pages/Playground.py", live=True))
+    assert len(at.get("bidi_component")) == 2  # the maps and their sync
+    assert "The maps are drawn by your browser on one colour scale" in texts(at)
+    at.toggle(key="live_maps").set_value(False)
+    run_ok(at)
+    assert len(at.get("bidi_component")) == 0 and "One map per head" in texts(at)  # the static path
+
+
+def test_classroom_mode_hides_the_live_maps_until_the_reveal():
+    at = run_ok(app("pages/Playground.py", {"classroom": "lock"}, live=True))
+    assert len(at.get("bidi_component")) == 0
+
+
+# ---- in the page, in Chromium
+
+MAPS = ".ae-live"
+READ_WEIGHTS = "el => Array.from(el.parentNode.__attentionExplorerLive.panels[0].A)"
+
+
+def _frames(page) -> int:
+    return int(page.locator(MAPS).first.get_attribute("data-frames"))
+
+
+def _url_temperature(url: str) -> float:
+    return float(re.search(r"temperature=([\d.]+)", url)[1])
+
+
+def _assert_maps_show(page, cfg: WhatIf) -> None:
+    """The live maps hold attention_core's weights for ``cfg`` (the page's static path draws these numbers)."""
+    got = page.locator(MAPS).first.evaluate(READ_WEIGHTS)
+    want = run_whatif(cfg).weights  # (H, T, T)
+    assert np.abs(np.asarray(got, dtype=np.float64) - want.ravel()).max() < 1e-6
+
+
+@pytest.mark.browser
+def test_a_drag_redraws_the_maps_before_the_release_which_becomes_the_setting(browser_and_base):
+    from tests.server_util import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground?seq_len=8&d_model=64&heads=4&temperature=1.0") as (page, dialogs):
+        page.wait_for_selector(MAPS)
+        page.wait_for_function("() => true")
+        slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        x0, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        before = _frames(page)
+        page.mouse.move(x0, y)
+        page.mouse.down()
+        for k in range(30):  # a third of the slider, 30 moves
+            page.mouse.move(x0 - (k + 1) * box["width"] / 90, y)
+            page.wait_for_timeout(20)
+        during = _frames(page) - before
+        assert "temperature=1.0" in page.url  # nothing has reached the server yet
+        page.mouse.up()
+        assert during >= 10, f"the maps were drawn {during} times during the drag"
+        tau = float(page.locator(MAPS).first.get_attribute("data-temperature"))
+        assert 0.1 <= tau < 1.0
+        page.wait_for_url(lambda url: "temperature=" in url and _url_temperature(url) == tau, timeout=60000)
+        wait_for_app(page)
+        sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text="temperature")
+        sidebar.filter(has_text=f"{tau:g}").first.wait_for(timeout=30000)  # the sidebar shows the value
+        page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] summary').filter(
+            has_text="Share this experiment"
+        ).click()
+        assert f"temperature={tau:g}" in page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text()
+        _assert_maps_show(page, WhatIf(seq_len=8, d_model=64, n_heads=4, temperature=tau))
+        assert not dialogs
+        assert [t for kind, t in page.console if kind == "error" and "live" in t.lower()] == []
+
+
+@pytest.mark.browser
+def test_the_keyboard_moves_the_live_slider_and_the_maps(browser_and_base):
+    from tests.server_util import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground?seq_len=6&d_model=32&heads=2&temperature=1.0&scaled=0") as (page, _):
+        page.wait_for_selector(MAPS)
+        slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
+        slider.focus()
+        before = _frames(page)
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        page.wait_for_url(lambda url: _url_temperature(url) > 1.0, timeout=60000)
+        assert _frames(page) > before
+        tau = _url_temperature(page.url)
+        wait_for_app(page)
+        page.wait_for_timeout(500)
+        _assert_maps_show(page, WhatIf(seq_len=6, d_model=32, n_heads=2, temperature=tau, scaled=False))
+
+
+@pytest.mark.browser
+def test_a_typed_sentence_reaches_the_maps_as_text(browser_and_base):
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    text = "<img src=x onerror=alert(1)> it was <b>tired</b>"
+    with opened(browser, base + f"/Playground?input=sentence&sentence={quote(text)}") as (page, dialogs):
+        page.wait_for_selector(MAPS)
+        page.wait_for_timeout(1000)
+        assert page.locator(f"{MAPS} img, {MAPS} b").count() == 0  # no element made from the text
+        rows = page.locator(MAPS).first.evaluate("el => el.parentNode.__attentionExplorerLive.panels[0].spec.rows")
+        assert rows[:2] == ["<img", "src=x"] and "<b>tired</b>" in rows
+        assert not dialogs

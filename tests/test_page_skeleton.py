@@ -1,0 +1,77 @@
+"""The page skeleton (ui/page.py) and the registry (ui/registry.py): every page is listed, in reading order, and
+ends the same way: check questions computed for the setting, the next page, "see also" links, the code that ran,
+and a share box that carries the page's settings."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.apptest_util import PAGES, ROOT, app, run_ok
+from ui import registry
+
+
+def test_the_pages_on_disk_are_the_pages_in_the_registry(tmp_path):
+    assert registry.disagreements() == []
+    (tmp_path / "pages").mkdir()
+    for p in registry.PAGES[1:]:
+        (tmp_path / p.path).write_text("")
+    (tmp_path / "pages" / "Lookup.py").write_text("")
+    problems = registry.disagreements(tmp_path)
+    assert problems == [
+        "pages/Lookup.py has no line in ui/registry.PAGES: add PageInfo('pages/Lookup.py', label, icon, teaches)",
+        f"ui/registry.PAGES lists {registry.PAGES[0].path}, which is not a file in pages/",
+    ]
+    twice = (*registry.PAGES, registry.PAGES[0])
+    assert f"ui/registry.PAGES lists {registry.PAGES[0].path} twice" in registry.disagreements(ROOT, twice)
+
+
+def test_reading_order_starts_from_zero_and_every_page_has_a_next_but_the_last():
+    assert registry.PAGES[0].path == "pages/Step_by_step.py"  # the page that teaches from zero comes first
+    assert registry.next_page(registry.HOME) == registry.PAGES[0]
+    for a, b in zip(registry.PAGES, registry.PAGES[1:]):
+        assert registry.next_page(a.path) == b
+    assert registry.next_page(registry.PAGES[-1].path) is None
+    assert all(p.icon.startswith(":material/") for p in (registry.HOME_INFO, *registry.PAGES))  # no emoji boxes
+
+
+def test_readme_lists_every_page_in_reading_order():
+    readme = (ROOT / "README.md").read_text()
+    positions = []
+    for p in registry.PAGES:
+        heading = f"**{p.label}**"
+        assert heading in readme, f"README.md does not describe the page {p.label} ({p.path}): add '{heading}: ...'"
+        positions.append(readme.index(heading))
+    assert positions == sorted(positions), "README.md lists the pages out of the reading order of ui/registry.PAGES"
+
+
+@pytest.mark.parametrize("path", ["streamlit_app.py", *PAGES])
+def test_every_page_ends_the_same_way(path):
+    at = run_ok(app(path, timeout=120))
+    main_links = [(el.proto.page_script_hash, el.proto.label) for el in at.main.get("page_link")]
+    nxt = registry.next_page(path)
+    labels = [label for _, label in main_links]
+    if nxt is not None:
+        assert f"{nxt.label}: {nxt.teaches}" in labels, f"{path}: no link to the next page {nxt.label}"
+    checks = [e for e in at.subheader if e.value == "Check yourself"]
+    assert len(checks) == 1, f"{path}: {len(checks)} 'Check yourself' headings"
+    questions = [e for e in at.expander if e.label[:1].isdigit()]
+    assert questions and all(e.markdown and e.markdown[0].value.strip() for e in questions), path
+    if path != "streamlit_app.py":
+        assert any(e.label == "Show the code that ran" for e in at.expander), path
+    assert any("Share this experiment" in e.label for e in at.sidebar.expander), f"{path}: no share box"
+
+
+def test_a_see_also_link_must_name_a_registered_page():
+    """Page(see_also=...) looks each path up when the page starts: a wrong one fails at once, naming the pages."""
+    with pytest.raises(LookupError, match="not in ui/registry.PAGES"):
+        registry.info("pages/Nowhere.py")
+
+
+def test_a_page_file_is_small_and_uses_the_skeleton():
+    """A page declares its lesson and hands the rest to ui.page.Page: no page draws its own ending or URL."""
+    for path in PAGES:
+        text = (ROOT / path).read_text()
+        assert "page = Page(" in text and "page.run(" in text, f"{path} does not use the page skeleton"
+        for banned in ("set_page_config", "collect_garbage", "st.page_link", "share_box", "write_url("):
+            assert banned not in text, f"{path} calls {banned} itself; ui.page.Page does it for every page"
+    assert Path(ROOT / "ui" / "page.py").read_text().count("collect_garbage()") >= 1

@@ -1,0 +1,224 @@
+"""Live attention maps: every head's weights redrawn in the browser while a control moves.
+
+A learner dragging the temperature, or flipping the scaling, sees every head sharpen or melt at every animation
+frame; the server hears about the value once, on release. The split:
+
+- Python sends, once per full-run setting, what the softmax needs: the raw scores S = Q Kᵀ of every head
+  (float32), d_k, the token labels and the setting (``pack``); a page mounts it in its full run with
+  :func:`live_maps`. The scores do not depend on the temperature, the scaling or the mask, so a change of
+  those sends no new scores.
+- The browser (``softmax.js``: one pure function per formula; ``maps.js``: the drawing) computes
+  A = softmax(S / (s·τ)) under the mask for the value under the thumb and draws every map on one colour scale,
+  the picked query's bars and each head's figures.
+- On release the component reports ``setting``; :func:`live_maps`' callback puts it into the page's own controls
+  (the sidebar's temperature, scaling, mask and pad count, the page's head and query pickers), and the page
+  reruns: the sidebar shows the value, the URL and the share link carry it, the sentences are computed for it.
+- A sidebar change that reruns only the page's body (ui/partial.py) does not resend the scores: the body draws
+  :func:`live_sync`, a small component carrying the new setting, which the maps of the same key take.
+
+Python stays the source of truth for every number a sentence states; the JavaScript is tested in Chromium
+against attention_core (tests/test_live_maps.py).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from attention_core import WhatIf
+from attention_core.whatif import WhatIfRun
+from ui.cache import ByteLRU, register
+from ui.images import lut
+from ui.vega import digest
+
+HERE = Path(__file__).parent
+SOFTMAX_JS = (HERE / "softmax.js").read_text(encoding="utf-8")
+MAPS_JS = (HERE / "maps.js").read_text(encoding="utf-8")
+SYNC_JS = (HERE / "sync.js").read_text(encoding="utf-8")
+CSS = (HERE / "live.css").read_text(encoding="utf-8")
+
+# one ES module: softmax.js's pure functions, then the drawing (no build step, nothing fetched)
+_MAPS = st.components.v2.component("attention_explorer.live_maps", js=SOFTMAX_JS + "\n" + MAPS_JS, css=CSS)
+_SYNC = st.components.v2.component("attention_explorer.live_sync", js=SYNC_JS)
+
+MAGIC = b"AEL1"
+CONTROLS = ("temperature", "scaled", "mask")  # what the maps' own controls can move
+_SCORES = register(ByteLRU("ui.live.scores", 64 * 2**20))  # S = Q Kᵀ of a setting, float32, by its inputs
+
+
+def scores(run: WhatIfRun) -> np.ndarray:
+    """The raw scores S = Q Kᵀ of every head, ``(H, T, T)`` float32, kept per input (the temperature, the scaling
+    and the mask do not change them)."""
+    cfg = run.config
+    key = cfg.replace(temperature=1.0, scaled=True, mask="none", pad_count=0)
+    return _SCORES.get_or_compute(key, lambda: np.ascontiguousarray(run.q @ np.swapaxes(run.k, -1, -2), np.float32))
+
+
+def setting_of(cfg: WhatIf, head: int, query: int, stretch: bool) -> dict:
+    """The part of a setting the maps redraw for (what the component's controls and pickers move)."""
+    return {
+        "temperature": float(cfg.temperature),
+        "scaled": bool(cfg.scaled),
+        "mask": cfg.mask,
+        "pad": int(cfg.pad_count),
+        "head": int(head),
+        "query": int(query),
+        "stretch": bool(stretch),
+    }
+
+
+def pack(arrays: list[np.ndarray], header: dict) -> bytes:
+    """ "AEL1", the header's length, the header as JSON (padded to 4 bytes), then each score array as
+    little-endian float32, in order (the header's ``scores`` gives their shapes)."""
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    pad = b" " * ((4 - len(text) % 4) % 4)
+    body = b"".join(np.ascontiguousarray(S, dtype="<f4").tobytes() for S in arrays)
+    return MAGIC + struct.pack("<I", len(text)) + text + pad + body
+
+
+def _rev() -> int:
+    """The number of this session's runs that drew live maps: the newer of two settings wins in the browser."""
+    st.session_state["_live_rev"] = st.session_state.get("_live_rev", 0) + 1
+    return st.session_state["_live_rev"]
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One setting the live maps draw (the Playground has one, Compare A and B, Masks one per mask)."""
+
+    name: str  # how its setting comes back ("" for a page's only panel)
+    run: WhatIfRun  # the setting's run: its scores and labels
+    setting: dict  # setting_of(...): what the browser redraws for
+    on_release: object  # callable(setting dict): makes a released setting the page's own (release_into)
+    title: str = ""  # drawn above its maps ("A", "causal")
+    controls: tuple[str, ...] = ()  # its own live controls: "temperature", "scaled", "mask"
+    heads: str = "all"  # "all" heads, or the "picked" one (setting["head"])
+    bars: bool = False  # draw the picked query's weights as bars
+    mask: str | None = None  # a mask the panel always shows, whatever its setting (Masks' rows)
+    size: int | None = None  # CSS px of its maps (default: live_maps' size)
+
+
+def live_maps(
+    key: str,
+    panels: list[Panel],
+    *,
+    shared: tuple[str, ...] = (),
+    diff: tuple[str, str] | None = None,
+    size: int = 150,
+) -> None:
+    """Mount live maps of ``panels`` on one colour scale (in the page's full run: the scores travel once per
+    input). ``shared`` controls (a common bar) move every panel at once; ``diff`` = (a, b) also draws b − a of
+    their picked heads. When the learner lets go of a control or picks a map cell, each panel's ``on_release``
+    receives its setting and the page reruns whole (the sidebar, the URL and the sentences follow)."""
+    arrays, shapes, index = [], [], {}
+    for p in panels:
+        S = scores(p.run)
+        if id(S) not in index:
+            index[id(S)] = len(arrays)
+            arrays.append(S)
+            shapes.append(dict(zip(("H", "Tq", "Tk"), S.shape)))
+    header = {
+        "key": ":".join(f"{digest(S)}{S.shape}" for S in arrays)
+        + f":{hash(tuple(tuple(p.run.tokens) for p in panels))}",
+        "sync": key,
+        "scores": shapes,
+        "panels": [
+            {
+                "name": p.name,
+                "title": p.title,
+                "scores": index[id(scores(p.run))],
+                "dk": int(p.run.config.d_k),
+                "rows": list(p.run.tokens),
+                "cols": list(p.run.tokens),
+                "heads": None if p.heads == "all" else [int(p.setting["head"])],
+                "setting": p.setting,
+                "controls": list(p.controls),
+                "bars": p.bars,
+                "mask": p.mask,
+                "size": p.size,
+            }
+            for p in panels
+        ],
+        "shared": list(shared),
+        "diff": list(diff) if diff else None,
+        "lut": lut("viridis").tolist(),
+        "lut_diverging": lut("diverging").tolist(),
+        "size": int(size),
+        "rev": _rev(),
+    }
+    by_name = {p.name: p for p in panels}
+
+    def released():
+        state = st.session_state.get(key) or {}
+        value = state.get("setting") if hasattr(state, "get") else None
+        if not isinstance(value, dict) or not isinstance(value.get("panels"), dict):
+            return
+        for name, setting in value["panels"].items():
+            if name in by_name and isinstance(setting, dict):
+                by_name[name].on_release(setting)
+
+    _MAPS(key=key, data=pack(arrays, header), default={"setting": None}, on_setting_change=released, height="content")
+
+
+def live_sync(key: str, settings: dict[str, dict]) -> None:
+    """In a page's body: hand a body-only rerun's settings (by panel name) to the live maps of ``key``, without
+    sending their scores again."""
+    _SYNC(key=f"{key}_sync", data={"key": key, "panels": settings, "rev": _rev()}, height=0)
+
+
+def release_into(cs, pickers: dict[str, str] | None = None):
+    """An ``on_release`` that makes the released setting the page's own: the what-if set ``cs``'s widgets
+    (temperature, scaling, mask, pad count) and the page's pickers (``{"head": widget key, "query": widget key}``).
+    Values are checked as a link's would be: a setting the WhatIf refuses, or a picker out of range, is dropped."""
+    from ui.controls import current
+
+    def apply(value: dict) -> None:
+        cfg = current(cs)
+        try:
+            new = cfg.replace(
+                temperature=float(value.get("temperature", cfg.temperature)),
+                scaled=bool(value.get("scaled", cfg.scaled)),
+                mask=str(value.get("mask", cfg.mask)),
+                pad_count=int(value.get("pad", cfg.pad_count)),
+            )
+        except (TypeError, ValueError):
+            return
+        for name in ("temperature", "scaled", "mask", "pad_count"):
+            st.session_state[cs.widget_key(name)] = getattr(new, name)
+        st.session_state[cs.notice_key] = []
+        limits = {"head": new.n_heads, "query": None}
+        for what, widget in (pickers or {}).items():
+            v = value.get(what)
+            if isinstance(v, int) and v >= 0 and (limits.get(what) is None or v < limits[what]):
+                st.session_state[widget] = v
+
+    return apply
+
+
+LIVE_KEY = "live_maps"  # the kept toggle "live maps" (on by default)
+
+
+def live_on() -> bool:
+    """Whether the learner wants live maps (kept across pages; the toggle is drawn by :func:`live_toggle`)."""
+    from ui.state import kept_value
+
+    return bool(kept_value(LIVE_KEY, True))
+
+
+def live_toggle(box=None) -> bool:
+    """The toggle between live maps (drawn in the browser) and the static charts (drawn by the server)."""
+    from ui.state import kept_toggle
+
+    return kept_toggle(
+        box or st,
+        "live maps (redraw in the browser while a control moves)",
+        LIVE_KEY,
+        True,
+        help="On: the maps are drawn in your browser and follow the temperature, scaling and mask controls above "
+        "them while you drag; the page updates when you let go. Off: the server draws every map as a chart.",
+    )

@@ -1,0 +1,657 @@
+// Live attention maps: a Streamlit custom component (v2) that redraws attention weights in the browser while a
+// control moves, and reports the value to Python on release. Python stays the source of truth for every
+// number a sentence states; this module only draws the formula of softmax.js (prepended to it by
+// ui/live/__init__.py) for the values under the learner's thumb.
+//
+// Data (bytes, packed by ui/live/__init__.py): "AEL1", a uint32 header length, the header JSON (utf-8, padded to
+// a multiple of 4 bytes), then one float32 array of raw scores S = Q Kᵀ (H, Tq, Tk) per entry of header.scores.
+// The header:
+//   key      digest of the scores and labels (the same key: keep the drawing, take the new setting)
+//   sync     the key a body-only rerun's setting arrives under (ui/live/sync.js)
+//   scores   [{H, Tq, Tk}] the shapes of the score arrays, in the order they follow the header
+//   panels   [{name, title, scores (index), dk, rows, cols, heads (null = all), setting, controls, bars, mask,
+//            size}]:
+//            a panel is one setting drawn (Compare's A and B); rows / cols are token labels, drawn as canvas
+//            text, never as HTML; setting = {temperature, scaled, mask, pad, head, query, stretch}
+//   shared   controls in the common bar, moving every panel at once (Masks: the temperature and pad count)
+//   diff     ["A", "B"] to draw B − A of the picked heads (same shape only), or null
+//   lut, lut_diverging   256 x [r, g, b] colour tables (viridis; blue-white-red), as the server's images use
+//   size     CSS px of a map; rev: the Python run that sent it (the newer setting wins)
+
+const SYNC_EVENT = "attention-explorer-live-sync";
+const MAX_LABELLED = 16; // up to this many tokens a map has token labels and its cells are at least 12 px
+const LABEL_CHARS = 6;
+const TOP_BARS = 20; // above MAX_BARS keys only the largest weights are drawn as bars
+const MAX_BARS = 64;
+const BLANK = [225, 225, 225]; // masked cells (also hatched when they are large enough to show it)
+const MASKS = ["none", "causal", "padding", "causal+padding"];
+const MASK_NAMES = {
+  none: "none",
+  causal: "causal (no peeking ahead)",
+  padding: "padding (last keys are pads)",
+  "causal+padding": "causal + padding",
+};
+
+/** Split the packed bytes into the header and the float32 score arrays (views, no copy when aligned). */
+function unpack(bytes) {
+  const buf = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const magic = String.fromCharCode(buf[0], buf[1], buf[2], buf[3]);
+  if (magic !== "AEL1") throw new Error(`live maps: unknown data (${magic})`);
+  const n = new DataView(buf.buffer, buf.byteOffset + 4, 4).getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(buf.subarray(8, 8 + n)));
+  let start = 8 + n + ((4 - (n % 4)) % 4);
+  const scores = header.scores.map(({ H, Tq, Tk }) => {
+    const count = H * Tq * Tk;
+    const aligned = (buf.byteOffset + start) % 4 === 0;
+    const S = aligned
+      ? new Float32Array(buf.buffer, buf.byteOffset + start, count)
+      : new Float32Array(buf.slice(start, start + 4 * count).buffer); // (H, Tq, Tk)
+    start += 4 * count;
+    return S;
+  });
+  return { header, scores };
+}
+
+const short = (t) => (t.length <= LABEL_CHARS ? t : t.slice(0, LABEL_CHARS - 1) + "…");
+const fmt = (x) => (Math.abs(x) >= 1e-3 || x === 0 ? Number(x.toPrecision(3)).toString() : x.toExponential(1));
+const round3 = (x) => Number(x.toPrecision(3));
+const padded = (mask) => mask === "padding" || mask === "causal+padding";
+
+function el(tag, attrs = {}, parent = null) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "text") node.textContent = v;
+    else if (k === "class") node.className = v;
+    else node.setAttribute(k, v);
+  }
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+/** A bar of controls (temperature, scaling, mask, pad count) that moves the settings of some panels. */
+class ControlBar {
+  constructor(view, parent, names, panels, label) {
+    this.view = view;
+    this.panels = panels; // the panels this bar moves
+    const box = el("div", { class: "ae-controls", role: "group", "aria-label": `${label} controls` }, parent);
+    const tag = label ? ` (${label})` : "";
+    if (names.includes("temperature")) {
+      const lab = el("label", { class: "ae-control ae-temperature" }, box);
+      el("span", { text: `temperature τ${tag}` }, lab);
+      this.tau = el(
+        "input",
+        { type: "range", min: "-1", max: "1", step: "0.01", "aria-label": `temperature τ${tag} (live), 0.1 to 10` },
+        lab,
+      );
+      this.tauText = el("output", { class: "ae-value" }, lab);
+      this.tau.addEventListener("pointerdown", () => (view.dragging = true));
+      this.tau.addEventListener("input", () => {
+        this.set({ temperature: round3(10 ** Number(this.tau.value)) });
+        this.showTau();
+      });
+      this.tau.addEventListener("change", () => view.release("temperature"));
+    }
+    if (names.includes("scaled")) {
+      const lab = el("label", { class: "ae-control" }, box);
+      this.scaled = el("input", { type: "checkbox", "aria-label": `scale by 1/√d_k${tag} (live)` }, lab);
+      el("span", { text: `scale by 1/√d_k${tag}` }, lab);
+      this.scaled.addEventListener("change", () => {
+        this.set({ scaled: this.scaled.checked });
+        view.release("scaled");
+      });
+    }
+    if (names.includes("mask")) {
+      const lab = el("label", { class: "ae-control" }, box);
+      el("span", { text: `mask${tag}` }, lab);
+      this.mask = el("select", { "aria-label": `mask${tag} (live)` }, lab);
+      for (const m of MASKS) el("option", { value: m, text: MASK_NAMES[m] }, this.mask);
+      this.mask.addEventListener("change", () => {
+        this.set({ mask: this.mask.value });
+        this.sync();
+        view.release("mask");
+      });
+    }
+    if (names.includes("mask") || names.includes("pad")) {
+      this.padBox = el("label", { class: "ae-control ae-pad" }, box);
+      el("span", { text: `pad count${tag}` }, this.padBox);
+      const Tk = Math.max(...panels.map((p) => p.Tk));
+      this.pad = el("input", { type: "range", min: "0", max: String(Tk), step: "1", "aria-label": `pad count${tag} (live)` }, this.padBox);
+      this.padText = el("output", { class: "ae-value" }, this.padBox);
+      this.padAlways = names.includes("pad");
+      this.pad.addEventListener("pointerdown", () => (view.dragging = true));
+      this.pad.addEventListener("input", () => {
+        this.set({ pad: Number(this.pad.value) });
+        this.padText.textContent = this.pad.value;
+      });
+      this.pad.addEventListener("change", () => view.release("pad"));
+    }
+  }
+
+  set(values) {
+    for (const p of this.panels) Object.assign(p.setting, values);
+    this.view.schedule();
+  }
+
+  showTau() {
+    const t = this.panels[0].setting.temperature;
+    this.tauText.textContent = String(t);
+    this.tau.setAttribute("aria-valuetext", `temperature ${t}`);
+  }
+
+  /** Show the panels' setting (after Python sent one, or the mask changed what is offered). */
+  sync() {
+    const s = this.panels[0].setting;
+    if (this.tau && !this.view.dragging) {
+      this.tau.value = String(Math.round(Math.log10(s.temperature) * 100) / 100);
+      this.showTau();
+    }
+    if (this.scaled) this.scaled.checked = !!s.scaled;
+    if (this.mask) this.mask.value = s.mask;
+    if (this.pad) {
+      this.padBox.style.display = this.padAlways || padded(s.mask) ? "" : "none";
+      if (!this.view.dragging) this.pad.value = String(s.pad);
+      this.padText.textContent = String(s.pad);
+    }
+  }
+}
+
+/** One setting drawn: its scores, its weights for the setting under the thumb, and a map per head shown. */
+class Panel {
+  constructor(view, spec, S, shape) {
+    this.view = view;
+    this.name = spec.name;
+    this.spec = spec;
+    this.S = S;
+    this.H = shape.H;
+    this.Tq = shape.Tq;
+    this.Tk = shape.Tk;
+    this.setting = { ...spec.setting };
+    this.A = new Float32Array(this.H * this.Tq * this.Tk); // (H, Tq, Tk) the weights drawn now
+    this.mask = null;
+  }
+
+  heads() {
+    return this.spec.heads === null ? [...Array(this.H).keys()] : [Math.min(this.setting.head, this.H - 1)];
+  }
+
+  compute() {
+    const s = this.setting;
+    const kind = this.spec.mask || s.mask; // a panel may show one mask whatever the setting (Masks' rows)
+    this.mask = kind === "none" ? null : buildMask(kind, s.pad, this.Tq, this.Tk);
+    attentionWeights(this.S, this.H, this.Tq, this.Tk, this.spec.dk, s.scaled, s.temperature, this.mask, this.A);
+    this.figures = headFigures(this.A, this.H, this.Tq, this.Tk);
+  }
+
+  build(parent) {
+    const box = el("section", { class: "ae-panel", "aria-label": this.spec.title || "attention maps" }, parent);
+    if (this.spec.title) el("div", { class: "ae-panel-title", text: this.spec.title }, box);
+    if (this.spec.controls.length) this.bar = new ControlBar(this.view, box, this.spec.controls, [this], this.name);
+    this.grid = el("div", { class: "ae-grid" }, box);
+    this.maps = new Map();
+    if (this.spec.bars) {
+      this.barsBox = el("figure", { class: "ae-bars" }, box);
+      this.barsTitle = el("figcaption", { class: "ae-title" }, this.barsBox);
+      this.bars = el("canvas", { role: "img" }, this.barsBox);
+      this.barsNote = el("div", { class: "ae-figures" }, this.barsBox);
+    }
+  }
+
+  map(h) {
+    if (!this.maps.has(h)) {
+      const fig = el("figure", { class: "ae-map" }, this.grid);
+      const title = el("figcaption", { class: "ae-title" }, fig);
+      const canvas = el("canvas", { role: "img", tabindex: "0", "data-head": String(h) }, fig);
+      const figures = el("div", { class: "ae-figures" }, fig);
+      canvas.addEventListener("click", (e) => this.pick(h, this.view.cellAt(this, canvas, e)?.[0]));
+      canvas.addEventListener("mousemove", (e) => this.view.hover(this, h, canvas, e));
+      canvas.addEventListener("mouseleave", () => this.view.hideTip());
+      canvas.addEventListener("keydown", (e) => this.key(h, e));
+      this.maps.set(h, { fig, title, canvas, figures });
+    }
+    return this.maps.get(h);
+  }
+
+  /** Pick a head (and a query row): the page has one head and one query picker, so every panel follows. */
+  pick(head, query) {
+    for (const p of this.view.panels) {
+      p.setting.head = head;
+      if (query !== undefined) p.setting.query = Math.min(query, p.Tq - 1);
+    }
+    this.view.schedule();
+    this.view.release("pick");
+  }
+
+  key(h, e) {
+    const s = this.setting;
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      this.pick(h, Math.min(this.Tq - 1, Math.max(0, s.query + (e.key === "ArrowDown" ? 1 : -1))));
+    } else if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      this.pick(h);
+    }
+  }
+
+  draw(lo, hi, top) {
+    const shown = new Set(this.heads());
+    for (const [h, m] of this.maps) m.fig.style.display = shown.has(h) ? "" : "none";
+    for (const h of shown) this.view.drawMap(this, h, this.map(h), lo, hi);
+    if (this.bars) this.view.drawBars(this, top);
+  }
+}
+
+class LiveView {
+  constructor(parent, header, scores, setStateValue) {
+    this.parent = parent;
+    this.report = setStateValue;
+    this.frames = 0;
+    this.frameTimes = [];
+    this.dragging = false;
+    this.raf = 0;
+    this.key = header.key;
+    this.syncKey = header.sync;
+    this.h = header;
+    this.rev = header.rev;
+    this.panels = header.panels.map((spec) => new Panel(this, spec, scores[spec.scores], header.scores[spec.scores]));
+    this.build();
+    this.onSync = (e) => {
+      if (e.detail && e.detail.key === this.syncKey) this.receive(e.detail.panels, e.detail.rev);
+    };
+    window.addEventListener(SYNC_EVENT, this.onSync);
+    const kept = (window.__attentionExplorerLiveSync || {})[this.syncKey];
+    if (kept) this.receive(kept.panels, kept.rev);
+    this.schedule();
+  }
+
+  /** Settings from Python (a full run's header or a body rerun's sync), by panel name: taken unless the learner
+   *  is dragging (their thumb wins until they let go). */
+  receive(settings, rev) {
+    if (rev < this.rev || this.dragging) return;
+    this.rev = rev;
+    for (const p of this.panels) if (settings[p.name]) Object.assign(p.setting, settings[p.name]);
+    this.syncControls();
+    this.schedule();
+  }
+
+  build() {
+    const root = el("div", { class: "ae-live", "data-frames": "0" });
+    this.root = root;
+    const top = el("div", { class: "ae-top" }, root);
+    if (this.h.shared.length) this.bar = new ControlBar(this, top, this.h.shared, this.panels, "");
+    this.legend = el("div", { class: "ae-legend" }, top);
+    this.legendBar = el("canvas", { width: "160", height: "10", "aria-hidden": "true" }, this.legend);
+    this.legendText = el("span", { class: "ae-legend-text" }, this.legend);
+    const row = el("div", { class: this.panels.length === 1 && !this.h.diff ? "ae-panels ae-single" : "ae-panels" }, root);
+    for (const p of this.panels) p.build(row);
+    if (this.h.diff) {
+      const fig = el("figure", { class: "ae-panel ae-diff" }, row);
+      this.diffTitle = el("figcaption", { class: "ae-panel-title" }, fig);
+      this.diffCanvas = el("canvas", { role: "img", tabindex: "0" }, fig);
+      this.diffNote = el("div", { class: "ae-figures" }, fig);
+      this.diffCanvas.addEventListener("mousemove", (e) => this.hoverDiff(e));
+      this.diffCanvas.addEventListener("mouseleave", () => this.hideTip());
+    }
+    this.tip = el("div", { class: "ae-tip", role: "status" }, root);
+    this.parent.appendChild(root);
+    this.syncControls();
+  }
+
+  syncControls() {
+    if (this.bar) this.bar.sync();
+    for (const p of this.panels) if (p.bar) p.bar.sync();
+  }
+
+  /** The values go back to Python (one rerun), which makes them the page's setting. */
+  release(what) {
+    this.dragging = false;
+    const panels = {};
+    for (const p of this.panels) {
+      const s = p.setting;
+      panels[p.name] = {
+        temperature: s.temperature,
+        scaled: !!s.scaled,
+        mask: s.mask,
+        pad: s.pad,
+        head: s.head,
+        query: s.query,
+      };
+    }
+    this.report("setting", { panels, changed: what });
+  }
+
+  schedule() {
+    if (!this.raf) this.raf = requestAnimationFrame(() => this.draw());
+  }
+
+  /** Recompute every panel's weights for the settings under the thumb and draw them on one colour scale. */
+  draw() {
+    this.raf = 0;
+    for (const p of this.panels) p.compute();
+    const stretch = this.panels.some((p) => p.setting.stretch);
+    let [lo, hi, stretched] = [0, 1, false];
+    if (stretch) {
+      // the shared scale of every head shown: one sample of all of them, as ui.charts.weight_scale
+      const parts = this.panels.flatMap((p) => p.heads().map((h) => [p, h]));
+      const n = parts.reduce((a, [p]) => a + p.Tq * p.Tk, 0);
+      const all = new Float32Array(n);
+      const masks = new Uint8Array(n);
+      let o = 0;
+      for (const [p, h] of parts) {
+        const size = p.Tq * p.Tk;
+        all.set(p.A.subarray(h * size, (h + 1) * size), o);
+        if (p.mask) masks.set(p.mask, o);
+        else masks.fill(1, o, o + size);
+        o += size;
+      }
+      [lo, hi, stretched] = colourScale(all, 1, 1, n, masks, true);
+    }
+    for (const p of this.panels) p.draw(lo, hi, stretched ? hi : 1);
+    if (this.h.diff) this.drawDiff(stretched);
+    this.drawLegend(lo, hi, stretched);
+    this.frames += 1;
+    this.frameTimes.push(performance.now()); // when each frame was drawn (benchmarks/browser_feel.py reads them)
+    if (this.frameTimes.length > 600) this.frameTimes.splice(0, 300);
+    this.root.dataset.frames = String(this.frames);
+    this.root.dataset.temperature = String(this.panels[0].setting.temperature);
+  }
+
+  layout(p) {
+    const T = Math.max(p.Tq, p.Tk);
+    const labelled = p.Tq <= MAX_LABELLED && p.Tk <= MAX_LABELLED;
+    const side = p.spec.size || this.h.size;
+    // whole pixels a cell while the map fits (crisp), else a fraction (the browser averages the cells)
+    const cell = labelled ? Math.max(12, Math.floor(side / T)) : T <= side ? Math.floor(side / T) : side / T;
+    const margin = labelled ? 40 : 0;
+    const right = labelled ? 18 : 0; // the last key's label leans out to the right
+    return { labelled, cell, margin, w: margin + cell * p.Tk + right, hh: margin + cell * p.Tq };
+  }
+
+  paint(canvas, L, rows, cols, colour) {
+    const dpr = window.devicePixelRatio || 1;
+    if (canvas.width !== Math.round(L.w * dpr) || canvas.height !== Math.round(L.hh * dpr)) {
+      canvas.width = Math.round(L.w * dpr);
+      canvas.height = Math.round(L.hh * dpr);
+      canvas.style.width = `${L.w}px`;
+      canvas.style.height = `${L.hh}px`;
+    }
+    // one pixel per cell, coloured by `colour(k)` (an [r, g, b]), then scaled onto the canvas
+    const nr = rows.length;
+    const nc = cols.length;
+    if (!canvas.__pixels || canvas.__pixels.width !== nc || canvas.__pixels.height !== nr) {
+      canvas.__pixels = Object.assign(document.createElement("canvas"), { width: nc, height: nr });
+      canvas.__image = new ImageData(nc, nr);
+    }
+    const px = canvas.__image.data; // (nr, nc, 4) RGBA
+    for (let k = 0; k < nr * nc; k++) {
+      const rgb = colour(k);
+      px[4 * k] = rgb[0];
+      px[4 * k + 1] = rgb[1];
+      px[4 * k + 2] = rgb[2];
+      px[4 * k + 3] = 255;
+    }
+    canvas.__pixels.getContext("2d").putImageData(canvas.__image, 0, 0);
+    const ctx = canvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, L.w, L.hh);
+    ctx.imageSmoothingEnabled = L.cell < 1;
+    ctx.imageSmoothingQuality = "high";
+    ctx.drawImage(canvas.__pixels, L.margin, L.margin, L.cell * nc, L.cell * nr);
+    if (L.labelled) this.labels(ctx, L, rows, cols);
+    return ctx;
+  }
+
+  drawMap(p, h, m, lo, hi) {
+    const { Tq, Tk, A, mask } = p;
+    const L = this.layout(p);
+    const lut = this.h.lut;
+    const span = hi - lo || 1;
+    const base = h * Tq * Tk;
+    const ctx = this.paint(m.canvas, L, p.spec.rows, p.spec.cols, (k) =>
+      mask && !mask[k] ? BLANK : lut[Math.round(Math.min(1, Math.max(0, (A[base + k] - lo) / span)) * 255)],
+    );
+    if (mask && L.cell >= 6) this.hatch(ctx, mask, L, Tq, Tk);
+    const picked = h === Math.min(p.setting.head, p.H - 1);
+    if (picked && p.spec.bars) {
+      ctx.strokeStyle = "#c0392b";
+      ctx.lineWidth = 2;
+      const r = Math.min(p.setting.query, Tq - 1);
+      ctx.strokeRect(L.margin + 1, L.margin + r * L.cell + 1, L.cell * Tk - 2, Math.max(L.cell - 2, 1));
+    }
+    m.fig.classList.toggle("ae-picked", picked && p.spec.bars);
+    const q = p.spec.rows[Math.min(p.setting.query, Tq - 1)];
+    m.title.textContent = `head ${h + 1}` + (picked && p.spec.bars ? ` · picked, query ${q}` : "");
+    const f = p.figures[h];
+    m.figures.textContent = `max ${fmt(f.maxWeight)} · entropy ${fmt(f.entropy)} nats · ${fmt(f.effectiveTokens)} tokens`;
+    m.canvas.setAttribute("aria-label", this.describe(p, h, f));
+  }
+
+  /** Masked cells get a diagonal hatch on the grey, so that they differ from low weights by pattern too. */
+  hatch(ctx, mask, L, Tq, Tk) {
+    ctx.save();
+    ctx.strokeStyle = "rgba(90, 90, 90, 0.55)";
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (let i = 0; i < Tq; i++) {
+      for (let j = 0; j < Tk; j++) {
+        if (mask[i * Tk + j]) continue;
+        const x = L.margin + j * L.cell;
+        const y = L.margin + i * L.cell;
+        ctx.moveTo(x + 1, y + L.cell - 1);
+        ctx.lineTo(x + L.cell - 1, y + 1);
+      }
+    }
+    ctx.stroke();
+    ctx.restore();
+  }
+
+  labels(ctx, L, rows, cols) {
+    ctx.save();
+    ctx.fillStyle = getComputedStyle(this.root).color || "#1f2430";
+    ctx.font = `${Math.min(11, L.cell - 1)}px sans-serif`;
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "right";
+    rows.forEach((t, i) => ctx.fillText(short(t), L.margin - 3, L.margin + (i + 0.5) * L.cell));
+    ctx.textAlign = "left";
+    cols.forEach((t, j) => {
+      ctx.save();
+      ctx.translate(L.margin + (j + 0.5) * L.cell, L.margin - 3);
+      ctx.rotate(-Math.PI / 3);
+      ctx.fillText(short(t), 0, 0);
+      ctx.restore();
+    });
+    ctx.restore();
+  }
+
+  /** A map's text alternative: what it shows for the setting drawn, from the numbers drawn. */
+  describe(p, h, f) {
+    const { Tq, Tk, A } = p;
+    const i = Math.min(p.setting.query, Tq - 1);
+    const row = A.subarray((h * Tq + i) * Tk, (h * Tq + i + 1) * Tk);
+    let top = 0;
+    for (let j = 1; j < Tk; j++) if (row[j] > row[top]) top = j;
+    const q = p.spec.rows[i];
+    const where =
+      row[top] > 0 ? `query '${q}' attends most to '${p.spec.cols[top]}', ${fmt(row[top])}` : `query '${q}' may attend to no key`;
+    const name = p.spec.title ? `${p.spec.title}, head ${h + 1}` : `head ${h + 1}`;
+    return `${name}: ${Tq} x ${Tk} weights; ${where}; mean max weight ${fmt(f.maxWeight)}`;
+  }
+
+  cellAt(p, canvas, e) {
+    const L = this.layout(p);
+    const rect = canvas.getBoundingClientRect();
+    const x = ((e.clientX - rect.left) / rect.width) * L.w - L.margin;
+    const y = ((e.clientY - rect.top) / rect.height) * L.hh - L.margin;
+    const i = Math.floor(y / L.cell);
+    const j = Math.floor(x / L.cell);
+    return i >= 0 && j >= 0 && i < p.Tq && j < p.Tk ? [i, j] : null;
+  }
+
+  showTip(text, e) {
+    const box = this.root.getBoundingClientRect();
+    this.tip.textContent = text;
+    this.tip.style.display = "block";
+    this.tip.style.left = `${Math.max(0, Math.min(e.clientX - box.left + 12, box.width - 260))}px`;
+    this.tip.style.top = `${e.clientY - box.top + 14}px`;
+  }
+
+  hideTip() {
+    this.tip.style.display = "none";
+  }
+
+  hover(p, h, canvas, e) {
+    const cell = this.cellAt(p, canvas, e);
+    if (!cell) return this.hideTip();
+    const [i, j] = cell;
+    const blocked = p.mask && !p.mask[i * p.Tk + j];
+    const w = p.A[(h * p.Tq + i) * p.Tk + j];
+    const name = p.spec.title ? `${p.spec.title}, head ${h + 1}` : `head ${h + 1}`;
+    this.showTip(
+      `${name} · query ${p.spec.rows[i]} (#${i + 1}) → key ${p.spec.cols[j]} (#${j + 1}): ` +
+        (blocked ? "masked (weight 0)" : `weight ${w.toFixed(4)}`),
+      e,
+    );
+  }
+
+  /** B − A of the picked heads, on the scale of a weight (−1 to 1) unless the reader stretches. */
+  diffValues() {
+    const [a, b] = this.h.diff.map((n) => this.panels.find((p) => p.name === n));
+    if (a.Tq !== b.Tq || a.Tk !== b.Tk) return null;
+    const ha = Math.min(a.setting.head, a.H - 1);
+    const hb = Math.min(b.setting.head, b.H - 1);
+    const n = a.Tq * a.Tk;
+    const d = new Float32Array(n); // (Tq, Tk)
+    for (let k = 0; k < n; k++) d[k] = b.A[hb * n + k] - a.A[ha * n + k];
+    return { a, b, ha, hb, d };
+  }
+
+  drawDiff(stretched) {
+    const v = this.diffValues();
+    if (!v) {
+      this.diffCanvas.style.display = "none";
+      this.diffTitle.textContent = "B − A";
+      this.diffNote.textContent = "A and B have different numbers of tokens: no difference map.";
+      return;
+    }
+    this.diffCanvas.style.display = "";
+    let big = 0;
+    for (const x of v.d) big = Math.max(big, Math.abs(x));
+    const lim = stretched ? big || 1 : 1;
+    const lut = this.h.lut_diverging;
+    const L = this.layout(v.a);
+    this.paint(this.diffCanvas, L, v.a.spec.rows, v.a.spec.cols, (k) =>
+      lut[Math.round(Math.min(1, Math.max(0, (v.d[k] + lim) / (2 * lim))) * 255)],
+    );
+    this.diffTitle.textContent = `B − A (head ${v.hb + 1} − head ${v.ha + 1})`;
+    this.diffNote.textContent =
+      `Red: B puts more weight there, blue: less, on ±${fmt(lim)}` + (stretched ? " (stretched)" : "") + `. Largest change: ${fmt(big)}.`;
+    this.diffCanvas.setAttribute("aria-label", `B minus A: ${v.a.Tq} x ${v.a.Tk} weight differences; the largest change is ${fmt(big)}`);
+    this.diffLim = lim;
+  }
+
+  hoverDiff(e) {
+    const v = this.diffValues();
+    if (!v) return;
+    const cell = this.cellAt(v.a, this.diffCanvas, e);
+    if (!cell) return this.hideTip();
+    const [i, j] = cell;
+    this.showTip(
+      `query ${v.a.spec.rows[i]} (#${i + 1}) → key ${v.a.spec.cols[j]} (#${j + 1}): B − A = ${v.d[i * v.a.Tk + j].toFixed(4)}`,
+      e,
+    );
+  }
+
+  drawLegend(lo, hi, stretched) {
+    const c = this.legendBar.getContext("2d");
+    for (let x = 0; x < 160; x++) {
+      const [r, g, b] = this.h.lut[Math.round((x / 159) * 255)];
+      c.fillStyle = `rgb(${r},${g},${b})`;
+      c.fillRect(x, 0, 1, 10);
+    }
+    this.legendText.textContent = stretched
+      ? `weight ${fmt(lo)} – ${fmt(hi)} (stretched, one scale for every map)`
+      : "weight 0 – 1 (one scale for every map)";
+  }
+
+  drawBars(p, top) {
+    const { Tq, Tk, A } = p;
+    const h = Math.min(p.setting.head, p.H - 1);
+    const i = Math.min(p.setting.query, Tq - 1);
+    const row = Array.from(A.subarray((h * Tq + i) * Tk, (h * Tq + i + 1) * Tk));
+    let order = row.map((_, j) => j);
+    let note = "";
+    if (Tk > MAX_BARS) {
+      order = order.sort((x, y) => row[y] - row[x]).slice(0, TOP_BARS);
+      const held = order.reduce((acc, j) => acc + row[j], 0);
+      note = `Only the ${TOP_BARS} largest of the ${Tk} weights are drawn, largest first (they hold ${fmt(100 * held)}% of the row).`;
+    }
+    const W = Math.max(240, Math.min(900, order.length * 28 + 50));
+    const H = 150;
+    const dpr = window.devicePixelRatio || 1;
+    if (p.bars.width !== Math.round(W * dpr)) {
+      p.bars.width = Math.round(W * dpr);
+      p.bars.height = Math.round((H + 50) * dpr);
+      p.bars.style.width = `${W}px`;
+      p.bars.style.height = `${H + 50}px`;
+    }
+    const c = p.bars.getContext("2d");
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.clearRect(0, 0, W, H + 50);
+    const colour = getComputedStyle(this.root).color || "#1f2430";
+    const bw = (W - 50) / order.length;
+    let best = order[0];
+    for (const j of order) if (row[j] > row[best]) best = j;
+    c.fillStyle = colour;
+    c.font = "11px sans-serif";
+    c.textAlign = "right";
+    c.fillText(fmt(top), 36, 8);
+    c.fillText("0", 36, H);
+    order.forEach((j, k) => {
+      const v = Math.min(row[j] / top, 1);
+      c.fillStyle = j === best ? "#c0392b" : "#8aa1c1";
+      c.fillRect(44 + k * bw + 1, H - v * (H - 6), Math.max(bw - 2, 1), v * (H - 6));
+      if (order.length <= 40) {
+        c.save();
+        c.fillStyle = colour;
+        c.translate(44 + (k + 0.5) * bw, H + 6);
+        c.rotate(-Math.PI / 4);
+        c.textAlign = "right";
+        c.fillText(short(p.spec.cols[j]) + (Tk > MAX_BARS ? ` #${j + 1}` : ""), 0, 0);
+        c.restore();
+      }
+    });
+    const q = p.spec.rows[i];
+    p.barsTitle.textContent = `weights of query #${i + 1} (${q}) in head ${h + 1}`;
+    const sum = row.reduce((a, b) => a + b, 0);
+    const say =
+      sum > 0
+        ? `Query ${q} attends most to ${p.spec.cols[best]} (#${best + 1}) with weight ${fmt(row[best])} (in red).`
+        : `Query ${q} may attend to no key under this mask: its weights are all 0.`;
+    p.barsNote.textContent = `${say} ${note}`.trim();
+    p.bars.setAttribute("aria-label", `${p.barsTitle.textContent}: ${say}`);
+  }
+
+  destroy() {
+    window.removeEventListener(SYNC_EVENT, this.onSync);
+    if (this.raf) cancelAnimationFrame(this.raf);
+    this.root.remove();
+  }
+}
+
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  const { header, scores } = unpack(data);
+  let view = parentElement.__attentionExplorerLive;
+  if (view && view.key === header.key) {
+    const settings = Object.fromEntries(header.panels.map((p) => [p.name, p.setting]));
+    view.receive(settings, header.rev); // the same scores: keep the maps, take the setting
+  } else {
+    if (view) view.destroy();
+    view = new LiveView(parentElement, header, scores, setStateValue);
+    parentElement.__attentionExplorerLive = view;
+  }
+  view.report = setStateValue;
+  return () => {
+    view.destroy();
+    delete parentElement.__attentionExplorerLive;
+  };
+}

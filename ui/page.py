@@ -1,0 +1,253 @@
+"""The page skeleton: everything every page does the same way, so that a page file declares only its lesson.
+
+A page reads top to bottom as its lesson::
+
+    page = Page(__file__, intro="Two lines of prose.", formula=r"A = \\mathrm{softmax}(QK^\\top/\\sqrt{d_k})")
+
+    def controls():                      # the full run: widgets, and the places the drawing fills
+        cfg = page.whatif()              # the shared what-if controls in the sidebar
+        head = page.control(HEAD)        # a page control: one declaration (ui/page_params.PageParam)
+        return (st.container(),)
+
+    def draw(place) -> list[Question]:   # the drawing: one core call, charts, sentences from the numbers
+        cfg = page.setting()
+        ...
+        return [Question("Which key ...?", f"... {fmt(w)}")]
+
+    page.run(draw, controls, code=[the_core_function])
+
+What comes with it, so that no page can forget it or do it another way:
+
+- registration: the title, icon and place in the reading order come from ``ui/registry.PAGES``;
+- the top of the page: the page list, the title, the link's notices and preset banner, the projector view, the
+  intro and the formula, and one place for every notice the page's controls give;
+- partial reruns: with ``controls``, ``draw`` is a keyed fragment that a leaf control reruns alone
+  (ui/partial.py); without, the whole page reruns at every change (pages whose controls sit among the drawing);
+- the URL: the what-if sets and page controls drawn are written into the address bar, and the share box in
+  the sidebar carries them;
+- the ending: the check questions ``draw`` returns (answers on click), the next page in the reading order,
+  "see also" links, "Show the code that ran" (``inspect.getsource`` of ``code``), and the garbage collection that
+  replaces Streamlit's per-run one, also when a page returns early.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import streamlit as st
+
+from attention_core import WhatIf
+from ui import page_params
+from ui.cache import cached
+from ui.controls import (
+    ALL_CONTROLS,
+    LEAF_CONTROLS,
+    SHARED,
+    ControlSet,
+    current,
+    share_box,
+    show_notices,
+    sidebar_widgets,
+    whatif_controls,
+    write_url,
+)
+from ui.lesson import Question, check_yourself, next_link
+from ui.links import KEY as LINK_KEY
+from ui.links import link_options, write_link_options
+from ui.partial import body, page_started
+from ui.presets import find_preset
+from ui.registry import HOME, ROOT, info
+from ui.runtime import collect_garbage, settle_imports
+from ui.state import enter_page
+from ui.text import md_escape
+
+PROJECTOR_CSS = """<style>
+[data-testid="stMainBlockContainer"] { font-size: 1.2rem; max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 2.4rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] li { font-size: 1.2rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] { font-size: 1.05rem; }
+</style>"""  # static text, never anything a user typed
+
+
+def _path_of(file: str) -> str:
+    """A page file's path relative to the repository ("pages/Playground.py"), as ui/registry names it."""
+    here = Path(file).resolve()
+    return here.relative_to(ROOT).as_posix() if here.is_relative_to(ROOT) else here.name
+
+
+class Page:
+    """One page of the app: its top (drawn when the Page is made), its controls, and :meth:`run`."""
+
+    def __init__(
+        self,
+        file: str,
+        intro: str = "",
+        *,
+        title: str | None = None,
+        formula: str | None = None,
+        see_also: tuple[str, ...] = (),
+    ) -> None:
+        self.info = info(_path_of(file))
+        self.path = self.info.path
+        self.see_also = tuple(info(p) for p in see_also)  # checked now: a wrong path fails at once
+        self._sets: list[ControlSet] = []
+        self._params: list[page_params.PageParam] = []
+        self._share = None
+        _top(self.info.path, title or self.info.label, self.info.icon)
+        if intro:
+            st.markdown(intro)
+        if formula:
+            st.latex(formula)
+        self.notes = st.container()  # every notice of the page's controls goes here, under the intro
+        page_params.start_visit()
+
+    # ---- controls
+
+    def whatif(
+        self,
+        show: tuple[str, ...] = ALL_CONTROLS,
+        *,
+        heading: str = "What-if controls",
+        leaf: frozenset[str] | set[str] = LEAF_CONTROLS,
+    ) -> WhatIf:
+        """The shared what-if controls in the sidebar (those in ``show``, less those the link hides); returns the
+        setting. The share box goes under them."""
+        cfg = sidebar_widgets(show, heading, leaf)
+        self._sets.append(SHARED)
+        self._share = st.sidebar.container()
+        return cfg
+
+    def whatif_set(self, cs: ControlSet, box, show: tuple[str, ...], **kw) -> WhatIf:
+        """Another set of what-if controls (Compare's A and B) drawn into ``box``; other keyword arguments go to
+        ui.controls.whatif_controls (default, label_suffix)."""
+        cfg = whatif_controls(box, cs, show, **kw)
+        self._sets.append(cs)
+        return cfg
+
+    def keep_in_url(self, cs: ControlSet = SHARED) -> None:
+        """Write a set this page does not draw into the URL too (Compare keeps the shared setting in its link)."""
+        self._sets.insert(0, cs)
+
+    def control(self, p: page_params.PageParam, box=None, **kw):
+        """Draw the page control ``p`` into ``box`` (default: the main area) and return its value: seeded from the
+        URL on the session's first run, kept across page switches, fitted to the setting, written back into the
+        URL, with a notice when a value had to change (see ui/page_params.py)."""
+        self._params.append(p)
+        return page_params.draw(p, box or st, **kw)
+
+    def setting(self, cs: ControlSet = SHARED) -> WhatIf:
+        """The setting of a what-if set for this run (the drawing asks for it)."""
+        return current(cs)
+
+    # ---- the run
+
+    def run(self, draw, controls=None, code=()) -> None:
+        """Draw the page: ``controls()`` (full run; returns a tuple of places), then ``draw(*places)`` (a fragment
+        that leaf controls rerun alone; without ``controls``, ``draw()`` runs with the page and may draw widgets),
+        then the ending. ``draw`` returns the check questions (``Question`` or (question, answer) pairs)."""
+        try:
+            if controls is None:
+                self._draw(draw, ())
+            else:
+                places = controls()
+                body(self._draw)(draw, tuple(places or ()))
+            self._ending(code)
+        finally:
+            settle_imports()
+            collect_garbage()  # in place of Streamlit's per-run collection (ui/runtime.py)
+
+    def _draw(self, draw, places: tuple) -> None:
+        questions = draw(*places)
+        self._outputs()
+        check_yourself([Question(*q) for q in questions or ()])
+
+    def _outputs(self) -> None:
+        """Notices, the URL and the share box, for what this run drew."""
+        for cs in self._sets:
+            show_notices(cs, self.notes)
+            write_url(current(cs), cs)
+        page_params.write_params(self._params)
+        page_params.show_notes(self.notes)
+        if self._share is None:
+            self._share = st.sidebar.container()
+        share_box(self._share)
+
+    def _ending(self, code) -> None:
+        next_link(self.path)
+        if self.see_also:
+            st.markdown("**See also**")
+            for p in self.see_also:
+                st.page_link(p.path, label=f"{p.label}: {p.teaches}", icon=p.icon)
+        if code:
+            show_code(*code)
+
+
+def _top(path: str, title: str, icon: str) -> None:
+    """set_page_config, the page list, the title, and what the link says about the lesson (the preset's question,
+    the projector view, notices about link options that were ignored)."""
+    enter_page()
+    page_started()  # no page body is current until this run draws it (ui/partial.py)
+    first_run = LINK_KEY not in st.session_state  # the session's first run reads the link
+    options = link_options()
+    if first_run and options.preset:
+        complete_bare_preset_link(options.preset, path)
+    st.set_page_config(
+        page_title=f"{title} · Attention Explorer",
+        page_icon=icon,
+        layout="wide",
+        initial_sidebar_state="collapsed" if options.projector else "auto",
+    )
+    settle_imports()  # after the page's imports: freeze their objects, cap the native thread pools
+    if options.projector:
+        st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
+    from ui.registry import HOME_INFO, PAGES
+
+    nav = st.sidebar.container()
+    for p in (HOME_INFO, *PAGES):
+        nav.page_link(p.path, label=p.label, icon=p.icon)
+    st.sidebar.divider()
+    st.title(f"{icon} {title}")
+    for notice in st.session_state.pop(f"{LINK_KEY}_notices", None) or []:
+        st.warning(f"Link: {notice}", icon=":material/warning:")
+    preset = find_preset(options.preset) if options.preset else None
+    if options.preset and preset is None:
+        st.warning(
+            f"Link: there is no preset called {options.preset!r}; the settings in the link still apply.",
+            icon=":material/warning:",
+        )
+    elif preset is not None and preset.page == path:
+        with st.container(border=True):
+            st.markdown(f"**:material/science: {md_escape(preset.name)}** · {md_escape(preset.question)}")
+            st.caption(f"What to look for: {preset.look_for}")
+    write_link_options()
+
+
+def complete_bare_preset_link(slug: str, path: str | None) -> None:
+    """A link that names this page's preset but none of the preset's settings (``Compare?preset=2_why_scale``,
+    shortened or typed by hand) opens the preset: its parameters go into the URL before the controls read it, so
+    the banner's question is asked of the preset's settings, not of the defaults. A link that carries any of
+    them is taken as it is (a teacher's variation of the preset)."""
+    preset = find_preset(slug)
+    if preset is None or preset.page != path:
+        return
+    wanted = preset.query_params()
+    if set(st.query_params.keys()) & (set(wanted) - {"preset"}):
+        return
+    st.query_params.update({k: v for k, v in wanted.items() if k not in st.query_params})
+
+
+@cached(max_mb=2)  # source files do not change while the server runs (no file watcher in class)
+def _source(obj) -> str:
+    return inspect.getsource(obj)
+
+
+def show_code(*objects, label: str = "Show the code that ran") -> None:
+    """An expander with the real source of the functions used (inspect.getsource, read once per function)."""
+    with st.expander(label):
+        for obj in objects:
+            st.code(_source(obj), language="python")
+
+
+__all__ = ["HOME", "Page", "Question", "show_code"]
