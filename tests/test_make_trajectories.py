@@ -114,3 +114,18 @@ def test_a_real_change_fails_the_check_by_far(script, change):
     largest = script.largest_differences(shipped, changed)
     assert min(largest[name][1] for name in ("train_loss", "heldout_loss", "params")) > 10, largest
     assert script.describe(shipped, changed).startswith("DIFFERS in ")
+
+
+def test_the_writer_reads_every_file_back_bit_for_bit(script, tmp_path, monkeypatch, capsys):
+    """Writing (no --check) saves each run and reads it back in strict mode: a file that lost a bit is an error."""
+    run = prefix_run(READY[1].cfg, steps=3)
+    monkeypatch.setattr(script, "generate", lambda name, steps=None: run)
+    monkeypatch.setattr(script, "ready_path", lambda name: tmp_path / f"{name}.npz")
+    assert script.main(["--only", READY[1].name]) == 0
+    assert script.compare_prefix(load_trajectory(tmp_path / f"{READY[1].name}.npz"), run) == []
+    assert f"{READY[1].name}: 3 steps in" in capsys.readouterr().out
+    save = script.save_trajectory
+    lossy = dataclasses.replace(run, train_loss=np.nextafter(run.train_loss, np.float32(np.inf)))
+    monkeypatch.setattr(script, "save_trajectory", lambda traj, path: save(lossy, path))
+    with pytest.raises(RuntimeError, match="does not read back"):
+        script.main(["--only", READY[1].name])
