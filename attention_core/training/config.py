@@ -48,7 +48,7 @@ def positional_kinds() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class TrainConfig(HeadSplit):
-    """One run of the tiny transformer on one task. Equal configs give bit-identical runs (one thread)."""
+    """One run of the tiny transformer on one task. Equal configs give bit-identical runs (one thread, one machine)."""
 
     task: str = "induction"  # one of TASKS
     n_layers: int = 2  # attention layers (1-2)

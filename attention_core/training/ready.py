@@ -3,7 +3,8 @@
 The landmark (Olsson et al., 2022): an attention-only transformer with 2 layers x 2 heads x d_model 32
 (13k parameters) on induction with repeat lengths 4-16 sits on a loss plateau, then drops off a cliff as
 an induction head forms; the same run with one layer never forms one.
-``scripts/make_trajectories.py`` regenerates every file bit for bit from these configs.
+``scripts/make_trajectories.py`` regenerates every file from these configs: bit for bit on the CPU kernels that
+made them, to float32 rounding on others (its ``--check`` says which).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def ready_path(name: str) -> Path:
 
 
 def generate(name: str, steps: int | None = None) -> Trajectory:
-    """Train the ready experiment ``name`` from its seed (one thread for bit-identical results).
+    """Train the ready experiment ``name`` from its seed (one thread: bit-identical runs on one machine).
 
     Args:
         name: one of READY_BY_NAME; steps: train only this many steps (a prefix of the shipped run).

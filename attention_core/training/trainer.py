@@ -4,7 +4,8 @@ A :class:`Trainer` owns a model, an AdamW optimiser (constant learning rate) and
 training batches; ``train(n)`` takes n steps. Every ``snapshot_every`` steps (and at step 0) it keeps a
 :class:`Snapshot`: the weights (float16), the held-out loss and accuracy, and every head's scores.
 Runs are deterministic from ``cfg.seed`` when torch uses one thread (``torch.set_num_threads(1)``):
-the same config gives bit-identical losses and weights, however the steps are split into calls.
+the same config gives bit-identical losses and weights on one machine, however the steps are split into calls
+(another CPU's float32 kernels may round differently).
 """
 
 from __future__ import annotations
