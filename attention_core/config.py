@@ -102,7 +102,7 @@ class WhatIf(HeadSplit):
     scaled: bool = setting(True, "bool")  # divide the scores by sqrt(d_k)
     temperature: float = setting(1.0, "float", lo=T_MIN, hi=T_MAX)  # divides the logits before the softmax
     mask: str = setting("none", "choice", choices=MASK_KINDS)  # which mask (see .causal and .padded)
-    pad_count: int = setting(0, "int", lo=0, hi=MAX_TOKENS)  # trailing padded keys, clamped to T by the run
+    pad_count: int = setting(2, "int", lo=0, hi=MAX_TOKENS)  # trailing padded keys, clamped to T by the run
     input_kind: str = setting("random", "choice", choices=INPUT_KINDS)  # where the input vectors come from
     sentence: str = setting(DEFAULT_SENTENCE, "text")  # used when input_kind == "sentence"
     pattern: str = setting(DEFAULT_PATTERN, "text", max_len=200)  # one-hot symbols, tiled to seq_len

@@ -6,6 +6,7 @@ import streamlit as st
 from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
 from ui.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
+from ui.classroom import Prediction, predict
 from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle
 from ui.lesson import Question
@@ -79,9 +80,10 @@ def _controls() -> tuple:
     head = index_picker(
         "head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right, on_change=rerun_body
     )
+    revealed = predict(_sharper_question(cfg_a, cfg_b))
     st.subheader("Attention weights")
     live_toggle()
-    if live:
+    if live and revealed:
         panels = [
             Panel(
                 name,
@@ -95,7 +97,7 @@ def _controls() -> tuple:
             for name, cfg, cs in (("A", cfg_a, A_SET), ("B", cfg_b, B_SET))
         ]
         live_maps("cmp_live", panels, diff=("A", "B"), size=150)
-    return top_left, st.container()
+    return top_left, st.container(), revealed
 
 
 def _static_weights(box, run_a, run_b, ha: int, hb: int, cmp) -> None:
@@ -152,19 +154,38 @@ def _weights_said(box, cmp) -> None:
         )
 
 
-def _draw(top_left, maps) -> list[Question]:
+def _differences(cfg_a, cfg_b) -> str:
+    """What differs between A and B, as the page's opening sentence says it."""
+    parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in differing_settings(cfg_a, cfg_b)]
+    if not parts:
+        return "A and B are the **same setting** right now: change A or B in the sidebar to compare."
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    count = "one setting" if len(parts) == 1 else f"{len(parts)} settings"
+    return f"A and B differ in {count}: {listed}. Everything else is the same."
+
+
+def _sharper_question(cfg_a, cfg_b) -> Prediction:
+    """Whose rows are sharper, A's or B's? Reasoned from what differs (scaling, temperature, heads)."""
+    ma = _mean(cached_saturation(cfg_a), "max_weight")
+    mb = _mean(cached_saturation(cfg_b), "max_weight")
+    same = abs(ma - mb) <= 1e-9 * max(ma, mb, 1e-12)
+    return Prediction(
+        "compare.sharper",
+        f"{_differences(cfg_a, cfg_b)} Whose rows will be sharper (a larger mean max weight over the heads)?",
+        ("A", "B", "the same"),
+        2 if same else 0 if ma > mb else 1,
+        f"A's rows put {fmt(ma)} of their weight on their largest key on average, B's {fmt(mb)}.",
+        signature=(cfg_a, cfg_b),
+    )
+
+
+def _draw(top_left, maps, revealed: bool) -> list[Question]:
     """What differs between A and B, then their weights, saturation, outputs and the differences."""
     cfg_a, cfg_b = page.setting(A_SET), page.setting(B_SET)
     diffs = differing_settings(cfg_a, cfg_b)
-    parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in diffs]
-    if not parts:
-        top_left.markdown("A and B are the **same setting** right now: change A or B in the sidebar to compare.")
-    else:
-        listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-        top_left.markdown(
-            f"A and B differ in {'one setting' if len(parts) == 1 else f'{len(parts)} settings'}: {listed}. "
-            "Everything else is the same."
-        )
+    top_left.markdown(_differences(cfg_a, cfg_b))
+    if not revealed:
+        return []  # the weights and the saturation answer the prediction: they wait for the reveal
 
     run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
     sat_a, sat_b = cached_saturation(cfg_a), cached_saturation(cfg_b)

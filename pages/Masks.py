@@ -7,6 +7,7 @@ import streamlit as st
 from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
 from ui.charts import Axes, show_heatmap, show_mask, show_weights, stretching, weight_scale
+from ui.classroom import Prediction, predict
 from ui.compute import cached_mask_lab, cached_run
 from ui.controls import LEAF_CONTROLS, SHARED
 from ui.lesson import Question
@@ -30,6 +31,32 @@ st.latex(
 
 
 MASK_TITLES = {"causal": "causal", "padding": "padding", "causal+padding": "causal + padding"}  # the live panels
+
+
+def _padding_question(cfg, head: int, tokens: list[str]) -> Prediction:
+    """How much weight does a padded key get? Reasoned from the formula: its score is set to −∞, and e^−∞ = 0."""
+    lab = cached_mask_lab(cfg, head)
+    pad, T = lab.pad, lab.T
+    if pad == 0:
+        return Prediction(
+            "masks.causal",
+            f"Under the causal mask, which keys may the last query, **{md_escape(tokens[-1])}**, attend to?",
+            ("every key up to itself", "only itself", "only the keys after it"),
+            0,
+            f"A causal mask blocks the keys after a query; the last query has none after it, so it sees all {T}.",
+            signature=(cfg, head, "causal"),
+        )
+    padded = lab.run("padding")
+    return Prediction(
+        "masks.padding",
+        f"The padding mask treats the last {plural(pad, 'key')} as padding. How much of its weight will query "
+        f"**{md_escape(tokens[0])}** give to a padded key?",
+        ("exactly 0", "a little, less than a real key", "as much as a real key"),
+        0,
+        f"Exactly 0: a padded key's score is set to −∞ before the softmax and e^−∞ = 0 (here the largest weight on a "
+        f"padded key is {float(padded.weights[:, T - pad :].max()):.3g}).",
+        signature=(cfg, head, "padding"),
+    )
 
 
 def plural(n: int, word: str) -> str:
@@ -56,9 +83,10 @@ def _controls() -> tuple:
     head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head", on_change=rerun_body)
     run = cached_run(cfg.replace(mask="none"))
     tokens = [str(t) for t in run.tokens]  # no leaf control changes them
+    revealed = predict(_padding_question(cfg, head, tokens))
     st.subheader("The weights under each mask")
     live_toggle()
-    if live:
+    if live and revealed:
         setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
         release = release_into(SHARED, {"head": "mk_head", "query": "mk_query"})
         live_maps(
@@ -69,10 +97,10 @@ def _controls() -> tuple:
         )
     upper = st.container()
     index_picker("query", tokens, key="mk_query", on_change=rerun_body)
-    return upper, st.container(), tokens
+    return upper, st.container(), tokens, revealed
 
 
-def _draw(upper, lower, tokens: list[str]) -> list[Question]:
+def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
     """The mask lab for the sidebar's setting: the mask, the masked scores and weights, the padding check."""
     cfg = page.setting()
     head = st.session_state["mk_head"]
@@ -125,7 +153,7 @@ def _draw(upper, lower, tokens: list[str]) -> list[Question]:
 
         scale = weight_scale(*(r.weights for r in lab.runs), allowed=[r.mask for r in lab.runs])  # the masks compare
         live = live_on()
-        if live:
+        if live and revealed:
             setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
             live_sync("mk_live", dict.fromkeys(MASK_TITLES, setting))
             st.caption(
@@ -135,7 +163,7 @@ def _draw(upper, lower, tokens: list[str]) -> list[Question]:
             )
         for r in lab.runs:
             st.subheader(r.name)
-            c1, c2, c3 = st.columns(3) if not live else (*st.columns(2), None)
+            c1, c2, c3 = st.columns(3) if revealed and not live else (*st.columns(2), None)
             show_mask(r.mask, tokens, title="mask (1 = may attend)", container=c1, size=220)
             show_heatmap(
                 lab.logits,
@@ -162,8 +190,9 @@ def _draw(upper, lower, tokens: list[str]) -> list[Question]:
                     size=220,
                     legend=False,
                 )
-            st.caption(mask_sentence(r))
-
+            st.caption(mask_sentence(r) if revealed else "Its weights appear after your prediction.")
+        if not revealed:
+            return []  # the weights and the padding table answer the prediction: they wait for the reveal
         st.subheader("Why padded keys get zero weight")
     with lower:
         padding = lab.run("padding")

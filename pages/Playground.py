@@ -8,7 +8,7 @@ import streamlit as st
 from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
 from ui.charts import show_token_dims, stretching
-from ui.classroom import classroom_toggle, prediction_gate
+from ui.classroom import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
 from ui.downloads import download_buttons
@@ -37,16 +37,13 @@ def _controls() -> tuple:
     the seed and the positional encoding rerun the page: they change the scores the maps were sent."""
     live = live_on()
     cfg = page.whatif(leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
-    classroom_toggle()
     c1, c2 = st.columns(2)
     run = cached_run(cfg)
     head = index_picker(
         "head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="pg_head", container=c1, on_change=rerun_body
     )
     query = index_picker("query token", run.tokens, key="pg_query", container=c2, on_change=rerun_body)
-    revealed = prediction_gate(
-        "playground", (cfg, head, query), run.weights[head, query], run.tokens[query], run.tokens
-    )
+    revealed = predict(_twin_question(cfg, head))
     maps = st.container()
     with maps:
         st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
@@ -61,11 +58,78 @@ def _controls() -> tuple:
     return maps, st.container(), revealed
 
 
+def _twin_question(cfg, head: int) -> Prediction:
+    """Would head ``head`` get sharper or softer with the scaling flipped? Reasoned from the formula: dividing the
+    scores by √d_k > 1 is a temperature above 1, which flattens every row (the same at d_k = 1)."""
+    ours, twin = cached_saturation(cfg)[head]["max_weight"], cached_twin_saturation(cfg)[head]["max_weight"]
+    root = fmt(math.sqrt(cfg.d_k))
+    if cfg.scaled:
+        question = (
+            f"Scaling is on: head {head + 1}'s scores are divided by √d_k = √{cfg.d_k} = {root}. If you turned scaling "
+            "off, would its rows get sharper, softer or stay the same?"
+        )
+        why = f"dividing by √d_k = {root}" + (" changes nothing" if cfg.d_k == 1 else " flattens every row")
+    else:
+        question = (
+            f"Scaling is off. If you turned it on, dividing head {head + 1}'s scores by √d_k = √{cfg.d_k} = {root}, "
+            "would its rows get sharper, softer or stay the same?"
+        )
+        why = f"dividing by √d_k = {root}" + (" changes nothing" if cfg.d_k == 1 else " flattens every row")
+    twin_name = "unscaled" if cfg.scaled else "scaled"
+    return sharper_or_softer(
+        "playground.twin",
+        question,
+        twin,
+        ours,
+        signature=(cfg, head),
+        why=f"Head {head + 1}'s mean max weight is {fmt(ours)} now and {fmt(twin)} {twin_name}: {why}, like a "
+        f"temperature of √d_k.",
+    )
+
+
 def _heads_table(sat: list[dict]) -> dict[str, list]:
     """One row per head: its saturation metrics under the page's labels (columns for ui.tables.frame_table)."""
     return {"head": [f"head {h + 1}" for h in range(len(sat))]} | {
         SATURATION_LABELS.get(k, k): [s[k] for s in sat] for k in sat[0]
     }
+
+
+def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_level: str, twin_name: str, uniform):
+    """Head ``head``'s saturation against its scaling twin: the metrics, what they mean, every head's table."""
+    T, H, d_k = run.T, cfg.n_heads, cfg.d_k
+    st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)")
+    hints = {
+        "entropy": f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform",
+        "max_weight": f"1 = one-hot, {fmt(uniform)} = uniform",
+    }
+    metric_row(
+        [
+            saturation_metric(key, m[key], t[key], help=hints.get(key))
+            for key in ("entropy", "max_weight", "effective_tokens", "near_one_hot_share")
+        ]
+    )
+    spread = float(cached_logit_std(cfg)[head])
+    meaning = {
+        "single key": "every row has a single key it may attend to, so its weight is 1 whatever the scores",
+        "nearly uniform": "every row spreads its weight almost evenly over its keys",
+        "soft": "rows spread their weight over several keys",
+        "peaked": "one key takes most of a row's weight",
+        "sharp": "rows are close to one-hot: nearly all the weight on one key",
+    }
+    scale_words = f"scaling divides q·k by √d_k = {fmt(math.sqrt(d_k))}" if cfg.scaled else "scaling is off"
+    temp_words = (
+        f"temperature {cfg.temperature:g} divides them by {cfg.temperature:g}"
+        if cfg.temperature != 1
+        else "temperature 1 leaves them as they are"
+    )
+    st.caption(
+        f"Deltas (grey: neither direction is good or bad) are this setting minus the same setting {twin_name}. "
+        f"Head {head + 1} is **{level}** here: mean max weight {fmt(m['max_weight'])} against {fmt(uniform)} for uniform "
+        f"rows, so {meaning[level]}. The logits it sees spread with a standard deviation of {fmt(spread)} ({scale_words}; "
+        f"{temp_words}); the {twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
+    )
+    table = frame_table(("playground", cfg), lambda: _heads_table(sat))
+    st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
 
 
 def _draw(maps, io, revealed: bool) -> list[Question]:
@@ -139,41 +203,10 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
                 )
 
         twin_name = "unscaled" if cfg.scaled else "scaled"
-        st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)")
         m, t = sat[head], twin_sat[head]
-        hints = {
-            "entropy": f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform",
-            "max_weight": f"1 = one-hot, {fmt(uniform)} = uniform",
-        }
-        metric_row(
-            [
-                saturation_metric(key, m[key], t[key], help=hints.get(key))
-                for key in ("entropy", "max_weight", "effective_tokens", "near_one_hot_share")
-            ]
-        )
         level, twin_level = sharpness(m["max_weight"], uniform), sharpness(t["max_weight"], uniform)
-        spread = float(cached_logit_std(cfg)[head])
-        meaning = {
-            "single key": "every row has a single key it may attend to, so its weight is 1 whatever the scores",
-            "nearly uniform": "every row spreads its weight almost evenly over its keys",
-            "soft": "rows spread their weight over several keys",
-            "peaked": "one key takes most of a row's weight",
-            "sharp": "rows are close to one-hot: nearly all the weight on one key",
-        }
-        scale_words = f"scaling divides q·k by √d_k = {fmt(math.sqrt(d_k))}" if cfg.scaled else "scaling is off"
-        temp_words = (
-            f"temperature {cfg.temperature:g} divides them by {cfg.temperature:g}"
-            if cfg.temperature != 1
-            else "temperature 1 leaves them as they are"
-        )
-        st.caption(
-            f"Deltas (grey: neither direction is good or bad) are this setting minus the same setting {twin_name}. "
-            f"Head {head + 1} is **{level}** here: mean max weight {fmt(m['max_weight'])} against {fmt(uniform)} for uniform "
-            f"rows, so {meaning[level]}. The logits it sees spread with a standard deviation of {fmt(spread)} ({scale_words}; "
-            f"{temp_words}); the {twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
-        )
-        table = frame_table(("playground", cfg), lambda: _heads_table(sat))
-        st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
+        if revealed:  # the twin's numbers answer the prediction question
+            _saturation(cfg, run, head, sat, m, t, level, twin_level, twin_name, uniform)
 
     show_qkv = st.session_state["pg_qkv"]
     with io:

@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core import class_notes_weights, format_matrix, parse_matrix, random_projection_weights
 from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
-from ui.classroom import classroom_toggle, prediction_gate
+from ui.classroom import classroom_on, predict, which_key
 from ui.lesson import Question
 from ui.page import Page
 from ui.partial import full_run
@@ -161,10 +161,10 @@ def _controls() -> tuple:
         + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."),
     )
     revealed = True
-    if classroom_toggle():  # every change reruns the page then (ui/partial.py): the question depends on all
+    if classroom_on():  # every change reruns the page then (ui/partial.py): the question depends on all
         pq = index_picker("Query to predict", labels, key="sbs_pq")
         signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
-        revealed = prediction_gate("step", signature, wt.A[pq], labels[pq], labels)
+        revealed = predict(which_key("step", signature, wt.A[pq], labels[pq], labels))
     if revealed:  # the scores, weights and outputs stay hidden until the reveal
         best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
         step(

@@ -366,6 +366,10 @@ def test_projector_view_fits_1280x720(browser_and_base, path):
         size = page.evaluate("""() => parseFloat(getComputedStyle(
             document.querySelector('[data-testid="stMainBlockContainer"] p')).fontSize)""")
         assert size >= 18  # larger type than the default 16 px
+        metric = page.evaluate("""() => { const m = document.querySelector('[data-testid="stMetricValue"]');
+            return m ? parseFloat(getComputedStyle(m).fontSize) : null; }""")
+        if metric is not None:  # the numbers a class reads are the largest text on the page, not smaller than prose
+            assert metric >= 2 * size, (metric, size)
         assert horizontal_overflow(page) == []
         assert chart_warnings(page) == []
         assert_no_errors(page)

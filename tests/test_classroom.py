@@ -184,26 +184,28 @@ def test_reproduce_snippets_print_the_pages_weights(cfg, tmp_path):
 
 
 def test_classroom_mode_hides_then_reveals():
+    """The Playground asks a question a student can reason out (what turning the scaling off does to a head), hides
+    the maps and the saturation that answer it, and asks again for another head."""
     at = run_ok(app("pages/Playground.py"))
     at.sidebar.toggle(key="classroom_on").set_value(True)
     run_ok(at)
     assert not any(t.startswith("head ") for t in chart_titles(at))
-    run = run_whatif(WhatIf())
-    answer = int(np.argmax(run.weights[0, 0]))
-    wrong = (answer + 1) % 8
-    at.selectbox(key="classroom_guess_playground").set_value(wrong)
-    at.button(key="classroom_reveal_playground").click()
+    assert "If you turned scaling off, would its rows get sharper, softer or stay the same?" in texts(at)
+    assert "Softmax saturation of head" not in texts(at)  # the twin's numbers would answer it
+    at.radio(key="guess_playground.twin").set_value(1)  # "softer": unscaled is sharper, so wrong
+    at.button(key="reveal_playground.twin").click()
     run_ok(at)
     assert sum(t.startswith("head ") for t in chart_titles(at)) == 4
-    assert any(f"the largest weight goes to **t{answer + 1}**" in w.value for w in at.warning)
-    at.selectbox(key="pg_query").set_value(1)  # a new question hides the weights again
+    assert any("Not this time: you predicted **softer**" in w.value and "**sharper**" in w.value for w in at.warning)
+    at.selectbox(key="pg_head").set_value(1)  # another head: asked again
     run_ok(at)
     assert not any(t.startswith("head ") for t in chart_titles(at))
-    answer = int(np.argmax(run.weights[0, 1]))
-    at.selectbox(key="classroom_guess_playground").set_value(answer)
-    at.button(key="classroom_reveal_playground").click()
+    at.radio(key="guess_playground.twin").set_value(0)
+    at.button(key="reveal_playground.twin").click()
     run_ok(at)
-    assert any(s.value.startswith("Right: query t2") for s in at.success), [s.value for s in at.success]
+    assert any(s.value.startswith("Right: you predicted **sharper**") for s in at.success), [
+        s.value for s in at.success
+    ]
     at.switch_page("pages/Step_by_step.py")
     run_ok(at)
     assert at.sidebar.toggle(key="classroom_on").value is True
@@ -211,7 +213,7 @@ def test_classroom_mode_hides_then_reveals():
     shown = texts(at)  # the booster's sentence keeps query 1's weights back too: they would answer the question
     assert "The key booster" in shown and "appear with the others after your prediction" in shown
     assert "0.9975" not in shown and "5. Scores" not in shown
-    at.button(key="classroom_reveal_step").click()
+    at.button(key="reveal_step.key").click()
     run_ok(at)
     shown = texts(at)
     assert "query A1 puts **0.9975** of its weight on B3 with W_k = 10·I" in shown and "5. Scores S" in shown

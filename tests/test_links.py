@@ -34,15 +34,15 @@ def test_unknown_preset_is_named_and_settings_still_apply():
 def test_classroom_lock_hides_the_weights_and_offers_no_switch():
     at = run_ok(app("pages/Playground.py", {"classroom": "lock"}))
     assert "Classroom mode is on for this lesson" in texts(at)
-    assert not [t for t in at.toggle if t.label.startswith("🎓")]  # no way to switch it off
+    assert not [t for t in at.toggle if t.label.startswith("Classroom mode")]  # no way to switch it off
     assert "Predict first" in texts(at) and "head 1" not in chart_titles(at)  # weights hidden until a prediction
-    at.button(key="classroom_reveal_playground").click().run()
+    at.button(key="reveal_playground.twin").click().run()
     assert "head 1" in chart_titles(at) and at.query_params["classroom"] == "lock"
 
 
 def test_classroom_on_from_link_can_be_switched_off_and_the_link_follows():
     at = run_ok(app("pages/Playground.py", {"classroom": "1"}))
-    toggle = next(t for t in at.toggle if t.label.startswith("🎓"))
+    toggle = next(t for t in at.toggle if t.label.startswith("Classroom mode"))
     assert toggle.value is True and "Predict first" in texts(at)
     toggle.set_value(False).run()
     assert "Predict first" not in texts(at) and "classroom" not in at.query_params

@@ -168,7 +168,7 @@ def test_a_release_becomes_the_pages_setting_and_bad_values_are_dropped(released
     run_ok(at)
     got = tuple(at.session_state[k] if k in at.session_state else None for k in KEYS)
     if expected is None:  # refused as a whole: the widgets keep the link's setting
-        assert got[:4] == (1.0, True, "none", 0)
+        assert got[:4] == (1.0, True, "none", 2)
     else:
         assert got == expected
 
@@ -280,3 +280,18 @@ def test_a_typed_sentence_reaches_the_maps_as_text(browser_and_base):
         rows = page.locator(MAPS).first.evaluate("el => el.parentNode.__attentionExplorerLive.panels[0].spec.rows")
         assert rows[:2] == ["<img", "src=x"] and "<b>tired</b>" in rows
         assert not dialogs
+
+
+@pytest.mark.browser
+def test_the_projector_view_draws_the_live_maps_larger(browser_and_base):
+    from tests.test_browser import horizontal_overflow, opened
+
+    browser, base = browser_and_base
+    widths = {}
+    for view in ("", "&view=projector"):
+        with opened(browser, base + f"/Playground?seq_len=8&d_model=64&heads=4{view}", size=(1280, 720)) as (page, _):
+            page.wait_for_selector(MAPS)
+            page.wait_for_timeout(500)
+            widths[view] = page.locator(f"{MAPS} .ae-map canvas").first.bounding_box()["width"]
+            assert horizontal_overflow(page) == []
+    assert widths["&view=projector"] >= 1.3 * widths[""], widths  # the cells 1.5x, the label margins not

@@ -95,8 +95,14 @@ def test_masks_page_masked_cells_are_exactly_zero():
     assert "Check yourself" in t
 
 
+def test_masks_opens_with_padded_keys():
+    """The page opens where it teaches: two padded keys, so the padding row blocks something."""
+    t = texts(run_ok(app(MASKS)))
+    assert "The padded keys (the last 2:" in t and "No cell is blocked (with a pad count of 0)" not in t
+
+
 def test_masks_sentences_for_pad_zero_one_and_all():
-    at = run_ok(app(MASKS))
+    at = run_ok(app(MASKS, {"pad": "0"}))
     t = texts(at)
     assert "the last 0" not in t and "No key is padded (pad count 0)" in t
     assert "No cell is blocked (with a pad count of 0)" in t

@@ -41,6 +41,16 @@ def label_every(n: int) -> int:
     return 1 if n <= MAX_LABELLED else int(math.ceil(n / 20))
 
 
+PROJECTOR_SCALE = 1.5  # in the projector view maps are this much larger (and their labels up to 15 px)
+
+
+def projector() -> bool:
+    """Whether the session's link asks for the projector view (view=projector)."""
+    from ui.links import link_options
+
+    return link_options().projector
+
+
 def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12) -> alt.Axis:
     """Every label up to MAX_LABELLED (font sized to the cell, never dropped for overlap), else every k-th."""
     n, k = len(labels), label_every(len(labels))
@@ -54,7 +64,7 @@ def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12) -> al
         labelAngle=angle,
         labelOverlap=False,
         labelLimit=80,
-        labelFontSize=int(max(8, min(11, step - 1))),
+        labelFontSize=int(max(8, min(11 if step < 20 else 15, step - 1))),
         labelPadding=2,
     )
 
@@ -317,6 +327,8 @@ def show_heatmap(
     The chart's text alternative (Vega-Lite ``description``, an image's caption) says what it shows."""
     box = container or st
     m = np.asarray(m)
+    if projector():  # the class reads the maps from the back of the room
+        size, max_px = int(size * PROJECTOR_SCALE), int(max_px * PROJECTOR_SCALE)
     if is_vector(m.shape, max_cells):
         rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
         if not note and not legend:  # a chart without a legend states its colour range under its key axis

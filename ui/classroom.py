@@ -1,12 +1,16 @@
-"""Classroom mode: hide the weights until the student predicts where a query will look.
+"""Classroom mode: predict, then reveal.
 
-No accounts and no storage: the toggle and the guesses live in the session only. A link can turn the mode
-on (``classroom=1``) or lock it on (``classroom=lock``, no switch), see ui/links.py.
+A page that has a question worth predicting (one a student can reason out from what is on screen: the formula,
+the class-notes tokens, the setting's numbers) asks it with :func:`predict` and keeps what would give the answer
+away (the maps, the numbers) hidden until the student has answered. Any change of the setting asks again.
+The toggle (every page's sidebar) and the answers live in the session; a link can turn the mode on
+(``classroom=1``) or lock it on (``classroom=lock``, no switch), see ui/links.py. A page without such a question
+says so when classroom mode is on (ui.page.Page).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
@@ -17,6 +21,7 @@ from ui.state import kept_toggle, kept_value
 from ui.text import md_escape
 
 TOGGLE_KEY = "classroom_on"
+ASKED = "_classroom_asked"  # the page this run asked a question on (read by ui.page.Page)
 
 
 def classroom_on() -> bool:
@@ -37,56 +42,96 @@ def _remember() -> None:
 def classroom_toggle() -> bool:
     """The sidebar toggle (or, under a locking link, a note); returns whether classroom mode is on."""
     if link_options().classroom == "lock":
-        st.sidebar.info("🎓 Classroom mode is on for this lesson: predict, then reveal.")
+        st.sidebar.info("Classroom mode is on for this lesson: predict, then reveal.", icon=":material/school:")
         return True
     kept_toggle(
         st.sidebar,
-        "🎓 Classroom mode: predict, then reveal",
+        "Classroom mode: predict, then reveal",
         TOGGLE_KEY,
         link_options().classroom == "on",
         on_change=_remember,
-        help="Hides the attention weights until you predict which key a query attends to most.",
+        help="On pages that ask a question worth predicting, the maps and numbers that answer it stay hidden until "
+        "you have predicted.",
     )
     return classroom_on()
 
 
-def prediction_gate(page: str, signature: tuple, row: np.ndarray, query_label: str, key_labels: list[str]) -> bool:
-    """Ask for a prediction about ``row`` (one query's weights); return True once the answer may be shown.
+@dataclass(frozen=True)
+class Prediction:
+    """A question a student can reason out from what is on screen, asked before the answer is shown."""
 
-    ``signature`` identifies the question (settings, head, query); a new question hides the weights again.
-    """
+    key: str  # where the answer is kept, one per page and kind of question ("playground.twin")
+    question: str  # Markdown; user text in it already escaped (ui.text.md_escape)
+    choices: tuple[str, ...]  # the answers offered, plain text
+    correct: int  # the index of the right one, computed for the setting
+    reveal: str  # Markdown said after the answer: why, with the numbers of the setting
+    signature: tuple = ()  # the setting asked about: another setting asks again
+
+
+def asked_here() -> bool:
+    """Whether this run of the page asked a prediction (ui.page.Page says so when classroom mode is on and none)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return st.session_state.get(ASKED) == (ctx.page_script_hash if ctx else "")
+
+
+def predict(p: Prediction) -> bool:
+    """Ask ``p`` when classroom mode is on; return True once the answer may be shown (at once when the mode is off).
+
+    The question is drawn with the page's widgets, so the page reruns whole while it is asked (ui/partial.py)."""
     if not classroom_on():
         return True
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    st.session_state[ASKED] = ctx.page_script_hash if ctx else ""
     question_asked()
-    state_key = f"classroom_{page}"
+    state_key = f"classroom_{p.key}"
     state = st.session_state.get(state_key)
-    if state is None or state["signature"] != signature:
-        state = {"signature": signature, "guess": None}
+    if state is None or state["signature"] != p.signature:
+        state = {"signature": p.signature, "guess": None}
         st.session_state[state_key] = state
-    answer = int(np.argmax(row))
     if state["guess"] is None:
         with st.container(border=True):
-            st.markdown(f"🎓 **Predict first.** Which key will query **{md_escape(query_label)}** attend to most?")
-            guess = st.selectbox(
-                "Your prediction",
-                range(len(key_labels)),
-                format_func=lambda j: key_labels[j],
-                key=f"classroom_guess_{page}",
+            st.markdown(f":material/school: **Predict first.** {p.question}")
+            widget = st.radio if len(p.choices) <= 4 else st.selectbox
+            kw = {"horizontal": True} if widget is st.radio else {}
+            guess = widget(
+                "Your prediction", range(len(p.choices)), format_func=lambda i: p.choices[i], key=f"guess_{p.key}", **kw
             )
-            if st.button("Reveal the weights", key=f"classroom_reveal_{page}"):
+            if st.button("Reveal the answer", key=f"reveal_{p.key}"):
                 state["guess"] = int(guess)
                 st.rerun()
-            st.caption("The weights stay hidden until you reveal them.")
+            st.caption("What answers it stays hidden until you reveal it.")
         return False
-    if state["guess"] == answer:
-        st.success(
-            f"🎓 Right: query {md_escape(query_label)} attends most to **{md_escape(key_labels[answer])}** "
-            f"(weight {row[answer]:.3f})."
-        )
+    said = f"you predicted **{md_escape(p.choices[state['guess']])}**. {p.reveal}"
+    if state["guess"] == p.correct:
+        st.success(f"Right: {said}", icon=":material/check_circle:")
     else:
         st.warning(
-            f"🎓 Not this time: you predicted {md_escape(key_labels[state['guess']])} (weight "
-            f"{row[state['guess']]:.3f}); the largest weight goes to **{md_escape(key_labels[answer])}** "
-            f"({row[answer]:.3f})."
+            f"Not this time: {said} The answer is **{md_escape(p.choices[p.correct])}**.", icon=":material/info:"
         )
     return True
+
+
+def which_key(page: str, signature: tuple, row: np.ndarray, query_label: str, key_labels: list[str]) -> Prediction:
+    """ "Which key will this query attend to most?" of one query's weights ``row`` (T_k,)."""
+    top = int(np.argmax(row))
+    return Prediction(
+        key=f"{page}.key",
+        question=f"Which key will query **{md_escape(query_label)}** attend to most?",
+        choices=tuple(key_labels),
+        correct=top,
+        reveal=f"Query {md_escape(query_label)} puts weight {row[top]:.3f} on **{md_escape(key_labels[top])}**.",
+        signature=signature,
+    )
+
+
+def sharper_or_softer(key: str, question: str, new: float, now: float, signature: tuple, why: str) -> Prediction:
+    """A "sharper, softer or the same?" question about a change, answered by two mean max weights: ``new`` (after
+    the change) against ``now``. Only equal numbers (to float rounding) are "the same": the questions are about
+    changes whose direction the formula decides (a temperature, the scaling), however small."""
+    choices = ("sharper", "softer", "the same")
+    correct = 2 if abs(new - now) <= 1e-9 * max(abs(new), abs(now), 1e-12) else 0 if new > now else 1
+    return Prediction(key, question, choices, correct, why, signature)

@@ -40,6 +40,7 @@ import streamlit as st
 from attention_core import WhatIf
 from ui import page_params
 from ui.cache import cached
+from ui.classroom import ASKED, asked_here, classroom_on, classroom_toggle
 from ui.controls import (
     ALL_CONTROLS,
     LEAF_CONTROLS,
@@ -57,10 +58,11 @@ from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import body, page_started
 from ui.presets import find_preset
-from ui.registry import HOME, ROOT, info
+from ui.registry import HOME, ROOT, info, predicting
 from ui.runtime import collect_garbage, settle_imports
 from ui.state import enter_page
 from ui.text import md_escape
+from ui.url import URL_NAMES
 
 PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] { font-size: 1.2rem; max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
@@ -68,6 +70,8 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p,
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] li { font-size: 1.2rem; }
 [data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] { font-size: 1.05rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"],
+[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 3rem; }
 </style>"""  # static text, never anything a user typed
 
 
@@ -93,9 +97,12 @@ class Page:
         self.path = self.info.path
         self.see_also = tuple(info(p) for p in see_also)  # checked now: a wrong path fails at once
         self._sets: list[ControlSet] = []
+        self._hid: set[str] = set()  # the link's hidden controls this page would have drawn
         self._params: list[page_params.PageParam] = []
         self._share = None
         _top(self.info.path, title or self.info.label, self.info.icon)
+        st.session_state[ASKED] = None  # ui.classroom.predict marks the run that asks a question
+        classroom_toggle()
         if intro:
             st.markdown(intro)
         if formula:
@@ -116,14 +123,23 @@ class Page:
         setting. The share box goes under them."""
         cfg = sidebar_widgets(show, heading, leaf)
         self._sets.append(SHARED)
+        self._hid |= set(link_options().hide) & set(show)
         self._share = st.sidebar.container()
         return cfg
 
     def whatif_set(self, cs: ControlSet, box, show: tuple[str, ...], **kw) -> WhatIf:
-        """Another set of what-if controls (Compare's A and B) drawn into ``box``; other keyword arguments go to
-        ui.controls.whatif_controls (default, label_suffix)."""
-        cfg = whatif_controls(box, cs, show, **kw)
+        """Another set of what-if controls (Compare's A and B) drawn into ``box``, less those the link hides; other
+        keyword arguments go to ui.controls.whatif_controls (default, label_suffix, leaf)."""
+        hidden = [n for n in link_options().hide if n in show]
+        cfg = whatif_controls(box, cs, tuple(n for n in show if n not in hidden), **kw)
+        if hidden:
+            box.caption(
+                "This lesson's link fixes "
+                + ", ".join(f"{URL_NAMES[n]} = {getattr(cfg, n)}" for n in hidden)
+                + "; those controls are hidden."
+            )
         self._sets.append(cs)
+        self._hid |= set(hidden)
         return cfg
 
     def keep_in_url(self, cs: ControlSet = SHARED) -> None:
@@ -163,6 +179,23 @@ class Page:
         self._outputs()
         check_yourself([Question(*q) for q in questions or ()])
 
+    def _lesson_notes(self) -> None:
+        """Say plainly which of the link's lesson options this page cannot honour."""
+        options = link_options()
+        if classroom_on() and not asked_here() and not self.info.predicts:
+            pages = ", ".join(p.label for p in predicting())
+            self.notes.info(
+                f"Classroom mode is on, but this page asks no question to predict, so everything is shown. "
+                f"The pages that ask one first: {pages}.",
+                icon=":material/school:",
+            )
+        if options.hide and not self._hid:
+            names = ", ".join(URL_NAMES[n] for n in options.hide)
+            self.notes.info(
+                f"This lesson's link hides {names}; this page draws none of them, so nothing is hidden here.",
+                icon=":material/visibility_off:",
+            )
+
     def _outputs(self) -> None:
         """Notices, the URL and the share box, for what this run drew."""
         for cs in self._sets:
@@ -175,6 +208,7 @@ class Page:
         share_box(self._share)
 
     def _ending(self, code) -> None:
+        self._lesson_notes()
         next_link(self.path)
         if self.see_also:
             st.markdown("**See also**")

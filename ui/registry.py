@@ -27,6 +27,7 @@ class PageInfo(NamedTuple):
     label: str  # its name in the sidebar and in links
     icon: str  # a Material Symbol, ":material/tune:"
     teaches: str  # one sentence: what a learner finds there (home page, "next" links, README)
+    predicts: bool = False  # in classroom mode it asks a question worth predicting before it shows the answer
 
 
 PAGES: tuple[PageInfo, ...] = (
@@ -36,6 +37,7 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/calculate:",
         "Attention from zero on the class-notes example A A B A: Q, K, V, scores, scaling, softmax and the outputs "
         "Z, one small table at a time, with W_q, W_k, W_v you can edit.",
+        predicts=True,
     ),
     PageInfo(
         "pages/Softmax_saturation.py",
@@ -57,6 +59,7 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/visibility_off:",
         "Causal and padding masks, the masked scores and the weights; why padded keys get 0 and what a fully "
         "masked row does.",
+        predicts=True,
     ),
     PageInfo(
         "pages/Playground.py",
@@ -64,6 +67,7 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/tune:",
         "Everything together: every head's weights, the outputs and the saturation for the sliders' setting; pick "
         "a query to see its row.",
+        predicts=True,
     ),
     PageInfo(
         "pages/Compare.py",
@@ -71,6 +75,7 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/compare:",
         "Two settings side by side (A and B) on one colour scale, their saturation and outputs, and the "
         "difference B − A.",
+        predicts=True,
     ),
     PageInfo(
         "pages/Positional_encoding.py",
@@ -132,6 +137,11 @@ PAGES: tuple[PageInfo, ...] = (
     ),
 )
 HOME_INFO = PageInfo(HOME, "Home", ":material/home:", "What attention is, the formula, a live example, the pages.")
+
+
+def predicting() -> list[PageInfo]:
+    """The pages that ask a question worth predicting in classroom mode."""
+    return [p for p in PAGES if p.predicts]
 
 
 def disagreements(root: Path = ROOT, pages: tuple[PageInfo, ...] = PAGES) -> list[str]:

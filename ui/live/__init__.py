@@ -33,6 +33,7 @@ import streamlit as st
 from attention_core import WhatIf
 from attention_core.whatif import WhatIfRun
 from ui.cache import ByteLRU, register
+from ui.charts import PROJECTOR_SCALE, projector
 from ui.images import lut
 from ui.vega import digest
 
@@ -148,7 +149,8 @@ def live_maps(
         "diff": list(diff) if diff else None,
         "lut": lut("viridis").tolist(),
         "lut_diverging": lut("diverging").tolist(),
-        "size": int(size),
+        "size": int(size * (PROJECTOR_SCALE if projector() else 1)),
+        "projector": projector(),
         "rev": _rev(),
     }
     by_name = {p.name: p for p in panels}

@@ -274,7 +274,7 @@ class LiveView {
   }
 
   build() {
-    const root = el("div", { class: "ae-live", "data-frames": "0" });
+    const root = el("div", { class: this.h.projector ? "ae-live ae-projector" : "ae-live", "data-frames": "0" });
     this.root = root;
     const top = el("div", { class: "ae-top" }, root);
     if (this.h.shared.length) this.bar = new ControlBar(this, top, this.h.shared, this.panels, "");
