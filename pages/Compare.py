@@ -9,6 +9,7 @@ from ui.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_w
 from ui.classroom import Prediction, predict
 from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle
+from ui.glossary import defined, scale_sentence
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
 from ui.metrics import metric_row, saturation_metric
@@ -221,6 +222,8 @@ def _draw(top_left, maps, revealed: bool) -> list[Question]:
         f"weight {fmt(ma)}, uniform {fmt(ua)}); B is {lb} ({fmt(mb)}, uniform {fmt(ub)}). A near-one-hot row puts "
         "over 99% of its weight on one key."
     )
+    with st.expander("The words on this page"):
+        st.markdown(scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "relative_change"))
 
     st.subheader("Outputs")
     c1, c2 = st.columns(2)

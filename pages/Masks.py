@@ -25,7 +25,7 @@ page = Page(
     "the filler tokens that make sequences of a batch equally long.",
 )
 st.latex(
-    r"A = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
+    r"\alpha = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
     r"M_{ij} = \begin{cases} 0 & \text{key } j \text{ allowed for query } i \\ -\infty & \text{blocked}\end{cases}"
 )
 

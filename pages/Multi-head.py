@@ -9,6 +9,7 @@ from attention_core.readout import sharpness, uniform_max_weight
 from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
+from ui.glossary import defined, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
@@ -126,6 +127,8 @@ def _draw(grid, rest) -> list[Question]:
             f"entropy {fmt(m['entropy'])} nats, effective tokens {fmt(m['effective_tokens'])} of {T}, "
             f"near-one-hot rows {m['near_one_hot_share']:.0%}"
         )
+        with big[1].expander("The words on this page"):
+            st.markdown(scale_sentence() + "\n\n" + defined("d_k", "max_weight", "entropy", "effective_tokens", "W_o"))
         table = frame_table(("multi-head", cfg), lambda: _heads_table(sat, T, d_k))
         st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
 
