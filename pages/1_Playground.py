@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
-from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
+from attention_core.readout import SHARPNESS_LEVELS, logit_std, relative_difference, sharpness, uniform_max_weight
 from ui.charts import show_token_dims
 from ui.classroom import classroom_toggle, prediction_gate
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
@@ -232,9 +232,11 @@ def _body(out: Outputs, maps, io, revealed: bool) -> None:
         )
         questions += [
             (
-                f"Is head {head + 1} sharp or soft at this setting, and what would the {twin_name} twin do?",
+                f"How sharp is head {head + 1} at this setting, and what would the {twin_name} twin do?",
                 f"It is {level} (mean max weight {fmt(m['max_weight'])}, uniform {fmt(uniform)}); the {twin_name} twin is "
                 f"{twin_level} (mean max weight {fmt(t['max_weight'])}).",
+                SHARPNESS_LEVELS,  # a choice question: in a class the picks count (ui/pulse_questions.py)
+                SHARPNESS_LEVELS.index(level),
             ),
             (
                 "How far is the output Z from the input X?",

@@ -1,7 +1,8 @@
 """Classroom mode: hide the weights until the student predicts where a query will look.
 
-No accounts and no storage: the toggle and the guesses live in the session only. A link can turn the mode
-on (``classroom=1``) or lock it on (``classroom=lock``, no switch), see ui/links.py.
+No accounts: the toggle and the guesses live in the session. A link can turn the mode on (``classroom=1``) or
+lock it on (``classroom=lock``, no switch), see ui/links.py. A link with ``class=CODE`` also sends the prediction
+to the class's tally, and the weights wait for the teacher's reveal (ui/pulse_questions.class_gate).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import streamlit as st
 
 from ui.links import link_options, set_link_options, write_link_options
 from ui.partial import question_asked
-from ui.state import kept_toggle, kept_value
+from ui.pulse_questions import class_gate
+from ui.state import CLASSROOM_KEY, kept_toggle, kept_value
 from ui.text import md_escape
 
-TOGGLE_KEY = "classroom_on"
+TOGGLE_KEY = CLASSROOM_KEY
 
 
 def classroom_on() -> bool:
@@ -50,6 +52,14 @@ def classroom_toggle() -> bool:
     return classroom_on()
 
 
+def ask(page: str, query_label: str, key_labels: list[str]) -> int:
+    """The prediction question and its picker (also in a class, ui/pulse_questions.py); returns the picked key."""
+    st.markdown(f"🎓 **Predict first.** Which key will query **{md_escape(query_label)}** attend to most?")
+    return st.selectbox(
+        "Your prediction", range(len(key_labels)), format_func=lambda j: key_labels[j], key=f"classroom_guess_{page}"
+    )
+
+
 def prediction_gate(page: str, signature: tuple, row: np.ndarray, query_label: str, key_labels: list[str]) -> bool:
     """Ask for a prediction about ``row`` (one query's weights); return True once the answer may be shown.
 
@@ -64,15 +74,14 @@ def prediction_gate(page: str, signature: tuple, row: np.ndarray, query_label: s
         state = {"signature": signature, "guess": None}
         st.session_state[state_key] = state
     answer = int(np.argmax(row))
+    in_class = class_gate(page, signature, query_label, key_labels, answer, state, ask)  # None outside a class
+    if in_class is False:
+        return False
+    if state["guess"] is None and in_class:
+        return True  # the teacher revealed it to the class; this session did not predict
     if state["guess"] is None:
         with st.container(border=True):
-            st.markdown(f"🎓 **Predict first.** Which key will query **{md_escape(query_label)}** attend to most?")
-            guess = st.selectbox(
-                "Your prediction",
-                range(len(key_labels)),
-                format_func=lambda j: key_labels[j],
-                key=f"classroom_guess_{page}",
-            )
+            guess = ask(page, query_label, key_labels)
             if st.button("Reveal the weights", key=f"classroom_reveal_{page}"):
                 state["guess"] = int(guess)
                 st.rerun()

@@ -12,6 +12,7 @@ from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import page_started
 from ui.presets import find_preset
+from ui.pulse import class_panel
 from ui.runtime import settle_imports
 from ui.state import enter_page
 from ui.text import md_escape
@@ -162,6 +163,7 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
         with st.container(border=True):
             st.markdown(f"**🧪 {md_escape(preset.name)}** · {md_escape(preset.question)}")
             st.caption(f"What to look for: {preset.look_for}")
+    class_panel()  # class pulse: the teacher's tally, or the student's line (ui/pulse.py)
     write_link_options()
     if intro:
         st.markdown(intro)

@@ -3,7 +3,9 @@
 A page calls :func:`page_end` last (a page with a body fragment calls :func:`check_yourself` in its body
 and :func:`next_link` after it, in the full run). Questions are ``(question, answer)`` pairs of plain text that
 the page computes from the numbers on screen (so the answer is true for the setting shown); they are
-shown as expanders (the answer appears on click). The next page follows ``ui.layout.PAGES``.
+shown as expanders (the answer appears on click). A question may add its choices and the index of the right one,
+``(question, answer, choices, right)``: the student picks first, and in a class the pick counts for the teacher's
+tally (ui/pulse_questions.py). The next page follows ``ui.layout.PAGES``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.layout import PAGES
+from ui.pulse_questions import choice_question
 from ui.runtime import collect_garbage, settle_imports
 
 
@@ -23,13 +26,17 @@ def next_page(current: str) -> tuple[str, str, str, str] | None:
     return PAGES[i + 1] if i + 1 < len(PAGES) else None
 
 
-def check_yourself(questions: list[tuple[str, str]]) -> None:
-    """Check questions, each answer in an expander (computed for the setting on screen)."""
+def check_yourself(questions: list[tuple]) -> None:
+    """Check questions, each answer in an expander (computed for the setting on screen); a question given as
+    ``(question, answer, choices, right)`` asks the student to pick one of ``choices`` first."""
     if questions:
         st.subheader("Check yourself")
-        for i, (question, answer) in enumerate(questions, start=1):
+        for i, (question, answer, *choices) in enumerate(questions, start=1):
             with st.expander(f"{i}. {question}"):
-                st.markdown(answer)
+                if choices:
+                    choice_question(question, answer, *choices)
+                else:
+                    st.markdown(answer)
 
 
 def next_link(current: str) -> None:

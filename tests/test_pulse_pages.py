@@ -1,0 +1,276 @@
+"""Class pulse on the pages (AppTest): a teacher starts a class, students answer, the tally counts them, a change of
+mind replaces an answer, the reveal reaches the students; ended classes, hostile codes and teacher tokens in links,
+and a store that goes away. Each AppTest is one browser tab; they share the process's store as a server's do.
+(The refresh by itself, fragments with run_every, is tested over the protocol: tests/test_pulse_live.py.)
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+import pytest
+
+import ui.pulse
+from attention_core import WhatIf, run_whatif
+from attention_core.readout import SHARPNESS_LEVELS
+from classpulse import Outcome, SQLiteStore
+from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
+from ui.links import parse_link_options
+
+PLAYGROUND = "pages/1_Playground.py"
+SETTING = {"seq_len": "6", "d_model": "16", "heads": "2", "seed": "3"}
+WEIGHTS = run_whatif(WhatIf(seq_len=6, d_model=16, n_heads=2, seed=3)).weights  # (H, T, T)
+ANSWER = int(np.argmax(WEIGHTS[0, 0]))  # head 1, query t1: the question the page asks first
+
+
+class FlakyStore(SQLiteStore):
+    """An embedded store that a test can take away (every call UNAVAILABLE while ``down``) and bring back."""
+
+    down = False
+
+    def _call(self, fn, *args):
+        return Outcome.UNAVAILABLE if self.down else super()._call(fn, *args)
+
+
+class Clock:
+    def __init__(self):
+        self.now = time.time()
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def fresh_store():
+    store = FlakyStore(":memory:", clock=Clock())
+    ui.pulse.set_store(store)
+    yield store
+    ui.pulse.set_store(None)
+
+
+def query(link: str) -> dict:
+    return dict(parse_qsl(urlsplit(link).query))
+
+
+def start_class(page: str = PLAYGROUND) -> tuple:
+    """A teacher opens the page, starts a class; returns (teacher AppTest, student link, teacher link)."""
+    teacher = run_ok(app(page, SETTING))
+    teacher.button(key="pulse_start").click()
+    run_ok(teacher)
+    codes = [c.value for c in teacher.sidebar.code]
+    student_link = next(c for c in codes if "class=" in c and "teacher=" not in c and "classroom=lock" in c)
+    teacher_link = next(c for c in codes if "teacher=" in c)
+    return teacher, student_link, teacher_link
+
+
+def tally(at) -> dict[str, int]:
+    """The teacher's bars: choice label -> answers."""
+    for chart in at.get("vega_lite_chart"):
+        for frame in chart_datasets(chart):
+            if {"choice", "answers"} <= set(frame.columns):
+                return dict(zip(frame["choice"], frame["answers"]))
+    raise AssertionError("no tally chart on the teacher's page")
+
+
+def predict(student, choice: int, page: str = "playground"):
+    student.selectbox(key=f"classroom_guess_{page}").set_value(choice)
+    student.button(key=f"pulse_send_{page}").click()
+    return run_ok(student)
+
+
+def weights_shown(at) -> bool:
+    return any(t.startswith("head ") for t in chart_titles(at))
+
+
+def test_students_answer_the_teacher_sees_the_tally_and_reveals_it():
+    teacher, student_link, teacher_link = start_class()
+    assert "teacher=" not in teacher.sidebar.code[0].value, "the page's own share link never carries the token"
+    assert teacher.query_params["class"] == query(student_link)["class"]
+    run_ok(teacher)  # the tally lists the question the teacher's page asks, before any answer
+    assert tally(teacher) == {f"#{i + 1} t{i + 1}": 0 for i in range(6)}
+    assert "right answer stays hidden" in texts(teacher) and not weights_shown(teacher)
+
+    students = [run_ok(app(PLAYGROUND, query(student_link))) for _ in range(3)]
+    for s in students:
+        shown = texts(s)
+        assert "You are in class" in shown and "Predict first" in shown and not weights_shown(s)
+        assert not [t for t in s.sidebar.toggle if t.key == "classroom_on"], "the student link locks classroom mode"
+        assert all("teacher=" not in c.value for c in s.sidebar.code)
+    wrong = (ANSWER + 1) % 6
+    for s, choice in zip(students, [ANSWER, wrong, wrong]):
+        predict(s, choice)
+        assert "Sent: you chose" in texts(s) and not weights_shown(s), "the weights wait for the teacher"
+    run_ok(teacher)
+    counts = tally(teacher)
+    assert counts[f"#{ANSWER + 1} t{ANSWER + 1}"] == 1 and counts[f"#{wrong + 1} t{wrong + 1}"] == 2
+    assert sum(counts.values()) == 3 and "**3** answers so far" in texts(teacher)
+
+    predict(students[2], ANSWER)  # a change of mind replaces the answer
+    assert "Change my prediction" in [b.label for b in students[2].button]
+    run_ok(teacher)
+    counts = tally(teacher)
+    assert counts[f"#{ANSWER + 1} t{ANSWER + 1}"] == 2 and counts[f"#{wrong + 1} t{wrong + 1}"] == 1
+
+    pending = students[0].session_state["pulse_pending"]
+    assert len(pending) == 1, "the student's watcher waits for this question"
+    teacher.button(key="pulse_reveal").click()
+    run_ok(teacher)
+    assert f"Revealed: **2 of 3** (67%) chose **#{ANSWER + 1} t{ANSWER + 1}**, the right answer." in texts(teacher)
+    assert weights_shown(teacher), "the teacher's own page reveals too"
+    assert not any(b.key == "pulse_reveal" for b in teacher.button)
+    assert ui.pulse.store().revealed(teacher.query_params["class"], pending) == pending
+    for s, right in zip(students, [True, False, True]):
+        run_ok(s)  # the next refresh (the watcher reruns the page)
+        assert weights_shown(s)
+        if right:
+            assert any("Right: query t1" in m.value for m in s.success), [m.value for m in s.success]
+        else:
+            assert any("Not this time" in w.value for w in s.warning)
+
+    late = run_ok(app(PLAYGROUND, query(student_link)))  # a student who joins after the reveal sees the weights
+    assert weights_shown(late) and "Predict first" not in texts(late)
+
+
+def test_a_check_question_with_choices_counts_and_waits_for_the_reveal():
+    teacher, student_link, _ = start_class()
+    student = run_ok(app(PLAYGROUND, query(student_link)))
+    predict(student, ANSWER)
+    run_ok(teacher)
+    teacher.button(key="pulse_reveal").click()
+    run_ok(teacher)
+    run_ok(student)  # the weights (and the check questions under them) are shown now
+    radio = next(r for r in student.radio if r.key.startswith("pulse_check_"))
+    assert list(radio.options) == list(SHARPNESS_LEVELS) and radio.value is None
+    radio.set_value(0)
+    run_ok(student)
+    assert "Sent: you chose **single key**" in texts(student)
+    run_ok(teacher)
+    (pick,) = [s for s in teacher.selectbox if s.key == "pulse_pick"]  # two questions: the teacher picks one
+    check = next(t for t in ui.pulse.store().tally(*teacher_code_token(teacher)) if "How sharp" in t.question.prompt)
+    pick.set_value(check.question.qid)
+    run_ok(teacher)
+    assert tally(teacher)["#1 single key"] == 1 and sum(tally(teacher).values()) == 1
+    teacher.button(key="pulse_reveal").click()
+    run_ok(teacher)
+    run_ok(student)
+    shown = texts(student)
+    assert "Not quite: the answer is" in shown and "mean max weight" in shown
+
+
+def teacher_code_token(at) -> tuple[str, str]:
+    return at.query_params["class"], at.query_params["teacher"]
+
+
+def test_a_class_question_outside_a_class_is_a_plain_choice():
+    at = run_ok(app(PLAYGROUND, SETTING))
+    radio = next(r for r in at.radio if r.key.startswith("pulse_check_"))
+    level = next(lv for lv in SHARPNESS_LEVELS if f"Head 1 is **{lv}** here" in texts(at))
+    radio.set_value(SHARPNESS_LEVELS.index(level))
+    run_ok(at)
+    assert any(m.value == f"Right: **{level}**." for m in at.success)
+
+
+def test_an_ended_class_leaves_the_page_working(fresh_store):
+    teacher, student_link, _ = start_class()
+    student = run_ok(app(PLAYGROUND, query(student_link)))
+    assert "You are in class" in texts(student)
+    fresh_store.clock.now += 5 * 3600
+    run_ok(student)  # mid-lesson: the class ended
+    shown = texts(student)
+    assert "has ended" in shown and "You are in class" not in shown
+    assert "class" not in student.query_params, "the link no longer names the class"
+    assert "Reveal the weights" in [b.label for b in student.button], "classroom mode goes on without the class"
+    late = run_ok(app(PLAYGROUND, query(student_link)))
+    assert "this class has ended" in texts(late) and not late.exception
+    run_ok(teacher)
+    assert "👩‍🏫" not in texts(teacher)
+
+
+HOSTILE_CODES = ["0O1IL", "7QX2", "ABCDEFG", "<script>alert(1)</script>", "**bold**", "é" * 5, "x" * 5000, " "]
+
+
+@pytest.mark.parametrize("code", HOSTILE_CODES, ids=range(len(HOSTILE_CODES)))
+def test_hostile_class_codes_give_a_notice_and_the_page_works(code):
+    at = run_ok(app(PLAYGROUND, {**SETTING, "class": code, "classroom": "lock"}))
+    shown = texts(at)
+    if code.strip():
+        assert "is not a class code" in shown
+    assert "You are in class" not in shown and "Predict first" in shown
+    assert "class" not in at.query_params
+
+
+def test_a_well_formed_code_of_no_class_gives_a_notice():
+    at = run_ok(app(PLAYGROUND, {**SETTING, "class": "23456", "classroom": "lock"}))
+    assert "class 23456: there is no class with this code" in texts(at) and "class" not in at.query_params
+
+
+def hostile_tokens(token: str) -> list[str]:
+    return [
+        token[:-1] + ("A" if token[-1] != "A" else "B"),  # the right length, one character off
+        token[:-1],  # a prefix
+        token[:16],
+        token + "A",
+        "",
+        "A" * len(token),
+        "é" * len(token),
+        "🙂" * 10,
+        "x" * 5000,
+        "' OR 1=1 --",
+    ]
+
+
+def test_hostile_teacher_tokens_never_open_the_teachers_view():
+    teacher, student_link, teacher_link = start_class()
+    token = query(teacher_link)["teacher"]
+    for guess in hostile_tokens(token):
+        at = run_ok(app(PLAYGROUND, {**query(student_link), "teacher": guess}))
+        shown = texts(at)
+        assert "👩‍🏫" not in shown and not any(b.key == "pulse_reveal" for b in at.button), guess[:30]
+        assert "Predict first" in shown and "teacher=" not in "".join(c.value for c in at.sidebar.code)
+        if guess:
+            assert "teacher" in shown.lower()  # a notice: not a token, or not this class's
+            assert guess not in shown or len(guess) < 3, "a notice never repeats what was typed as a token"
+    real = run_ok(app(PLAYGROUND, query(teacher_link)))
+    assert "👩‍🏫 Class" in texts(real), "the real teacher link opens the view"
+
+
+def test_the_store_going_away_degrades_and_comes_back(fresh_store):
+    teacher, student_link, teacher_link = start_class()
+    student = run_ok(app(PLAYGROUND, query(student_link)))
+    predict(student, ANSWER)
+    fresh_store.down = True
+    run_ok(teacher)
+    assert "the class tally is unavailable" in texts(teacher)
+    run_ok(student)
+    shown = texts(student)
+    assert "unavailable right now, so you predict and reveal on your own" in shown and "Predict first" in shown
+    assert student.selectbox(key="classroom_guess_playground").value == ANSWER, "the student's answer is kept"
+    student.button(key="classroom_reveal_playground").click()
+    run_ok(student)
+    assert weights_shown(student), "the student's page keeps working"
+    newcomer = run_ok(app(PLAYGROUND, query(student_link)))  # a student who opens the link now
+    assert not newcomer.exception and "Predict first" in texts(newcomer)
+    fresh_store.down = False
+    run_ok(teacher)
+    assert tally(teacher)[f"#{ANSWER + 1} t{ANSWER + 1}"] == 1, "what was counted before is still there"
+
+
+def test_starting_a_class_when_the_store_is_unavailable_says_so(fresh_store):
+    fresh_store.down = True
+    at = run_ok(app(PLAYGROUND, SETTING))
+    at.button(key="pulse_start").click()
+    run_ok(at)
+    assert "Could not start a class: the class tally is unavailable." in texts(at)
+    assert "class" not in at.query_params
+
+
+def test_link_options_parse_class_and_teacher():
+    opts, notices = parse_link_options({"class": " 7qx2k ", "teacher": "abcdefghijklmnop_-12"})
+    assert (opts.class_code, opts.teacher, notices) == ("7QX2K", "abcdefghijklmnop_-12", [])
+    assert opts.query_params()["class"] == "7QX2K"
+    opts, notices = parse_link_options({"teacher": "abcdefghijklmnop_-12"})
+    assert opts.teacher == "" and notices == ["teacher= needs the class= of its class; ignored."]
+    opts, notices = parse_link_options({"class": "7QX2K", "teacher": "short"})
+    assert opts.teacher == "" and "short" not in notices[0]
