@@ -274,3 +274,33 @@ def test_link_options_parse_class_and_teacher():
     assert opts.teacher == "" and notices == ["teacher= needs the class= of its class; ignored."]
     opts, notices = parse_link_options({"class": "7QX2K", "teacher": "short"})
     assert opts.teacher == "" and "short" not in notices[0]
+
+
+def tallied(counts, right=2, revealed=True):
+    from classpulse import Question, Tally, question_id
+
+    choices = tuple(f"t{i + 1}" for i in range(len(counts)))
+    return Tally(
+        Question(question_id(len(counts)), "Playground", "Which key?", choices, right), tuple(counts), revealed, 0.0
+    )
+
+
+def test_the_tally_sentence_and_bars_at_the_extremes():
+    from ui.pulse import tally_frame, tally_sentence
+
+    assert tally_sentence(tallied([0, 0, 0], revealed=False)) == (
+        "**0** answers so far; the right answer stays hidden until you reveal it."
+    )
+    assert tally_sentence(tallied([0, 0, 0])) == "Revealed: **#3 t3** was right; nobody had answered."
+    assert tally_sentence(tallied([0, 0, 1])) == (
+        "**1** answer. Revealed: **1 of 1** (100%) chose **#3 t3**, the right answer."
+    )
+    assert "**0 of 30** (0%)" in tally_sentence(tallied([30, 0, 0]))
+    hidden = tally_frame(tallied([1, 2, 3], revealed=False))
+    assert list(hidden["right"]) == ["other"] * 3, "before the reveal the bars do not tell the answer"
+    assert list(tally_frame(tallied([1, 2, 3]))["right"]) == ["other", "other", "right answer"]
+    many = [0] * 512
+    many[7], many[300] = 4, 1
+    assert list(tally_frame(tallied(many, revealed=False))["choice"]) == ["#8 t8", "#301 t301"]
+    assert list(tally_frame(tallied(many, right=100))["choice"]) == ["#8 t8", "#101 t101", "#301 t301"]
+    assert len(tally_frame(tallied([0] * 16))) == 16, "up to 16 choices every bar is drawn"

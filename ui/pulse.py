@@ -191,9 +191,17 @@ def tally_spec(frame: pd.DataFrame) -> dict:
     return {
         "mark": {"type": "bar", "tooltip": True},
         "height": {"step": 22},
+        "autosize": {"type": "pad"},  # a step-sized chart cannot be "fit" (Vega warns)
         "encoding": {
             "y": {"field": "choice", "type": "nominal", "sort": {"field": "order"}, "title": None},
-            "x": {"field": "answers", "type": "quantitative", "title": "answers", "axis": {"tickMinStep": 1}},
+            "x": {
+                "field": "answers",
+                "type": "quantitative",
+                "title": "answers",
+                "stack": None,  # one bar per choice
+                "axis": {"tickMinStep": 1, "format": "d"},
+                "scale": {"domain": [0, max(1, *(int(a) for a in frame["answers"]))]},  # no extent to compute
+            },
             "color": {
                 "field": "right",
                 "type": "nominal",
