@@ -1,4 +1,4 @@
-"""Class pulse against running servers: protocol clients (benchmarks/pulse_client.py) that tick the pages'
+"""Class pulse against running servers (and the deployment files that give the replicas their Redis): protocol clients (benchmarks/pulse_client.py) that tick the pages'
 run_every fragments as a browser's timers do, on one server with the embedded store, and on two replicas behind
 deploy/nginx.conf sharing Debian's redis-server on loopback (one tally; Redis stopped mid-class and started again).
 A real Chromium shows the teacher's projector view counting answers as they arrive and a student's page revealing
@@ -8,23 +8,54 @@ the weights on the teacher's reveal, neither reloaded.
 from __future__ import annotations
 
 import asyncio
+import re
+import shutil
+import subprocess
 import threading
 
 import numpy as np
 import pytest
+import yaml
 
 from attention_core import WhatIf, run_whatif
 from benchmarks.pulse_client import PulseClient
 from tests.redis_util import redis_binary, redis_server
 from tests.server_util import streamlit_server
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, browser_and_base, opened  # noqa: F401 - browser_and_base is a fixture
-from tests.test_deploy import needs_nginx
+from tests.test_deploy import DEPLOY, needs_nginx
 
-pytestmark = pytest.mark.slow
 PAGE = "Playground?seq_len=6&d_model=16&heads=2&seed=3"
 ANSWER = int(np.argmax(run_whatif(WhatIf(seq_len=6, d_model=16, n_heads=2, seed=3)).weights[0, 0]))
 RIGHT, WRONG = f"t{ANSWER + 1}", f"t{(ANSWER + 1) % 6 + 1}"
 needs_redis = pytest.mark.skipif(redis_binary() is None, reason="redis-server is not installed (scripts/test.sh)")
+
+
+def test_compose_gives_every_replica_the_redis_service():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    app, redis = compose["services"]["app"], compose["services"]["redis"]
+    url = app["environment"]["AEXP_REDIS_URL"]
+    assert url == "${AEXP_REDIS_URL:-redis://redis:6379/0}", "one setting, defaulting to the compose service"
+    assert app["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert "ports" not in redis and redis["expose"] == ["6379"], "only the replicas reach Redis"
+    assert "--appendonly" in redis["command"] and "noeviction" in redis["command"]
+    assert any(v.endswith(":/data") for v in redis["volumes"]) and "pulse" in compose["volumes"]
+    assert re.search(r"^COPY classpulse/ classpulse/$", (DEPLOY / "Dockerfile").read_text(), re.M)
+
+
+def test_systemd_replicas_use_the_redis_unit():
+    app = (DEPLOY / "attention-explorer@.service").read_text()
+    unit = (DEPLOY / "attention-explorer-redis.service").read_text()
+    assert "Environment=AEXP_REDIS_URL=redis://127.0.0.1:6379/0" in app
+    assert re.search(r"^(After|Wants)=.*attention-explorer-redis\.service", app, re.M)
+    start = re.search(r"^ExecStart=(.+)$", unit, re.M).group(1)
+    assert "--bind 127.0.0.1" in start and "--port 6379" in start and "--appendonly yes" in start
+    if shutil.which("systemd-analyze"):
+        r = subprocess.run(
+            ["systemd-analyze", "verify", "--man=no", str(DEPLOY / "attention-explorer-redis.service")],
+            capture_output=True,
+            text=True,
+        )
+        assert not [ln for ln in r.stderr.splitlines() if "Unknown" in ln or "Invalid" in ln], r.stderr
 
 
 def ok(r):
@@ -77,6 +108,7 @@ async def answer_and_reveal(teacher: PulseClient, students: list[PulseClient]) -
         assert any(t.startswith("Attention weights") for t in s.page.texts()) or "head 1" in s.text()
 
 
+@pytest.mark.slow
 def test_a_class_on_one_server_with_the_embedded_store():
     async def lesson(base):
         teacher = await start(base)
@@ -116,6 +148,7 @@ async def class_on_both_replicas(cluster, per_replica: int = 2) -> tuple[PulseCl
 
 @needs_nginx
 @needs_redis
+@pytest.mark.slow
 def test_students_on_two_replicas_see_one_tally(redis_cluster):
     _, cluster = redis_cluster
 
@@ -131,6 +164,7 @@ def test_students_on_two_replicas_see_one_tally(redis_cluster):
 
 @needs_nginx
 @needs_redis
+@pytest.mark.slow
 def test_redis_stopped_mid_class_degrades_and_comes_back(redis_cluster):
     redis, cluster = redis_cluster
 
@@ -191,6 +225,7 @@ class Background:
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_the_projector_view_counts_answers_and_the_reveal_reaches_a_students_page(browser_and_base):  # noqa: F811
     browser, base = browser_and_base
 
