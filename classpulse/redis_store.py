@@ -8,7 +8,9 @@ Keys (all under ``aexp:pulse:``, each expiring a minute after its class ends, so
     c:<code>:rev         SET   revealed qids
     c:<code>:a:<qid>     HASH  voter -> choice
 
-Every write is one Lua script (atomic in Redis), so two replicas recording at once keep the bounds. A connection
+Every write is one Lua script (atomic in Redis), so two replicas recording at once keep the bounds. The scripts
+declare themselves with ``#!lua`` (Redis 7): a Redis over its maxmemory then refuses them whole, where a script
+without it ran once its first command freed memory and wrote on. A connection
 or read timeout of ``timeout`` seconds, no retries, and the store's breaker keep a page quick when Redis is gone.
 """
 
@@ -24,7 +26,7 @@ from classpulse.store import Meta, PulseStore, Row
 PREFIX = "aexp:pulse:"
 KEEP_AFTER = 60  # seconds a class's keys outlive its end
 
-CREATE = """
+CREATE = """#!lua
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[5]) then return -1 end
@@ -34,7 +36,7 @@ redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
 return 1
 """
 
-RECORD = """
+RECORD = """#!lua
 local exp = redis.call('HGET', KEYS[1], 'expires')
 if not exp then return 'NO_CLASS' end
 if tonumber(exp) <= tonumber(ARGV[1]) then return 'EXPIRED' end
@@ -54,7 +56,7 @@ redis.call('EXPIREAT', KEYS[3], keep)
 return 'OK'
 """
 
-REVEAL = """
+REVEAL = """#!lua
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return 'BAD' end
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('EXPIREAT', KEYS[3], math.ceil(tonumber(redis.call('HGET', KEYS[1], 'expires'))) + tonumber(ARGV[2]))

@@ -316,3 +316,24 @@ def test_redis_stopped_mid_class_degrades_then_comes_back():
         server.start()  # same port, its append-only file: the class is still there
         assert store.answer(c.code, question, bob, 2) is Outcome.OK
         assert counts(store, c, question) == (0, 1, 1)
+
+
+def test_a_full_redis_refuses_new_answers_and_still_reads(redis_url):
+    import redis as redis_client
+
+    from classpulse.redis_store import RedisStore
+
+    store = RedisStore(redis_url, retry_after=0)
+    c = store.start_class()
+    question = q()
+    assert store.answer(c.code, question, new_voter(), 1) is Outcome.OK
+    admin = redis_client.Redis.from_url(redis_url)
+    limit = admin.config_get("maxmemory")["maxmemory"]
+    admin.config_set("maxmemory", 1)  # used memory is above it now: with noeviction every write is refused (OOM)
+    try:
+        assert store.answer(c.code, question, new_voter(), 2) is Outcome.UNAVAILABLE
+        assert store.start_class() is Outcome.UNAVAILABLE
+        assert counts(store, c, question) == (0, 1, 0), "what was counted is kept and still reads"
+    finally:
+        admin.config_set("maxmemory", limit)
+    assert store.answer(c.code, question, new_voter(), 2) is Outcome.OK
