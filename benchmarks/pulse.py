@@ -3,13 +3,15 @@ refreshes by itself. How long after the last answer the teacher's tally is compl
 on one server with the embedded store and on two replicas behind nginx sharing Redis.
 
 Every tab behaves as a browser's would (benchmarks/pulse_client.py): the teacher's page ticks its tally fragment
-every ``ui.pulse.TEACHER_EVERY`` seconds, every student's page ticks its reveal watcher every
-``ui.pulse.STUDENT_EVERY`` seconds (never while its own run is going, as the front end skips a tick then), and each
+every ``ui.pulse_panel.TEACHER_EVERY`` seconds, every student's page ticks its reveal watcher every
+``ui.pulse_panel.STUDENT_EVERY`` seconds (never while its own run is going, as the front end skips a tick then), and each
 student, at a random moment of the window, picks a key and sends it (two runs: the pick, the send). The baseline
 is the same class without a class pulse (classroom mode locked, each student picks and reveals on their own page).
-The window's CPU is the app processes' (and Redis's, apart), page loads excluded; "per answer" divides it by the
-students. "After the last answer" is measured from the moment the last student's send left the client, and from
-the moment its page came back ("Sent"), to the end of the first teacher refresh that counted every answer.
+The CPU is the app processes' (Redis's apart), page loads excluded, from the window's start until the tally was
+complete (the baseline: until every student revealed), divided by the students; the reveal's CPU (every student's
+page rerun) is apart. "After the last answer" is measured from the moment the last student's send left the client, and from
+the moment its page came back ("Sent"), to the end of the first teacher refresh that counted every answer. Then the teacher reveals, and each student's
+next watcher tick reruns its page: the time until every page shows the weights.
 
     python benchmarks/pulse.py [--students 30] [--window 10] [--runs 3] [--setups baseline,embedded,redis]
 """
@@ -32,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import cpu_seconds, machine, start_server  # noqa: E402
 from benchmarks.pulse_client import PulseClient  # noqa: E402
-from ui.pulse import STUDENT_EVERY, TEACHER_EVERY  # noqa: E402
+from ui.pulse_panel import STUDENT_EVERY, TEACHER_EVERY  # noqa: E402
 
 PAGE = "Playground?seq_len=6&d_model=16&heads=2&seed=3"
 KEYS = [f"t{i}" for i in range(1, 7)]
@@ -43,15 +45,18 @@ class Result:
     counted: int = 0  # answers on the teacher's view at the end
     sends: list[tuple[float, float]] = field(default_factory=list)  # (sent, page back) of each student's answer
     complete: float = float("nan")  # when the first teacher refresh that counted every answer came back
+    shown: list[float] = field(default_factory=list)  # per student: seconds from the reveal to its page's weights
+    reveal_at: float = float("nan")  # when the teacher's "Reveal to the class" came back
     teacher_ticks: list[float] = field(default_factory=list)  # seconds per refresh, client-side
     student_ticks: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    cpu: float = 0.0  # app processes' CPU seconds during the window
+    cpu: float = 0.0  # app processes' CPU seconds from the window's start until the tally was complete
+    reveal_cpu: float = 0.0  # and from then until every student's page showed the weights
     redis_cpu: float = 0.0
 
 
 async def student_tab(c: PulseClient, start_at: float, class_on: bool, res: Result, stop: asyncio.Event) -> None:
-    busy = asyncio.Lock()
+    busy, seen = asyncio.Lock(), []
 
     async def watcher():
         while not stop.is_set():
@@ -61,6 +66,9 @@ async def student_tab(c: PulseClient, start_at: float, class_on: bool, res: Resu
                     r = await c.tick()
                     res.student_ticks.append(r.seconds)
                     res.errors += r.errors
+                    if r.status == "finished" and not seen and "Attention weights" in c.text():
+                        seen.append(time.monotonic() - res.reveal_at)  # the watcher reran the page: weights shown
+                        res.shown.append(seen[0])
 
     task = asyncio.create_task(watcher())
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
@@ -79,16 +87,22 @@ async def student_tab(c: PulseClient, start_at: float, class_on: bool, res: Resu
         await task
 
 
-async def teacher_tab(t: PulseClient, n: int, res: Result, stop: asyncio.Event, deadline: float) -> None:
+async def teacher_tab(t: PulseClient, n: int, res: Result, stop: asyncio.Event, deadline: float, cpu) -> None:
     while time.monotonic() < deadline:
         r = await t.tick()
         res.teacher_ticks.append(r.seconds)
         res.errors += r.errors
         res.counted = t.answers() or 0
         if res.counted >= n and len(res.sends) == n:
-            res.complete = time.monotonic()
+            res.complete, res.cpu = time.monotonic(), cpu()
             break
         await asyncio.sleep(TEACHER_EVERY)
+    r = await t.click("Reveal to the class")
+    res.reveal_at = time.monotonic()
+    res.errors += r.errors
+    while len(res.shown) < n and time.monotonic() < res.reveal_at + 30:
+        await asyncio.sleep(0.05)
+    res.reveal_cpu = cpu() - res.cpu
     stop.set()
 
 
@@ -107,16 +121,18 @@ async def lesson(url: str, pids: list[int], redis_pid: int | None, n: int, windo
     for s in students:
         r = await s.open()
         res.errors += r.errors
-    cpu0 = [cpu_seconds(p) for p in pids]
+    cpu0 = sum(cpu_seconds(p) for p in pids)
+    cpu = lambda: sum(cpu_seconds(p) for p in pids) - cpu0
     redis0 = cpu_seconds(redis_pid) if redis_pid else 0.0
     t0 = time.monotonic()
     tabs = [student_tab(s, t0 + random.uniform(0, window), class_on, res, stop) for s in students]
     if class_on:
-        tabs.append(teacher_tab(teacher, n, res, stop, t0 + window + 30))
+        tabs.append(teacher_tab(teacher, n, res, stop, t0 + window + 30, cpu))
     else:
         tabs.append(_stop_when_done(res, n, stop))
     await asyncio.gather(*tabs)
-    res.cpu = sum(cpu_seconds(p) - c for p, c in zip(pids, cpu0))
+    if not class_on:
+        res.cpu = cpu()
     res.redis_cpu = cpu_seconds(redis_pid) - redis0 if redis_pid else 0.0
     for c in [*students, *([teacher] if teacher else [])]:
         await c.close()
@@ -162,15 +178,18 @@ def row(setup: str, k: int, n: int, r: Result) -> list[str]:
     last_sent = max((s for s, _ in r.sends), default=float("nan"))
     last_back = max((b for _, b in r.sends), default=float("nan"))
     after = f"{r.complete - last_sent:.2f} s / {r.complete - last_back:+.2f} s" if class_on else "–"
+    shown = f"{len(r.shown)} / {n}, max {max(r.shown):.1f} s" if r.shown else "–"
     med = lambda xs: f"{1e3 * statistics.median(xs):.0f} ms" if xs else "–"
     return [
         LABELS[setup],
         str(k),
         f"{r.counted} / {n}" if class_on else f"{len(r.sends)} / {n} revealed",
         after,
+        shown,
         med(r.teacher_ticks),
         med(r.student_ticks),
         f"{1e3 * r.cpu / n:.0f} ms",
+        f"{1e3 * r.reveal_cpu / n:.0f} ms" if class_on else "–",
         f"{1e3 * r.redis_cpu / n:.2f} ms" if setup == "redis" else "–",
         str(len(r.errors)),
     ]
@@ -181,9 +200,11 @@ HEADER = [
     "run",
     "answers on the teacher's view",
     "tally complete after the last answer (sent / page back)",
+    "pages showing the weights after the reveal",
     "teacher refresh (median)",
     "student watcher tick (median)",
-    "server CPU per answer (all runs in the window)",
+    "server CPU per answer (every run until the tally is complete)",
+    "server CPU per student for the reveal",
     "Redis CPU per answer",
     "errors",
 ]

@@ -286,7 +286,7 @@ def tallied(counts, right=2, revealed=True):
 
 
 def test_the_tally_sentence_and_bars_at_the_extremes():
-    from ui.pulse import tally_frame, tally_sentence
+    from ui.pulse_panel import tally_frame, tally_sentence
 
     assert tally_sentence(tallied([0, 0, 0], revealed=False)) == (
         "**0** answers so far; the right answer stays hidden until you reveal it."

@@ -12,7 +12,7 @@ from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import page_started
 from ui.presets import find_preset
-from ui.pulse import class_panel
+from ui.pulse_panel import class_panel
 from ui.runtime import settle_imports
 from ui.state import enter_page
 from ui.text import md_escape
