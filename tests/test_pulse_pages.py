@@ -16,7 +16,7 @@ import ui.pulse
 from attention_core import WhatIf, run_whatif
 from attention_core.readout import SHARPNESS_LEVELS
 from classpulse import Outcome, SQLiteStore
-from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
+from tests.apptest_util import PAGES, app, chart_datasets, chart_titles, run_ok, texts
 from ui.links import parse_link_options
 
 PLAYGROUND = "pages/1_Playground.py"
@@ -304,3 +304,15 @@ def test_the_tally_sentence_and_bars_at_the_extremes():
     assert list(tally_frame(tallied(many, revealed=False))["choice"]) == ["#8 t8", "#301 t301"]
     assert list(tally_frame(tallied(many, right=100))["choice"]) == ["#8 t8", "#101 t101", "#301 t301"]
     assert len(tally_frame(tallied([0] * 16))) == 16, "up to 16 choices every bar is drawn"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["streamlit_app.py", *PAGES])
+def test_every_page_works_in_a_class_for_the_teacher_and_a_student(page, fresh_store, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = fresh_store.start_class()
+    student = run_ok(app(page, {"class": started.code.lower(), "classroom": "lock", "teacher": "x" * 40}))
+    assert "You are in class" in texts(student) and "👩‍🏫" not in texts(student)
+    teacher = run_ok(app(page, {"class": started.code, "teacher": started.token, "view": "projector"}))
+    assert f"Class {started.code}" in texts(teacher)
+    assert teacher.query_params["teacher"] == started.token, "the teacher's address keeps the token"
