@@ -258,7 +258,13 @@ def test_the_projector_view_counts_answers_and_the_reveal_reaches_a_students_pag
             wait_text(projector, r"Class \w+ · 1 answer to 2 questions")
             clients += bg.run(answer(2))
             wait_text(projector, r"Class \w+ · 3 answers to 2 questions")
-            assert projector.locator('[data-testid="stVegaLiteChart"]').count() >= 1
+            inside = projector.evaluate(
+                """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(c => {
+                    const drawn = c.querySelector('canvas') || c.querySelector('svg');  // what Vega drew
+                    const box = c.closest('[data-testid="stVerticalBlock"]');  // the teacher's bordered box
+                    return drawn.getBoundingClientRect().right <= box.getBoundingClientRect().right + 1; })"""
+            )
+            assert inside and all(inside), "the bars stay inside the teacher's box"
             assert "Attention weights, one map per head" not in pupil.inner_text('[data-testid="stMain"]')
             projector.get_by_role("button", name="Reveal to the class").click()
             wait_text(projector, r"Revealed: 1 of 3 \(33%\)")  # each batch's first student was wrong

@@ -93,16 +93,22 @@ def tally_spec(frame: pd.DataFrame) -> dict:
     """Horizontal bars of answers per choice, the right one coloured once revealed (labels travel as data)."""
     return {
         "mark": {"type": "bar", "tooltip": True},
-        "height": {"step": 22},
-        "autosize": {"type": "pad"},  # a step-sized chart cannot be "fit" (Vega warns)
+        "height": 24 * len(frame) + 50,  # bars and the x axis; a number: a stepped height cannot be fit (Vega warns)
+        "autosize": {"type": "fit", "contains": "padding"},  # within the teacher's box
         "encoding": {
-            "y": {"field": "choice", "type": "nominal", "sort": {"field": "order"}, "title": None},
+            "y": {
+                "field": "choice",
+                "type": "nominal",
+                "sort": {"field": "order"},
+                "title": None,
+                "axis": {"labelOverlap": False, "labelFontSize": 14},  # every choice named, readable on a projector
+            },
             "x": {
                 "field": "answers",
                 "type": "quantitative",
                 "title": "answers",
                 "stack": None,  # one bar per choice
-                "axis": {"tickMinStep": 1, "format": "d"},
+                "axis": {"tickMinStep": 1, "format": "d", "labelFontSize": 13},
                 "scale": {"domain": [0, max(1, *(int(a) for a in frame["answers"]))]},  # no extent to compute
             },
             "color": {
