@@ -316,3 +316,40 @@ def test_every_page_works_in_a_class_for_the_teacher_and_a_student(page, fresh_s
     teacher = run_ok(app(page, {"class": started.code, "teacher": started.token, "view": "projector"}))
     assert f"Class {started.code}" in texts(teacher)
     assert teacher.query_params["teacher"] == started.token, "the teacher's address keeps the token"
+
+
+def test_a_teacher_who_opens_the_link_while_the_store_is_away_gets_the_view_when_it_is_back(fresh_store):
+    _, student_link, teacher_link = start_class()
+    fresh_store.down = True
+    teacher = run_ok(app(PLAYGROUND, query(teacher_link)))
+    assert "the class tally is unavailable" in texts(teacher)
+    fresh_store.down = False
+    run_ok(teacher)
+    assert "👩‍🏫 Class" in texts(teacher) and "ends in 4 h 00 min" in texts(teacher)  # the test store's clock stands still
+
+
+def test_ends_in():
+    from ui.pulse_panel import ends_in
+
+    assert ends_in(3600 * 4, 0) == " · ends in 4 h 00 min"
+    assert ends_in(59 * 60 + 59, 0) == " · ends in 59 min"
+    assert ends_in(10, 100) == " · ends in 0 min"
+    assert ends_in(float("inf"), 0) == ""
+
+
+def test_a_forged_token_while_the_store_is_away_shows_nothing_and_is_refused_when_it_is_back(fresh_store):
+    _, student_link, teacher_link = start_class()
+    forged = {**query(student_link), "teacher": "A" * len(query(teacher_link)["teacher"])}
+    fresh_store.down = True
+    at = run_ok(app(PLAYGROUND, forged))
+    shown = texts(at)
+    assert "the class tally is unavailable" in shown and "answers so far" not in shown and not tally_charts(at)
+    fresh_store.down = False
+    run_ok(at)
+    shown = texts(at)
+    assert "not the one of class" in shown and "👩‍🏫" not in shown and not tally_charts(at)
+    assert "teacher" not in at.query_params
+
+
+def tally_charts(at) -> list:
+    return [c for c in at.get("vega_lite_chart") if any("answers" in f.columns for f in chart_datasets(c))]

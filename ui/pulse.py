@@ -22,7 +22,7 @@ from ui.links import link_options, set_link_options
 from ui.state import CLASSROOM_KEY, set_kept
 
 MEMBER, NOTICES, PENDING, _VOTER = "pulse_member", "pulse_notices", "pulse_pending", "pulse_voter"
-CURRENT, ERROR = "pulse_current", "pulse_error"  # the question the teacher's page asks; an action's failure
+CURRENT, _START_ERROR = "pulse_current", "pulse_start_error"  # the question the teacher's page asks; why no class
 
 _store: PulseStore | None = None
 _store_lock = threading.Lock()
@@ -140,7 +140,7 @@ def class_box(link: str) -> None:
         help=f"A class code for your students' link (it ends after {CLASS_HOURS:g} hours), and a teacher link that "
         "shows their predictions as they come in and reveals the answer to everyone.",
     )
-    error = st.session_state.pop(ERROR, None)
+    error = st.session_state.pop(_START_ERROR, None)
     if error:
         st.warning(f"Could not start a class: {error}.", icon="⚠️")
 
@@ -148,7 +148,7 @@ def class_box(link: str) -> None:
 def _start() -> None:
     started = store().start_class()
     if isinstance(started, Outcome):
-        st.session_state[ERROR] = started.value
+        st.session_state[_START_ERROR] = started.value
         return
     opts = link_options()
     classroom = "on" if opts.classroom == "off" else opts.classroom

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from classpulse import Outcome, Tally
-from ui.pulse import CURRENT, ERROR, MEMBER, NOTICES, PENDING, membership, store
+from ui.pulse import CURRENT, MEMBER, NOTICES, PENDING, membership, store
 from ui.runtime import collect_garbage
 from ui.text import md_escape
 
@@ -24,6 +24,7 @@ TEACHER_EVERY = 0.5  # seconds between refreshes of the teacher's tally (answers
 STUDENT_EVERY = 2.0  # seconds between a student page's checks for a reveal
 ALL_BARS = 16  # questions with more choices show only the chosen ones (and the right one once revealed)
 PICK, _FOLLOWED = "pulse_pick", "pulse_followed"  # the teacher's choice of question; the page question followed
+_REVEAL_ERROR = "pulse_reveal_error"
 
 
 def class_panel() -> None:
@@ -56,9 +57,12 @@ def _watch_reveals(code: str) -> None:
 
 
 def ends_in(expires: float, now: float) -> str:
-    """'3 h 05 min' until ``expires``."""
+    """' · ends in 3 h 05 min' until ``expires``; "" when the end is not known (the store was away when the page
+    first asked)."""
+    if not math.isfinite(expires):
+        return ""
     minutes = max(0, int((expires - now) // 60))
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+    return f" · ends in {minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f" · ends in {minutes} min"
 
 
 def tally_sentence(t: Tally) -> str:
@@ -141,13 +145,13 @@ def _teacher_view(code: str, token: str) -> None:
         answers = sum(t.total for t in tallies)
         st.markdown(
             f"**👩‍🏫 Class {code}** · {answers} {'answer' if answers == 1 else 'answers'} to {len(tallies)} "
-            f"{'question' if len(tallies) == 1 else 'questions'} · ends in {ends_in(_expires(code), s.clock())}"
+            f"{'question' if len(tallies) == 1 else 'questions'}{ends_in(_expires(code), s.clock())}"
         )
         if not tallies:
             st.caption("No question yet: your students' predictions appear here as they send them.")
         else:
             _show_tally(code, token, tallies)
-        error = st.session_state.pop(ERROR, None)
+        error = st.session_state.pop(_REVEAL_ERROR, None)
         if error:
             st.warning(f"Not revealed: {error}.", icon="⚠️")
     collect_garbage()
@@ -184,5 +188,5 @@ def _show_tally(code: str, token: str, tallies: list[Tally]) -> None:
 def _reveal(code: str, token: str, qid: str) -> None:
     got = store().reveal(code, token, qid)
     if got is not Outcome.OK:
-        st.session_state[ERROR] = got.value
+        st.session_state[_REVEAL_ERROR] = got.value
     st.rerun()  # the whole page: the teacher's own question shows its weights too
