@@ -308,7 +308,7 @@ class StreamlitClient:
             query_string=self.query_string, page_script_hash=self.page_script_hash, fragment_id=w.fragment_id
         )
         for other in self.page.widgets():
-            if other.id != w.id and other.kind != "button" and not other.disabled:
+            if other.id != w.id and other.kind != "button" and not other.disabled and other.value is not None:
                 cs.widget_states.widgets.append(widget_state(other, other.value))
         cs.widget_states.widgets.append(sent)
         if state is None:

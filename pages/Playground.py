@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
-from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
+from attention_core.readout import SHARPNESS_LEVELS, logit_std, relative_difference, sharpness, uniform_max_weight
 from ui.charts import show_token_dims, stretching
 from ui.classroom import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
@@ -47,8 +47,9 @@ def _controls() -> tuple:
     revealed = predict(_twin_question(cfg, head))
     maps = st.container()
     with maps:
-        st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
-        live_toggle()
+        if revealed:  # the maps answer the prediction question: before the reveal, nothing of them
+            st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
+            live_toggle()
         if revealed and live:
             pickers = {"head": "pg_head", "query": "pg_query"}
             setting = setting_of(cfg, head, query, stretching())
@@ -286,9 +287,11 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
         )
         questions += [
             (
-                f"Is head {head + 1} sharp or soft at this setting, and what would the {twin_name} twin do?",
+                f"How sharp is head {head + 1} at this setting, and what would the {twin_name} twin do?",
                 f"It is {level} (mean max weight {fmt(m['max_weight'])}, uniform {fmt(uniform)}); the {twin_name} twin is "
                 f"{twin_level} (mean max weight {fmt(t['max_weight'])}).",
+                SHARPNESS_LEVELS,  # a choice question: in a class the picks count (ui/pulse_questions.py)
+                SHARPNESS_LEVELS.index(level),
             ),
             (
                 "How far is the output Z from the input X?",

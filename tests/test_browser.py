@@ -254,7 +254,7 @@ def test_locked_classroom_link_hides_the_weights_until_a_prediction(browser_and_
         assert (
             page.locator('[data-testid="stSidebar"] [data-testid="stToggle"]:has-text("Classroom mode")').count() == 0
         )
-        page.locator('button:has-text("Reveal the weights")').click()
+        page.locator('button:has-text("Reveal the answer")').click()
         # the rerun may not have started when the click returns: wait for what it draws, then for it to finish
         page.get_by_text("Attention weights, one map per head").wait_for(timeout=90000)
         wait_for_app(page)

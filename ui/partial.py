@@ -60,7 +60,7 @@ def page_started() -> None:
 
 
 def question_asked() -> None:
-    """The page drew a prediction question with its widgets (ui.classroom.prediction_gate): the question depends
+    """The page drew a prediction question with its widgets (ui.classroom.predict): the question depends
     on every setting, so until the next full run this page's changes rerun it whole."""
     st.session_state[_QUESTION] = True
 
