@@ -149,7 +149,7 @@ def students_on_each_replica(cluster, per_replica: int = 1) -> dict[str, list[st
 
 
 def playground(seed: int) -> str:
-    # 128 tokens: the Playground draws its per-head maps as st.image PNGs (one media file each)
+    # 128 tokens: the Playground draws X and Z as st.image PNGs (media files; its head maps are live maps)
     return f"seq_len=128&d_model=64&heads=4&seed={seed}"
 
 
@@ -422,5 +422,15 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
             assert set(after) != set(images), "scaling is off now, so the maps changed"
             media = [(s, u) for url, s, u in seen if "/media/" in url]
             assert media and all(s == 200 and served_by(u, other, mine) for s, u in media), media
+            # the live maps came back with the page (a new session on the other replica): a key on their temperature
+            # redraws them in the browser, and its release reaches the new replica, which writes the URL
+            page.wait_for_selector(".ae-live", timeout=60000)
+            frames = int(page.locator(".ae-live").first.get_attribute("data-frames"))
+            page.locator('.ae-live input[aria-label^="temperature"]').first.focus()
+            page.keyboard.press("ArrowLeft")
+            page.wait_for_url(lambda url: "temperature=1.0" not in url and "temperature=" in url, timeout=60000)
+            assert int(page.locator(".ae-live").first.get_attribute("data-frames")) > frames
+            wait_for_app(page)
+            assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             browser.close()
