@@ -8,6 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.cache import cached
+from ui.fairness import notice as pace_notice
 from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import page_started
@@ -151,6 +152,7 @@ def page_setup(title: str, icon: str, intro: str | None = None, path: str | None
         nav.page_link(page, label=label, icon=page_icon)
     st.sidebar.divider()
     st.title(f"{icon} {title}")
+    pace_notice()  # a toast when this session sent changes faster than the server redraws (ui/fairness.py)
     for notice in st.session_state.pop(f"{LINK_KEY}_notices", None) or []:
         st.warning(f"Link: {notice}", icon="⚠️")
     preset = find_preset(options.preset) if options.preset else None
