@@ -196,7 +196,7 @@ HEADER = [
 ]
 
 
-def row(version: str, flooders: int, i: int, r: Run) -> list[str]:
+def row(version: str, flooders: int, run: int, r: Run) -> list[str]:
     lat = [x.seconds for x in r.results]
     errs = sum(1 for x in r.results if x.errors) + len(r.open_errors) + sum(len(f.errors) for f in r.floods)
     runs = ", ".join(f"{f.runs_started} / {f.sent}" for f in r.floods) or "-"
@@ -204,7 +204,7 @@ def row(version: str, flooders: int, i: int, r: Run) -> list[str]:
     return [
         version,
         str(flooders),
-        str(i + 1),
+        str(run),
         f"{q(lat, 0.5):.2f} s",
         f"{q(lat, 0.95):.2f} s",
         f"{max(lat, default=float('nan')):.2f} s",
@@ -227,7 +227,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="fresh servers per configuration")
     ap.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout to serve (e.g. main before a change)")
     ap.add_argument("--label", default="this checkout", help="the version column's text")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1, help="the first run's number and seed; run i has seed + i")
     args = ap.parse_args()
     counts = [int(c) for c in args.flooders.split(",")]
     if args.students < 1 or args.requests < 1 or args.runs < 1 or any(c < 0 for c in counts):
@@ -247,7 +247,7 @@ def main() -> None:
                     server.url, server.pid, sc, args.students, n, args.requests, args.changes, args.seed + 100 * i
                 )
                 r = asyncio.run(the_class)
-            rows.append(row(args.label, n, i, r))
+            rows.append(row(args.label, n, args.seed + i, r))
             print("  ", " | ".join(rows[-1]), flush=True)
             for e in list(r.open_errors[:3]) + [e for x in r.results for e in x.errors][:3]:
                 print("  error:", e)
