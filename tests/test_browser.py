@@ -380,3 +380,37 @@ def test_projector_view_fits_1280x720(browser_and_base, path):
         assert horizontal_overflow(page) == []
         assert chart_warnings(page) == []
         assert_no_errors(page)
+
+
+def test_a_held_arrow_key_is_folded_paced_and_ends_on_its_last_value(browser_and_base):
+    """121 arrow presses on Compare's temperature (A) as fast as the keyboard sends them (ui/fairness.py): the
+    page says it slows down, stays connected, and ends with the slider and the URL on the last value. (Before, the
+    URL could stay on an older value than the slider; folded runs that referred to the browser's message cache
+    closed the websocket with "Cached ForwardMsg MISS".)"""
+    browser, base = browser_and_base
+    with opened(browser, base + "/Compare?preset=2_why_scale") as (page, _):
+        thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="temperature (A)"]')
+        thumb.first.focus()
+        # a held key repeats about 30 times a second; Playwright's own presses take longer than that here, so the
+        # page sends them itself, 25 ms apart, each to the other side (a new value every time)
+        page.evaluate(
+            """async () => {
+                const el = document.activeElement;
+                for (let i = 0; i < 121; i++) {
+                    const key = i % 2 === 0 ? 'ArrowRight' : 'ArrowLeft';
+                    el.dispatchEvent(new KeyboardEvent('keydown', {key, code: key, bubbles: true}));
+                    el.dispatchEvent(new KeyboardEvent('keyup', {key, code: key, bubbles: true}));
+                    await new Promise(r => setTimeout(r, 25));
+                }
+            }"""
+        )
+        page.locator('[data-testid="stToast"]').filter(has_text="Slow down").first.wait_for(timeout=60000)
+        wait_for_app(page)
+        page.wait_for_timeout(1500)  # a paced run may still be waiting for its turn
+        wait_for_app(page)
+        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-connection-state")
+        assert state == "CONNECTED", [t for _, t in page.console][-5:]
+        shown = thumb.first.get_attribute("aria-valuetext")
+        assert shown and f"a_temperature={shown}" in page.url, (shown, page.url)
+        assert not [t for _, t in page.console if "Cached ForwardMsg MISS" in t or "fatal error" in t]
+        assert_no_errors(page)

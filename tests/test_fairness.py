@@ -209,3 +209,31 @@ def test_a_flood_waits_on_the_script_thread_and_a_stop_ends_the_wait(script_thre
     script_thread(True)
     before = clock["t"]
     assert r.on_scriptrunner_ready().type is ScriptRequestType.STOP and clock["t"] == before
+
+
+def test_a_run_folded_behind_another_does_not_refer_to_the_browsers_cache(script_thread, monkeypatch):
+    """The browser evicts cached messages when a run finishes; a request sent before that finish lists entries
+    that may be gone, so its run sends every message in full. A request long after keeps its references."""
+    clock = {"t": 1000.0}
+    monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])
+    cached = frozenset({"h1", "h2"})
+    r = ScriptRequests()
+    script_thread(False)
+    r.request_rerun(rerun("1", cached_message_hashes=cached))
+    script_thread(True)
+    assert r.on_scriptrunner_ready().rerun_data.cached_message_hashes == cached  # the session's first run
+    clock["t"] += 0.02
+    script_thread(False)
+    r.request_rerun(rerun("2", cached_message_hashes=cached))  # sent while run 1 went on
+    clock["t"] += 0.02
+    script_thread(True)
+    folded = r.on_scriptrunner_ready()
+    assert folded.rerun_data.query_string == "v=2" and folded.rerun_data.cached_message_hashes == frozenset()
+    clock["t"] += 0.05
+    assert r.on_scriptrunner_ready().type is ScriptRequestType.STOP  # run 2 ends; the thread ends
+    clock["t"] += fairness.CACHE_GRACE + 5
+    r2 = ScriptRequests()  # a later change, long after: a new script thread for the same session
+    script_thread(False)
+    r2.request_rerun(rerun("3", cached_message_hashes=cached))
+    script_thread(True)
+    assert r2.on_scriptrunner_ready().rerun_data.cached_message_hashes == cached

@@ -25,6 +25,12 @@ and :func:`install` if a config turned it on again):
   waits until ``PACE`` seconds after its last run started. The wait is a sleep on the session's own script
   thread (no CPU, no GIL), and every request arriving meanwhile is folded into the run that follows, so the page
   ends showing the last value sent. The run after a wait shows a notice (:func:`notice`).
+- Also there: a run whose request arrived during the session's last run, or within ``CACHE_GRACE`` seconds of
+  its end, is sent without references to the browser's message cache. The browser lists what it has cached when
+  it sends a request and evicts old entries whenever a run finishes; a run that finished after the request was
+  sent made some of the listed messages stale (Chromium closed the websocket with "Cached ForwardMsg MISS" when
+  an arrow key was pressed 60 times on Compare). Such a run costs bytes, not CPU. (With fastReruns on, the
+  stopped run never reports finishing, so the browser never evicts in between.)
 
 A student who changes a setting every few seconds, or clicks twice quickly, never waits; AppTest's runs come
 one after the other and never pile up. ``tests/test_fairness.py`` pins the wrapped signatures.
@@ -37,7 +43,7 @@ import inspect
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import streamlit as st
 from streamlit import config
@@ -53,6 +59,7 @@ PACE = 1.0  # seconds between the starts of a waiting session's runs
 AUTO_WEIGHT = 0.2  # a fragment's timed rerun (run_every, the Train page's 0.3 s) counts as this much of a request
 NOTICE_EVERY = 10.0  # seconds: at most one notice per session in this time
 FORGET_AFTER = 600.0  # seconds: a session's record is dropped after this long without requests
+CACHE_GRACE = 1.0  # seconds: a request that arrived within this time of the end of a run may list stale cache
 
 # what the wrapped methods of ScriptRequests look like in STREAMLIT_READ (tests/test_fairness.py compares)
 SIGNATURES = {
@@ -68,6 +75,7 @@ class Pace:
 
     arrivals: deque = field(default_factory=deque)  # (time, weight) of the requests of the last WINDOW seconds
     last_start: float = float("-inf")  # when its last run started
+    last_end: float = float("-inf")  # when its last run ended
     last_notice: float = float("-inf")  # when it was last shown a notice
     held: bool = False  # the run now starting waited for its turn
     seen: float = 0.0  # when it last asked for anything
@@ -172,22 +180,32 @@ def _arrived(self) -> list[tuple[float, float]]:
 
 def _on_scriptrunner_ready(original, self) -> ScriptRequest:
     ctx = get_script_run_ctx(suppress_warning=True)
-    pace, held = None, False
-    if ctx is not None and self._state is ScriptRequestType.RERUN:
+    pace, held, newest = None, False, float("-inf")
+    if ctx is not None:
         now = time.monotonic()
         pace = pace_of(ctx.session_id, now)
-        until = now + pace.wait(_arrived(self), now)
-        held = until > now
-        while time.monotonic() < until and self._state is not ScriptRequestType.STOP:
-            time.sleep(min(0.05, until - time.monotonic()))  # requests arriving meanwhile fold into this run
-        if held:
-            pace.note(_arrived(self))
+        if hasattr(self, "_aexp_run_start"):
+            pace.last_end = now  # a run of this session has just ended
+        if self._state is ScriptRequestType.RERUN:
+            arrived = _arrived(self)
+            until = now + pace.wait(arrived, now)
+            held = until > now
+            while time.monotonic() < until and self._state is not ScriptRequestType.STOP:
+                time.sleep(min(0.05, until - time.monotonic()))  # requests arriving meanwhile fold into this run
+            if held:
+                late = _arrived(self)
+                pace.note(late)
+                arrived += late
+            newest = max((t for t, _ in arrived), default=newest)
     request = original(self)
     if request.type is ScriptRequestType.RERUN:
         now = time.monotonic()
         self._aexp_internal, self._aexp_run_start = False, now
         if pace is not None:
             pace.started(now, held)
+            if newest < pace.last_end + CACHE_GRACE:  # the browser may have evicted what its request listed
+                data = replace(request.rerun_data, cached_message_hashes=frozenset())
+                request = ScriptRequest(ScriptRequestType.RERUN, data)
     return request
 
 
