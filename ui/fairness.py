@@ -24,7 +24,7 @@ and :func:`install` if a config turned it on again):
   last ``WINDOW`` seconds, and whose run is about to start with requests that piled up during the last one,
   waits until ``PACE`` seconds after its last run started. The wait is a sleep on the session's own script
   thread (no CPU, no GIL), and every request arriving meanwhile is folded into the run that follows, so the page
-  ends showing the last value sent. The run after a wait shows a notice (:func:`notice`).
+  ends showing the last value sent. A paced run shows a notice (:func:`notice`).
 - Also there: a run whose request arrived during the session's last run, or within ``CACHE_GRACE`` seconds of
   its end, is sent without references to the browser's message cache. The browser lists what it has cached when
   it sends a request and evicts old entries whenever a run finishes; a run that finished after the request was
@@ -77,8 +77,9 @@ class Pace:
     last_start: float = float("-inf")  # when its last run started
     last_end: float = float("-inf")  # when its last run ended
     last_notice: float = float("-inf")  # when it was last shown a notice
-    held: bool = False  # the run now starting waited for its turn
+    held: bool = False  # the run now starting was paced (it waited for its turn, or its turn had come)
     seen: float = 0.0  # when it last asked for anything
+    flooding: bool = False  # its requests pile up behind its runs faster than FLOOD_REQUESTS in WINDOW
 
     def wait(self, arrived: list[tuple[float, float]], now: float) -> float:
         """Note the requests that ``arrived`` since the last call; seconds the run about to start must wait."""
@@ -87,8 +88,8 @@ class Pace:
         while self.arrivals and self.arrivals[0][0] < now - WINDOW:
             self.arrivals.popleft()
         piled_up = sum(1 for t, _ in self.arrivals if t > self.last_start) >= 2
-        flooding = piled_up and self.requests() > FLOOD_REQUESTS
-        return max(0.0, self.last_start + PACE - now) if flooding else 0.0
+        self.flooding = piled_up and self.requests() > FLOOD_REQUESTS
+        return max(0.0, self.last_start + PACE - now) if self.flooding else 0.0
 
     def note(self, arrived: list[tuple[float, float]]) -> None:
         """Requests that arrived while the run waited."""
@@ -134,8 +135,8 @@ def notice_text(requests: float, seconds: float, pace: float = PACE) -> str:
 
 
 def notice() -> None:
-    """Called by every page run (ui.layout.page_setup, ui.partial.body): a toast when this run had to wait for its
-    turn, at most one per NOTICE_EVERY seconds."""
+    """Called by every page run (ui.layout.page_setup, ui.partial.body): a toast when this run was paced (its
+    session floods), at most one per NOTICE_EVERY seconds."""
     ctx = get_script_run_ctx(suppress_warning=True)
     pace = _paces.get(ctx.session_id) if ctx is not None else None
     if pace is None or not pace.held or pace.last_start - pace.last_notice < NOTICE_EVERY:
@@ -189,7 +190,7 @@ def _on_scriptrunner_ready(original, self) -> ScriptRequest:
         if self._state is ScriptRequestType.RERUN:
             arrived = _arrived(self)
             until = now + pace.wait(arrived, now)
-            held = until > now
+            held = pace.flooding
             while time.monotonic() < until and self._state is not ScriptRequestType.STOP:
                 time.sleep(min(0.05, until - time.monotonic()))  # requests arriving meanwhile fold into this run
             if held:
