@@ -193,6 +193,7 @@ HEADER = [
     "flooder saw its last value",
     "server CPU",
     "server peak RSS",
+    "machine load (1 min)",
 ]
 
 
@@ -214,6 +215,7 @@ def row(version: str, flooders: int, run: int, r: Run) -> list[str]:
         last,
         f"{r.cpu:.1f} s",
         f"{r.peak_rss / 2**20:.0f} MB" if r.peak_rss else "n/a",
+        f"{os.getloadavg()[0]:.1f}",
     ]
 
 
