@@ -84,7 +84,7 @@ def _draw(grid, rest) -> list[Question]:
 
         # ---- grid of heads
         st.subheader(f"One map per head ({H})")
-        scale = weight_scale(run.weights, allowed=[run.mask])
+        scale = weight_scale(run.weights, allowed=[run.mask], group="heads")
         if live_on():
             picked = st.session_state["mh_head"]
             live_sync("mh_live", dict.fromkeys(("", "big"), setting_of(cfg, picked, 0, stretching())))
@@ -112,7 +112,6 @@ def _draw(grid, rest) -> list[Question]:
                 title=f"head {head + 1}, enlarged",
                 allowed=run.mask,
                 scale=scale,  # the grid's scale: the enlarged head looks as it does in the grid
-                group="heads",
                 container=big[0],
                 size=420,
                 max_px=512,
@@ -200,13 +199,14 @@ def _draw(grid, rest) -> list[Question]:
         st.subheader("The class-notes example: one purposeful head vs two random heads")
         demo = cached_heads_demo(cfg.scaled, cfg.temperature, cfg.seed)
         c1, c2, c3 = st.columns(3)
-        demo_scale = weight_scale(demo.purposeful_weights, *demo.random_weights)  # the three maps compare: one scale
+        demo_scale = weight_scale(
+            demo.purposeful_weights, *demo.random_weights, group="class notes"
+        )  # the three maps compare: one scale
         show_weights(
             demo.purposeful_weights,
             demo.labels,
             title="1 head, looking for B",
             scale=demo_scale,
-            group="class notes",
             container=c1,
             size=160,
         )
@@ -216,7 +216,6 @@ def _draw(grid, rest) -> list[Question]:
                 demo.labels,
                 title=f"random head {h + 1} (seed {cfg.seed})",
                 scale=demo_scale,
-                group="class notes",
                 container=col,
                 size=160,
                 legend=False,
