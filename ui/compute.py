@@ -234,14 +234,52 @@ class ModelHolder:
 MODELS = ModelHolder(max_models=2)
 
 
-@cached(max_mb=64)
-def cached_attention_run(name: str, text: str):
-    """model_attention_run for a model and a sentence: the model's weights with q, k and parity per layer
-    (about 10 MB for bert-base at 128 tokens, 0.3 MB for the default model on the default sentence)."""
+@cached(max_mb=160)
+def cached_attention_run(name: str, text: str, max_tokens: int = 128):
+    """model_attention_run for a model, a sentence and a token limit: the model's weights with q, k and parity
+    per layer (0.3 MB for the embedded model on the default sentence, 85 MB at 512 tokens: L x H x T x T
+    float32 weights are 75 MB of it), so one run at 512 tokens and many short ones stay."""
     from attention_core.model_views import model_attention_run
 
     model, tokenizer = MODELS.get(name)
-    return model_attention_run(model, tokenizer, text)
+    return model_attention_run(model, tokenizer, text, max_tokens=max_tokens)
+
+
+@cached(max_mb=2)
+def cached_head_roles(name: str, text: str, max_tokens: int = 128):
+    """(HeadRoles, random attention's Sharpness at the model's shape, or None when the toy pages cannot make
+    that shape): a few kilobytes an entry."""
+    from attention_core.real_heads import head_roles, random_sharpness
+
+    arun = cached_attention_run(name, text, max_tokens)
+    roles = head_roles(arun.attentions, arun.tokens, arun.special)
+    L, H, T = arun.shape
+    try:
+        toy = random_sharpness(T, H * arun.q.shape[-1], H) if arun.q is not None else None
+    except ValueError:  # a model wider than the toy pages' d_model
+        toy = None
+    return roles, toy
+
+
+@cached(max_mb=16)
+def cached_model_view(name: str, text: str, max_tokens: int, hide: bool) -> bytes:
+    """The canvas model view's bytes (ui.real_model_view): 1 byte a weight, deflated; about 5 MB for the
+    embedded model at 512 tokens, a few kilobytes on the default sentence."""
+    from attention_core.hf import hide_special
+    from ui.real_model_view import model_view_payload
+
+    arun = cached_attention_run(name, text, max_tokens)
+    attn, tokens = arun.attentions, list(arun.tokens)
+    if hide:
+        attn = hide_special(attn, arun.special)
+        tokens = [t for t, s in zip(arun.tokens, arun.special) if not s]
+    L, H, T = attn.shape[0], attn.shape[1], attn.shape[2]
+    description = (
+        f"Model view: {L} layers x {H} heads of {name} on the sentence, each a {T} x {T} map of weights, "
+        "rows are queries and columns keys, colour 0 (purple) to 1 (yellow) on one scale for every head"
+        + (", special tokens hidden and rows renormalised." if hide else ".")
+    )
+    return model_view_payload(attn, tokens, description)
 
 
 # ---- Implementations
