@@ -184,6 +184,7 @@ async function render(s, header, packed) {
   for (let head = 0; head < H; head++) ctx.fillText(`head ${head + 1}`, LEFT + head * (side + GAP) + side / 2, 9);
   s.grid.setAttribute("aria-label", header.description);
   drawDetail(s, 0, 0, null);
+  s.root.dataset.geometry = JSON.stringify({ left: LEFT, top: TOP, side, gap: GAP }); // grid px, for tests
   s.root.dataset.drawn = String(T);
   s.root.dataset.drawnAt = String(performance.now());
 }
