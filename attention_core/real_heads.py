@@ -39,8 +39,8 @@ def sharpness(weights: np.ndarray, rows: np.ndarray | None = None) -> Sharpness:
         raise ValueError("rows must select at least one query row")
     p = np.asarray(weights)[..., keep, :]  # (..., H, R, T) the chosen rows
     big = p.max(-1)  # (..., H, R)
-    plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    entropy = np.maximum(-plogp.sum(-1, dtype=np.float64), 0.0)  # (..., H, R) nats
+    logp = np.log(np.maximum(p, np.finfo(p.dtype).tiny))  # log 0 -> a finite number that 0 * it turns to 0
+    entropy = np.maximum(-np.einsum("...t,...t->...", p, logp, dtype=np.float64), 0.0)  # (..., H, R) nats
     norm = entropy / np.log(T) if T > 1 else np.zeros_like(entropy)
     return Sharpness(
         big.mean(-1, dtype=np.float64),
@@ -92,7 +92,8 @@ def head_roles(attn: np.ndarray, tokens, special: np.ndarray) -> HeadRoles:
     words = ~special  # (T,)
     if not words.any():
         raise ValueError("the sentence has no word (every token is a special token)")
-    on_words = attn[..., words, :]  # (L, H, W, T) the word rows
+    to_special = attn[..., special][..., words, :]  # (L, H, W, S) the words' weights on the special tokens
+    first, last = attn[..., words, 0], attn[..., words, -1]  # (L, H, W)
     it, ref = find_word(tokens, words, PRONOUN), find_word(tokens, words, REFERENT)
     to_ref = is_top = None
     if it is not None and ref is not None:
@@ -104,9 +105,9 @@ def head_roles(attn: np.ndarray, tokens, special: np.ndarray) -> HeadRoles:
     return HeadRoles(
         _pair_mean(attn, words, -1),
         _pair_mean(attn, words, +1),
-        on_words[..., special].sum(-1).mean(-1),
-        on_words[..., 0].mean(-1),
-        on_words[..., -1].mean(-1),
+        to_special.sum(-1).mean(-1),
+        first.mean(-1),
+        last.mean(-1),
         it,
         ref,
         to_ref,

@@ -13,7 +13,7 @@ from tests.test_browser import assert_no_errors, browser_and_base, horizontal_ov
 from ui.compute import cached_attention_run
 
 pytestmark = pytest.mark.browser
-LONG = " ".join([DEFAULT_SENTENCE + ", and the street was wide."] * 60)  # more than 512 tokens
+LONG = " ".join([DEFAULT_SENTENCE + ", and the street was wide."] * 40)  # 3,480 characters, more than 512 tokens
 
 
 def hover_cell(page, layer: int, head: int, i: int, j: int) -> str:

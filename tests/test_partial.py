@@ -116,8 +116,8 @@ def test_leaf_change_is_a_body_run_and_survives_a_new_session(two_servers):
 
 def test_a_body_left_from_another_page_is_not_rerun():
     """Playground's body stays registered when the next page's run ends in st.stop() (Real model without a
-    model): a leaf change there must rerun that page, not Playground's body."""
-    at = run_ok(app("pages/1_Playground.py", partial=True))
+    model it can load): a leaf change there must rerun that page, not Playground's body."""
+    at = run_ok(app("pages/1_Playground.py", {"model": "no-such-user/no-such-model-xyz"}, partial=True))
     at.switch_page("pages/11_Real_model.py")
     run_ok(at)
     assert not at.get("vega_lite_chart") and widget_count(at) > 3

@@ -249,16 +249,25 @@ def cached_attention_run(name: str, text: str, max_tokens: int = 128):
 def cached_head_roles(name: str, text: str, max_tokens: int = 128):
     """(HeadRoles, random attention's Sharpness at the model's shape, or None when the toy pages cannot make
     that shape): a few kilobytes an entry."""
-    from attention_core.real_heads import head_roles, random_sharpness
+    from attention_core.real_heads import head_roles
 
     arun = cached_attention_run(name, text, max_tokens)
     roles = head_roles(arun.attentions, arun.tokens, arun.special)
     L, H, T = arun.shape
+    return roles, (cached_random_sharpness(T, H * arun.q.shape[-1], H) if arun.q is not None else None)
+
+
+@cached(max_mb=1)
+def cached_random_sharpness(T: int, d_model: int, n_heads: int):
+    """Per-head saturation of the toy pages' seeded random attention at a model's shape (T tokens, d_model,
+    n_heads), from their own cached run; None for a shape the toy pages do not allow. Under 1 KB an entry."""
+    from attention_core.real_heads import sharpness
+
     try:
-        toy = random_sharpness(T, H * arun.q.shape[-1], H) if arun.q is not None else None
+        cfg = WhatIf(seq_len=T, d_model=d_model, n_heads=n_heads)
     except ValueError:  # a model wider than the toy pages' d_model
-        toy = None
-    return roles, toy
+        return None
+    return sharpness(cached_run(cfg).weights)  # (H,) each
 
 
 @cached(max_mb=16)

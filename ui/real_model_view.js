@@ -156,6 +156,7 @@ function hoverDetail(s, ev) {
 async function render(s, header, packed) {
   const { L, H, T } = header;
   const w = await inflate(packed);
+  const t0 = performance.now(); // the bytes are inflated: painting is synchronous from here
   if (w.length !== L * H * T * T) throw new Error(`model view: ${w.length} weights, expected ${L * H * T * T}`);
   const { side } = tileGeometry(T);
   s.model = { ...header, w, side };
@@ -187,6 +188,7 @@ async function render(s, header, packed) {
   s.root.dataset.geometry = JSON.stringify({ left: LEFT, top: TOP, side, gap: GAP }); // grid px, for tests
   s.root.dataset.drawn = String(T);
   s.root.dataset.drawnAt = String(performance.now());
+  s.root.dataset.paintMs = (performance.now() - t0).toFixed(1); // painting every head, for the benchmark
 }
 
 const STATES = new WeakMap(); // parentElement -> the view drawn there
@@ -206,6 +208,7 @@ export default function (component) {
   if (s.key === header.key) return; // the same view again (a rerun that changed nothing here)
   s.key = header.key;
   delete s.root.dataset.drawn;
+  s.root.dataset.receivedAt = String(performance.now()); // the bytes are here: drawing starts
   render(s, header, packed).catch((err) => {
     s.label.textContent = `The model view could not be drawn: ${err.message}`;
   });
