@@ -155,21 +155,21 @@ def load(playwright, url: str, selector: str, timeout_s: float, route=None, stre
         return ms, http[0], ws[0]
 
 
-def open_page_ms(playwright, url: str, repeat: int) -> tuple[float, float, float]:
+def open_page_ms(playwright, url: str, repeat: int) -> tuple[float, float, float, float]:
     """On a page already open at ``url``: (ms from pressing Enter on a new sentence until the model view has painted
-    it, ms the canvas's painting of every head takes once its bytes are inflated, ms from a pointer move to the next
+    it, ms until its bytes reached the canvas, ms the canvas's painting of every head takes once its bytes are inflated, ms from a pointer move to the next
     frame with its tooltip and enlarged head), medians over ``repeat`` new sentences."""
     with chromium(playwright) as browser:
         return _sentence_changes(browser.contexts[0].new_page(), url, repeat)
 
 
-def _sentence_changes(page, url: str, repeat: int) -> tuple[float, float, float]:
+def _sentence_changes(page, url: str, repeat: int) -> tuple[float, float, float, float]:
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.set_default_timeout(120000)
     page.goto(url)
     page.locator(".mv[data-drawn]").wait_for()
     wait_for_app(page)
-    change, paint = [], []
+    change, arrive, paint = [], [], []
     box = page.locator('input[aria-label="Sentence"]')
     for k in range(repeat):
         before = float(page.locator(".mv").get_attribute("data-drawn-at"))
@@ -185,8 +185,10 @@ def _sentence_changes(page, url: str, repeat: int) -> tuple[float, float, float]
         mv = page.locator(".mv")
         change.append(float(mv.get_attribute("data-drawn-at")) - t0)
         paint.append(float(mv.get_attribute("data-paint-ms")))
+        arrive.append(float(mv.get_attribute("data-received-at")) - t0)
         wait_for_app(page)
-    return statistics.median(change), statistics.median(paint), page.evaluate(HOVER_JS)
+    med = statistics.median
+    return med(change), med(arrive), med(paint), page.evaluate(HOVER_JS)
 
 
 def main() -> None:
@@ -194,6 +196,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tokens", type=int, nargs="+", default=[16, 128, 512])
     ap.add_argument("--timeout", type=float, default=120, help="seconds a view may take before it counts as not drawn")
+    ap.add_argument("--ours-only", action="store_true", help="skip BertViz (at 512 tokens it takes minutes)")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -212,7 +215,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, streamlit_server(timeout=120) as (base, _proc), sync_playwright() as p:
         for T in args.tokens:
             arun = cached_attention_run(EMBEDDED_ID, TEXT, T)
-            for view, html in bertviz_pages(arun).items():
+            for view, html in {} if args.ours_only else bertviz_pages(arun).items():
                 path = Path(tmp) / f"{view.replace(' ', '_')}_{T}.html"
                 path.write_text("<!doctype html><html><body>" + html + "</body></html>")
                 runs = [load(p, path.as_uri(), "#vis svg line", args.timeout, cdn) for _ in range(args.repeat)]
@@ -223,7 +226,7 @@ def main() -> None:
             load(p, url, ".mv[data-drawn]", args.timeout, streamlit=True)  # warm the server's caches
             canvas = [load(p, url, ".mv[data-drawn]", args.timeout) for _ in range(args.repeat)]
             page = [load(p, url, ".mv[data-drawn]", args.timeout, streamlit=True) for _ in range(args.repeat)]
-            change, paint, hover = open_page_ms(p, url, args.repeat)
+            change, arrive, paint, hover = open_page_ms(p, url, args.repeat)
             rows.append([T, "ours: model view, new page (canvas, all heads)",
                          f"{statistics.median(r[2] for r in canvas) / 1e6:,.2f} MB",
                          f"{statistics.median(r[1] for r in canvas) / 1e3:,.0f} KB",
@@ -232,7 +235,7 @@ def main() -> None:
                          f"{statistics.median(r[2] for r in page) / 1e6:,.2f} MB",
                          f"{statistics.median(r[1] for r in page) / 1e3:,.0f} KB",
                          f"{statistics.median(r[0] for r in page):,.0f}"])  # fmt: skip
-            rows.append([T, f"ours: model view, new sentence in an open page (painting every head {paint:,.0f} ms, "
+            rows.append([T, f"ours: model view, new sentence in an open page (bytes in the canvas after {arrive:,.0f} ms, painting every head {paint:,.0f} ms, "
                          f"hover {hover:.0f} ms)", "", "", f"{change:,.0f}"])  # fmt: skip
             print(f"measured {T} tokens", file=sys.stderr)
     print(table(["tokens", "view", "view data received", "libraries / static files", "drawn after (ms)"], rows))

@@ -66,3 +66,16 @@ def test_model_view_at_512_tokens_draws_every_head_with_hover(browser_and_base):
         arun = cached_attention_run(EMBEDDED_ID, LONG, 512)  # Python's numbers for the same sentence
         assert (found[2], found[4]) == (arun.tokens[q], arun.tokens[k])
         assert float(found[5]) == pytest.approx(float(arun.attentions[0, 2, q, k]), abs=0.5 / 255 + 0.005)
+
+
+def test_typed_html_stays_text_in_every_view(browser_and_base):  # noqa: F811
+    browser, base = browser_and_base
+    text = '<img src=x onerror="alert(1)"> the <b>animal</b>'
+    with opened(browser, f"{base}/Real_model?text={quote(text)}") as (page, dialogs):
+        page.wait_for_selector(".mv[data-drawn]", timeout=60000)
+        assert_no_errors(page)
+        tip = hover_cell(page, 0, 0, 1, 1)
+        assert tip.startswith("layer 1, head 1: query #2 “<” → key #2 “<”"), tip  # the token, as text
+        assert page.locator(".mv img, .mv b").count() == 0
+        assert page.locator('[data-testid="stMainBlockContainer"] img[src="x"]').count() == 0
+        assert not dialogs
