@@ -100,7 +100,7 @@ def _body() -> None:
     st.caption(
         f"Every layer (rows, 1 to {L}) and head (columns, 1 to {H}) of {md_escape(name)}, each a {T} x {T} map "
         "(a row per query, a column per key) on one colour scale, 0 (purple) to 1 (yellow)"
-        + (f"; each pixel of a tile is the mean of about {T / 80:.1f} x {T / 80:.1f} weights" if T > 80 else "")
+        + ("; where a tile has fewer pixels than the head has tokens, a pixel shows the largest weight it covers")
         + ". Hover a tile for the query, the key and the weight; the hovered head is drawn enlarged beside it."
     )
 

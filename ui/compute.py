@@ -286,6 +286,7 @@ def cached_model_view(name: str, text: str, max_tokens: int, hide: bool) -> byte
     description = (
         f"Model view: {L} layers x {H} heads of {name} on the sentence, each a {T} x {T} map of weights, "
         "rows are queries and columns keys, colour 0 (purple) to 1 (yellow) on one scale for every head"
+        + ", where a tile has fewer pixels than tokens each pixel the largest weight it covers"
         + (", special tokens hidden and rows renormalised." if hide else ".")
     )
     return model_view_payload(attn, tokens, description)

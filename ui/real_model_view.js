@@ -3,11 +3,13 @@
 // data (Uint8Array) = [u32 little-endian header length][header JSON, UTF-8][zlib-deflated weights]
 //   header: {L, H, T, tokens[T], lut[256*3] (the colour map, 0..255 per channel), description, key}
 //   weights: uint8 (L, H, T, T) row-major, round(weight * 255): colour and hover read the same numbers.
-// A tile is the head's T x T map: enlarged by a whole factor when T is small, mean-pooled when T is large.
+// A tile is the head's T x T map: enlarged by a whole factor when T is small; when T is large each pixel shows
+// the largest weight of the block of cells it covers (a real weight on the same 0-1 scale: a sharp diagonal or
+// a [CLS] column stays visible, where a mean would wash it out).
 // Hovering a tile (or the enlarged head beside the grid) names the layer, head, query, key and weight.
 // Token text is only ever set as textContent or drawn with fillText, never parsed as HTML.
 
-const TILE = 80; // px: the side of a head's tile in the grid
+const TILE = 96; // px: the largest side of a head's tile (smaller when the grid would be wider than the page)
 const GAP = 4; // px between tiles
 const LEFT = 64; // px for the "layer n" labels
 const TOP = 18; // px for the "head n" labels
@@ -25,13 +27,11 @@ async function inflate(packed) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-function tileGeometry(T) {
-  // cells per pixel side: a whole enlargement factor k when T <= TILE, else pooling to TILE px
-  if (T <= TILE) {
-    const k = Math.max(1, Math.floor(TILE / T));
-    return { side: k * T, pooled: false };
-  }
-  return { side: TILE, pooled: true };
+function tileGeometry(T, H, width) {
+  // a tile's side in px so that the grid fits ``width`` (canvas px = css px: no resampling drops a thin line);
+  // a whole enlargement factor of T when T fits, else one px per block of cells (each the block's max)
+  const fit = Math.max(8, Math.min(TILE, Math.floor((width - LEFT - (H - 1) * GAP) / H)));
+  return T <= fit ? Math.floor(fit / T) * T : fit;
 }
 
 function paintHead(img, width, x0, y0, w, base, T, side, lut) {
@@ -43,12 +43,11 @@ function paintHead(img, width, x0, y0, w, base, T, side, lut) {
     for (let qx = 0; qx < side; qx++) {
       const c0 = Math.floor((qx * T) / side);
       const c1 = Math.max(c0 + 1, Math.floor(((qx + 1) * T) / side));
-      let sum = 0;
+      let v = 0;
       for (let r = r0; r < r1; r++) {
         const row = base + r * T;
-        for (let c = c0; c < c1; c++) sum += w[row + c];
+        for (let c = c0; c < c1; c++) if (w[row + c] > v) v = w[row + c];
       }
-      const v = Math.round(sum / ((r1 - r0) * (c1 - c0)));
       const o = ((y0 + py) * width + (x0 + qx)) * 4;
       px[o] = lut[3 * v];
       px[o + 1] = lut[3 * v + 1];
@@ -158,7 +157,7 @@ async function render(s, header, packed) {
   const w = await inflate(packed);
   const t0 = performance.now(); // the bytes are inflated: painting is synchronous from here
   if (w.length !== L * H * T * T) throw new Error(`model view: ${w.length} weights, expected ${L * H * T * T}`);
-  const { side } = tileGeometry(T);
+  const side = tileGeometry(T, H, s.root.getBoundingClientRect().width || 1000);
   s.model = { ...header, w, side };
   s.head = null;
   const width = LEFT + H * (side + GAP) - GAP;
@@ -178,7 +177,7 @@ async function render(s, header, packed) {
   }
   ctx.putImageData(img, 0, 0);
   ctx.fillStyle = "#31333f";
-  ctx.font = "12px sans-serif";
+  ctx.font = "13px sans-serif";
   ctx.textBaseline = "middle";
   for (let layer = 0; layer < L; layer++) ctx.fillText(`layer ${layer + 1}`, 4, TOP + layer * (side + GAP) + side / 2);
   ctx.textAlign = "center";

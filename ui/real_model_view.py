@@ -25,7 +25,7 @@ _JS = (Path(__file__).with_name("real_model_view.js")).read_text()
 _CSS = """
 .mv { position: relative; display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
 .mv-grid { width: 100%; height: auto; image-rendering: pixelated; cursor: crosshair; }
-.mv-side { max-width: 384px; }
+.mv-side { max-width: 512px; }
 .mv-detail { width: 100%; height: auto; image-rendering: pixelated; cursor: crosshair; }
 .mv-label { font: 13px sans-serif; color: #555; }
 .mv-tip { display: none; position: absolute; z-index: 5; pointer-events: none; max-width: 250px;
