@@ -4,11 +4,15 @@ the bytes a browser receives and the time until the view is drawn in Chromium (m
 BertViz (PyPI bertviz) is given the same attention and tokens our page shows (tests/test_real_model_bertviz.py
 proves they are what BertViz gets from transformers itself) and its HTML (html_action="return") is opened as a
 page. Its script loads require.js, d3 5.7.0 and jQuery from a CDN; here Playwright answers those requests with
-the same libraries from the npm registry (jQuery 2.1.0: 2.0.0 is not on npm), so nothing leaves the machine.
+the same libraries from the npm registry (jQuery 2.1.0: 2.0.0 is not on npm; require.js unminified, 85 KB where the
+CDN's minified file is 17 KB), so nothing leaves the machine.
 Drawn: BertViz's SVG has its attention lines (it draws them synchronously once its libraries have loaded). Ours:
 the model view's canvas says it has painted every head (``data-drawn``), and the whole page (head view, neuron
 view, tables) has finished. Times run from navigation start, with the server's caches warm (as for the second
-student who opens a link); bytes are the HTTP bodies and websocket frames the page receives.
+student who opens a link); bytes are the HTTP bodies and websocket frames the page receives (BertViz's view data
+is its HTML file, the attention inlined as JSON). A last row per size times a new sentence typed into an open page
+(the server computes it: nothing cached), when its bytes reach the canvas, how long painting every head takes,
+and how long a hover takes to show its tooltip and enlarged head.
 
     .venv/bin/python benchmarks/real_model.py [--repeat 3] [--tokens 16 128 512] [--timeout 120]
 """
@@ -64,11 +68,12 @@ HOVER_JS = (
     "async () => { "
     + FIND_JS
     + """
-    const grid = find('.mv-grid'), tip = find('.mv-tip'), box = grid.getBoundingClientRect(), times = [];
-    for (let k = 0; k < 9; k++) {  // nine cells across the grid: tooltip and enlarged head, then a paint
+    const root = find('.mv'), grid = find('.mv-grid'), tip = find('.mv-tip'), times = [];
+    const g = JSON.parse(root.dataset.geometry), box = grid.getBoundingClientRect(), s = box.width / grid.width;
+    for (let k = 0; k < 9; k++) {  // the middle of nine tiles: tooltip and enlarged head, then a paint
+        const x = g.left + ((k * 5) % 12) * (g.side + g.gap) + g.side / 2, y = g.top + (k % 6) * (g.side + g.gap) + g.side / 3;
         const t = performance.now();
-        grid.dispatchEvent(new PointerEvent('pointermove', {bubbles: true,
-            clientX: box.left + box.width * (0.1 + 0.1 * k), clientY: box.top + box.height * (0.1 + 0.1 * k)}));
+        grid.dispatchEvent(new PointerEvent('pointermove', {bubbles: true, clientX: box.left + x * s, clientY: box.top + y * s}));
         if (tip.style.display !== 'block') throw new Error('no tooltip');
         await new Promise(r => requestAnimationFrame(r));
         times.push(performance.now() - t);
