@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core import lookup as core
 from attention_core.readout import sharpness
-from ui.charts import show_weights, weight_axis, weight_scale
+from ui.charts import show_weights, weight_axis, weight_scale, with_data
 from ui.classroom import Prediction, predict
 from ui.glossary import MEANINGS
 from ui.lesson import Question
@@ -23,14 +23,22 @@ page = Page(
     formula=r"\texttt{d[q]} = v_j \text{ for the } k_j = q"
     r"\qquad\text{attention}(q) = \sum_j \mathrm{softmax}_j\!\left(\frac{q \cdot k_j}{\sqrt{d_k}\,\tau}\right) v_j",
 )
-LABELS = ("cat", "dog", "car", "cat (again)")  # the dictionary: keys (d_k = 2) and their values (d_v = 1)
+LABELS = ("cat", "dog", "car", "cat (2nd)")  # the dictionary: keys (d_k = 2) and their values (d_v = 1)
 KEYS = np.array([[2.0, 1.0], [1.0, 2.0], [1.0, -2.0], [2.0, 1.0]])  # (4, 2) cat and dog alike, car apart
 VALUES = np.array([[10.0], [20.0], [30.0], [40.0]])  # (4, 1) one number each, so the mix is easy to read
 SHARE = 0.99  # "practically hard": the best keys hold this share of the weight
 TAUS = np.geomspace(0.1, 10.0, 81)  # (81,) the sweep: the slider's range on a log scale
 QUERY = PageParam("sl_query", "query", 0.0, lo=0.0, hi=1.0, step=0.05, label="query: cat (0) → dog (1)", leaf=True)
 TAU = PageParam("sl_tau", "tau", 1.0, lo=0.1, hi=10.0, step=0.1, label="temperature τ", leaf=True)
-TWIN = PageParam("sl_twin", "twin", False, boolean=True, label="store cat twice (second value 40)", leaf=True)
+TWIN = PageParam(
+    "sl_twin",
+    "twin",
+    False,
+    boolean=True,
+    label="cat stored twice",
+    help="A fourth entry: the key cat again, with the value 40.",
+    leaf=True,
+)
 
 
 def lookup(t: float, tau: float, twin: bool) -> tuple[core.LookupRun, list[str]]:
@@ -54,13 +62,17 @@ def _draw(place, revealed: bool) -> list[Question]:
     t, tau, twin = (st.session_state[p.key] for p in (QUERY, TAU, TWIN))
     r, labels = lookup(t, tau, twin)
     left, right = place.columns(2)
-    vega(plane_chart(r, labels), left)
-    rows = [f"soft, τ = {tau:g}"] + (["hard, τ → 0"] if revealed else [])
+    left.vega_lite_chart(plane_chart(r, labels), width="content")
+    rows = [f"τ = {tau:g}"] + (["τ → 0"] if revealed else [])  # the soft lookup, and its limit (the hard one)
     m = np.vstack([r.weights, r.hard_weights])[: len(rows)]  # (1 or 2, N)
-    show_weights(m, rows, labels, title="weight on each key", scale=weight_scale(m), group="lookup", container=right)
+    show_weights(
+        m, rows, labels, title="weight on each key: soft, hard", scale=weight_scale(m), group="lookup", container=right
+    )
     v = r.values[:, 0]  # (N,)
     table = {"key k": [f"({a:g}, {b:g})" for a, b in r.keys], "value v": v, "score q·k/√d_k": r.scores}
-    place.dataframe(pd.DataFrame({**table, "weight": r.weights, "weight × value": r.weights * v}, index=labels))
+    table |= {"weight": r.weights, "weight × value": r.weights * v}
+    three = {c: st.column_config.NumberColumn(format="%.3g") for c in table if c != "key k"}  # as the sentences
+    place.dataframe(pd.DataFrame(table, index=labels), column_config=three)
     place.caption(
         f"Every key has length {fmt(np.linalg.norm(r.keys, axis=1).max())}, so the key with the highest score is the "
         "key nearest the query. In a transformer each value is a vector (a row of V), mixed coordinate by coordinate."
@@ -147,8 +159,8 @@ def threshold_says(r: core.LookupRun, labels) -> str:
     below = f"below τ = {fmt(r.hard_below)}"
     if r.hard_below < TAU.lo:
         below = f"only below τ = {fmt(r.hard_below)}, under this slider's smallest τ = {TAU.lo:g} (the nearer the query to halfway, the colder τ must be)"
-    who = f"{names(labels, top)} holds" if top.sum() == 1 else "Together they hold"
-    return f"{who} {r.share:.0%} of the weight {below}; at τ = {r.temperature:g}, {fmt(r.weights[top].sum())}."
+    who, it = (f"{names(labels, top)} holds", "it holds") if top.sum() == 1 else ("Together they hold", "they hold")
+    return f"{who} {r.share:.0%} of the weight {below}; at τ = {r.temperature:g} {it} {fmt(r.weights[top].sum())}."
 
 
 def limit_question(r: core.LookupRun, labels, t: float) -> Prediction:
@@ -168,7 +180,7 @@ def limit_question(r: core.LookupRun, labels, t: float) -> Prediction:
 # ---- the charts (Vega-Lite specs and their columns)
 
 
-def plane_chart(r: core.LookupRun, labels) -> tuple[dict, dict]:
+def plane_chart(r: core.LookupRun, labels) -> dict:
     """The keys as points of the plane, their area the weight (equal keys: one point, names joined, weights
     summed), and the query as a red cross."""
     pts: dict[tuple, tuple[str, float]] = {}
@@ -182,58 +194,42 @@ def plane_chart(r: core.LookupRun, labels) -> tuple[dict, dict]:
         "w": [w for _, w in pts.values()] + [0.0],
         "key": [True] * len(pts) + [False],
     }
-    axis = {"type": "quantitative", "scale": {"domain": [-2.5, 2.5]}}
+    axis = {"type": "quantitative", "scale": {"domain": [-3, 3]}}
     enc = {"x": {"field": "x", "title": "dimension 1", **axis}, "y": {"field": "y", "title": "dimension 2", **axis}}
-    size = {"field": "w", "type": "quantitative", "scale": {"domain": [0, 1], "range": [20, 900]}, "title": "weight"}
-    spec = {
-        "title": "keys and the query (area ∝ weight)",
-        "height": 260,
-        "layer": [
-            {
-                "transform": [{"filter": "datum.key"}],
-                "mark": {"type": "circle", "opacity": 0.8},
-                "encoding": {**enc, "size": size},
-            },
-            {
-                "transform": [{"filter": "!datum.key"}],
-                "mark": {"type": "point", "shape": "cross", "size": 160, "color": "#d62728", "filled": True},
-                "encoding": enc,
-            },
-            {"mark": {"type": "text", "dy": -14, "fontSize": 12}, "encoding": {**enc, "text": {"field": "name"}}},
-        ],
-    }
-    return spec, data
+    size = {"field": "w", "type": "quantitative", "scale": {"domain": [0, 1], "range": [20, 900]}}
+    size["legend"] = {"title": "weight", "values": [0.1, 0.5, 1.0], "orient": "bottom"}
+
+    def layer(keys, mark: dict, **more) -> dict:  # the keys' or the query's row
+        return {"transform": [{"filter": f"{'' if keys else '!'}datum.key"}], "mark": mark, "encoding": {**enc, **more}}
+
+    cross = {"type": "point", "shape": "cross", "size": 160, "color": "#d62728", "filled": True}
+    where = ((1, {"dx": 14, "align": "left"}), (0, {"dx": -22, "align": "right"}))  # keys' names right, query's left
+    text = [layer(k, {"type": "text", "fontSize": 12, **at}, text={"field": "name"}) for k, at in where]
+    layers = [layer(True, {"type": "circle", "opacity": 0.8}, size=size), layer(False, cross), *text]
+    square = {"width": 240, "height": 240, "autosize": {"type": "pad"}}  # the plot area itself: angles read true
+    spec = {"title": "keys and the query (area ∝ weight)", **square, "layer": layers}
+    return with_data(spec, pd.DataFrame(data))
 
 
 def sweep_chart(r: core.LookupRun, labels, sweep) -> tuple[dict, dict]:
     """Each key's weight against τ (log scale), on the weights' axis; a rule at the slider's τ, a dashed one where
     the best keys come to hold SHARE."""
     n_tau, n = sweep.shape  # (81, N)
-    data = {
-        "tau": np.repeat(TAUS, n),
-        "key": labels * n_tau,
-        "weight": sweep.ravel(),
-        "twin": [lab.endswith(")") for lab in labels] * n_tau,
-    }
+    twin = [lab.endswith(")") for lab in labels]  # cat (2nd): dashed, as it lies on cat's line
+    data = {"tau": np.repeat(TAUS, n), "key": labels * n_tau, "weight": sweep.ravel(), "twin": twin * n_tau}
     log = {"type": "log", "domain": [TAU.lo, TAU.hi]}
     x = {"field": "tau", "type": "quantitative", "scale": log, "title": "temperature τ (log scale)"}
     axis = list(weight_axis(sweep).domain)  # 0-1, or 0 to the largest weight when the reader stretches
     colour = {"field": "key", "type": "nominal", "sort": labels, "legend": {"orient": "right", "title": None}}
+    y = {"field": "weight", "type": "quantitative", "scale": {"domain": axis}}
+    line = {"x": x, "y": y, "color": colour, "strokeDash": {"field": "twin", "type": "nominal", "legend": None}}
     rules = [(r.temperature, [])] + ([(r.hard_below, [4, 3])] if TAU.lo <= r.hard_below <= TAU.hi else [])
     spec = {
         "title": f"weight on each key as τ changes (solid rule: τ = {r.temperature:g}; dashed: {SHARE:.0%} on the best keys)",
         "height": 240,
         "usermeta": {"group": "over temperature", "value": "weight"},
         "layer": [
-            {
-                "mark": {"type": "line", "strokeWidth": 2},
-                "encoding": {
-                    "x": x,
-                    "y": {"field": "weight", "type": "quantitative", "scale": {"domain": axis}},
-                    "color": colour,
-                    "strokeDash": {"field": "twin", "type": "nominal", "legend": None},
-                },
-            },
+            {"mark": {"type": "line", "strokeWidth": 2}, "encoding": line},
             *(
                 {
                     "transform": [{"sample": 1}],

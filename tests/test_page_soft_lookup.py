@@ -62,7 +62,7 @@ def test_default_the_dict_finds_cat_and_attention_mixes_every_value():
     for _ in range(100):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if expected(0.0, mid)[0] >= 0.99 else (lo, mid)
-    assert f"**cat** holds 99% of the weight below τ = {fmt(lo)}; at τ = 1, {fmt(w[0])}." in shown
+    assert f"**cat** holds 99% of the weight below τ = {fmt(lo)}; at τ = 1 it holds {fmt(w[0])}." in shown
     drawn = cells(at)
     assert drawn.shape == (2, 3)
     np.testing.assert_allclose(drawn[0], w, atol=1e-4)
@@ -118,7 +118,7 @@ def test_a_query_near_halfway_needs_a_temperature_below_the_slider():
         "the key with the highest score: the hard lookup returns its value, **10**, where the dict raised KeyError"
         in shown
     )
-    assert "under this slider's smallest τ = 0.1" in shown and f"at τ = 0.1, {fmt(w[0])}." in shown
+    assert "under this slider's smallest τ = 0.1" in shown and f"at τ = 0.1 it holds {fmt(w[0])}." in shown
     assert w[0] < 0.99
     rules = [layer for layer in charts(at)["over temperature"][0]["layer"] if layer["mark"]["type"] == "rule"]
     assert len(rules) == 1  # the threshold lies off the chart: no dashed rule
@@ -129,15 +129,15 @@ def test_a_key_stored_twice_the_dict_keeps_the_last_value_and_attention_averages
     shown = texts(at)
     assert "A Python dict returns **40**: the query (2, 1) equals a key stored 2 times" in shown
     assert "(10 was overwritten)" in shown
-    assert "**cat** and **cat (again)** score the same" in shown
+    assert "**cat** and **cat (2nd)** score the same" in shown
     assert "the hard lookup returns their average, **25**, where the dict returned 40" in shown
     w = expected(0.0, 1.0, twin=True)
     assert mix(w) in shown and w[0] == w[3]
-    assert list(at.dataframe[0].value.index) == ["cat", "dog", "car", "cat (again)"]
+    assert list(at.dataframe[0].value.index) == ["cat", "dog", "car", "cat (2nd)"]
     np.testing.assert_allclose(cells(at)[1], [0.5, 0, 0, 0.5])
     plane = charts(at)["keys and the query (area ∝ weight)"][1][0]
-    assert "cat, cat (again)" in list(plane["name"])  # one point, both names
-    np.testing.assert_allclose(plane.set_index("name").loc["cat, cat (again)", "w"], 2 * w[0])
+    assert "cat, cat (2nd)" in list(plane["name"])  # one point, both names
+    np.testing.assert_allclose(plane.set_index("name").loc["cat, cat (2nd)", "w"], 2 * w[0])
 
 
 def test_moving_the_controls_changes_the_sentences_and_the_url():
