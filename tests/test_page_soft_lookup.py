@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.apptest_util import app, chart_datasets, run_ok, set_widget, texts
+from tests.apptest_util import app, chart_datasets, run_ok, set_widget, texts, widget_count
 from ui.text import fmt
 
 PAGE = "pages/Soft_lookup.py"
@@ -150,6 +150,23 @@ def test_moving_the_controls_changes_the_sentences_and_the_url():
     shown = texts(at)
     assert "A Python dict returns **20**" in shown and mix(expected(1.0, 10.0, twin=True)) in shown
     assert (at.query_params["query"], at.query_params["tau"], at.query_params["twin"]) == ("1", "10", "1")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "now"),
+    [
+        ("sl_tau", 10.0, mix(expected(0.0, 10.0))),
+        ("sl_query", 0.5, "A Python dict raises **KeyError**"),
+        ("sl_twin", True, mix(expected(0.0, 1.0, twin=True))),
+    ],
+)
+def test_each_control_is_a_leaf_its_change_reruns_the_drawing_alone(key, value, now):
+    """With partial reruns on (as in a browser) a change redraws only the body, with the new numbers (AppTest then
+    holds the body's elements alone: no widgets)."""
+    at = run_ok(app(PAGE, partial=True))
+    run_ok(set_widget(at, key, value))
+    assert widget_count(at) == 0, f"{key}: the change reran the whole page"
+    assert now in texts(at)
 
 
 def test_check_questions_are_answered_with_the_numbers_on_screen():
