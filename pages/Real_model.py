@@ -13,7 +13,7 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.real_model import hf_model_ui, toy_model_ui
 from ui.text import fmt, md_escape
-from ui.views import head_view_chart, model_view_png
+from ui.views import head_view_chart, model_view_alt, model_view_png
 from ui.widgets import index_picker
 
 SENTENCE_CHARS = 1000  # the longest sentence (typed or from a link) this page takes; the model reads MODEL_MAX_TOKENS
@@ -101,6 +101,7 @@ def _draw() -> list[Question]:
             model_view_png(attn),
             output_format="PNG",
             caption=f"Every layer (rows, 1 to {L}) and head (columns, 1 to {H}); colour 0 (purple) to 1 (yellow).",
+            alt=model_view_alt(attn, tokens),
         )
         show_weights(W, tokens, title=f"layer {layer + 1}, head {head + 1}, enlarged", size=380, max_px=384)
     with tab_neuron:

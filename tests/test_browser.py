@@ -1,7 +1,7 @@
 """Real browser: headless Chromium (Debian's) driven by Playwright against `streamlit run` on 127.0.0.1.
 
 Every page loads at 1280x720 and 1400x1000 with no exception or error element, no horizontal overflow and
-no console warning from our charts; a link with parameters opens with those values; switching pages and the
+no console warning from our charts and no axe-core (WCAG 2.x A and AA) violation; a link with parameters opens with those values; switching pages and the
 back button keep the settings; a preset link shows its question; classroom=lock hides the weights until a
 prediction; a typed sentence with HTML in it stays text. Screenshots of every page at both sizes are saved
 under the test's temporary folder (pytest prints it with -rA; look at them).
@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.server_util import wait_for_app
 
@@ -111,6 +112,7 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
         assert chart_warnings(page) == []
         full_screenshot(page, shots / f"{path.replace('/', '_')}_{size[0]}x{size[1]}.png")
         assert not dialogs
+        assert_accessible(page)  # axe-core, WCAG 2.x A and AA (tests/a11y_util.py)
 
 
 @pytest.mark.parametrize(
@@ -349,6 +351,7 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
         main = page.inner_text('[data-testid="stMain"]')
         assert "Could not load" not in main
         assert page.locator('[data-testid="stImage"]').count() >= 1  # the model view
+        assert_accessible(page)
         page.get_by_role("tab", name="Parity").click()
         page.wait_for_timeout(300)
         assert "float rounding" in page.inner_text('[data-testid="stMain"]')
@@ -369,3 +372,4 @@ def test_projector_view_fits_1280x720(browser_and_base, path):
         assert horizontal_overflow(page) == []
         assert chart_warnings(page) == []
         assert_no_errors(page)
+        assert_accessible(page)

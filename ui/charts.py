@@ -304,6 +304,7 @@ def show_heatmap(
     container=None,
     max_px: int = 256,
     max_cells: int = MAX_VECTOR_CELLS,
+    alt_text: str | None = None,
 ) -> str:
     """Draw ``m`` as an Altair heatmap about ``size`` px a side, or as an image (at most ``max_px`` a side) above
     ``max_cells`` cells or ``MAX_VECTOR_SIDE`` rows or columns; returns "vector" or "image". ``scheme`` is
@@ -314,7 +315,8 @@ def show_heatmap(
     :meth:`Scale.note`) replaces that statement and is written under the axis even with a legend. ``blank`` cells
     (a bool array) are left out (grey in an image, which its caption names ``blank_label``). ``group`` names the
     maps drawn together on one scale (the spec's ``usermeta``; the tests check that a group shares its domain).
-    The chart's text alternative (Vega-Lite ``description``, an image's caption) says what it shows."""
+    The chart's text alternative (Vega-Lite ``description``, which Vega makes the chart's ``aria-label``, or an
+    image's ``alt``) says what it shows, from the numbers drawn (:func:`describe_map`, or ``alt_text``)."""
     box = container or st
     m = np.asarray(m)
     if is_vector(m.shape, max_cells):
@@ -325,7 +327,7 @@ def show_heatmap(
         lay = _Layout(m.shape, rows, cols, title, *axes, domain is not None, scheme, size, legend)
         spec = _heatmap_dict(lay, domain, note)
         spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, axes.rows, axes.cols)}
-        spec["description"] = describe_map(m, rows, cols, title, axes, blank)
+        spec["description"] = alt_text or describe_map(m, rows, cols, title, axes, blank)
         spec["usermeta"] = {"group": group or title, "value": axes.value}
         box.vega_lite_chart(spec, key=key, width="content")
         return "vector"
@@ -340,8 +342,13 @@ def show_heatmap(
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
     grey = f"; grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
     how = note or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
+    if alt_text is None:  # the numbers before pooling, masked cells left out
+        alt_text = describe_map(m, tuple(map(str, row_labels)), tuple(map(str, col_labels)), title, axes)
     box.image(
-        png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; {how}{grey})"
+        png,
+        output_format="PNG",
+        caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; {how}{grey})",
+        alt=alt_text,
     )
     return "image"
 

@@ -300,7 +300,7 @@ def share_link() -> str:
 
 def share_box(box) -> None:
     """A copyable share link (st.code has a copy button)."""
-    with box.expander("🔗 Share this experiment"):
+    with box.expander("Share this experiment", icon=":material/link:"):
         link = share_link()
         st.code(link, language=None, wrap_lines=True)
         st.caption(

@@ -99,6 +99,19 @@ def heatmap_png(
     return buf.getvalue(), f
 
 
+def _luminance(rgb) -> float:
+    """WCAG relative luminance of an sRGB colour (0-255 channels)."""
+    c = np.asarray(rgb, dtype=np.float64) / 255
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(c @ [0.2126, 0.7152, 0.0722])
+
+
+def _ink(rgb) -> tuple[int, int, int]:
+    """Black or white, whichever contrasts more with the cell colour ``rgb`` (at least 4.58:1 on any colour)."""
+    lum = _luminance(rgb)
+    return (0, 0, 0) if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else (255, 255, 255)
+
+
 def labelled_heatmap_png(
     m: np.ndarray,
     row_labels: list[str],
@@ -110,7 +123,7 @@ def labelled_heatmap_png(
     decimals: int = 2,
 ) -> bytes:
     """A small matrix as a PNG sized to its content: row labels on the left, column labels on top and each
-    cell's value written in it (white on dark cells, black on light ones). For matrices of a few rows."""
+    cell's value written in it (black or white, whichever contrasts more with the cell). For matrices of a few rows."""
     from PIL import ImageDraw, ImageFont
 
     m = np.asarray(m, dtype=np.float64)
@@ -132,7 +145,7 @@ def labelled_heatmap_png(
             rgb = tuple(int(c) for c in lut[int(round(level * 255))])
             box = (left + j * cell, top + i * cell, left + (j + 1) * cell - 1, top + (i + 1) * cell - 1)
             draw.rectangle(box, fill=rgb)
-            ink = (0, 0, 0) if level > 0.6 else (255, 255, 255)
+            ink = _ink(rgb)
             draw.text(
                 (box[0] + cell / 2, box[1] + cell / 2), f"{m[i, j]:.{decimals}f}", fill=ink, font=font, anchor="mm"
             )

@@ -69,6 +69,8 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] li { font-size: 1.2rem; }
 [data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] { font-size: 1.05rem; }
 </style>"""  # static text, never anything a user typed
+# what the theme cannot set for WCAG AA (code colours, KaTeX's strut): a style-only st.html takes no space
+A11Y_CSS = "<style>" + (Path(__file__).parent / "a11y.css").read_text(encoding="utf-8") + "</style>"
 
 
 def _path_of(file: str) -> str:
@@ -200,6 +202,7 @@ def _top(path: str, title: str, icon: str) -> None:
         initial_sidebar_state="collapsed" if options.projector else "auto",
     )
     settle_imports()  # after the page's imports: freeze their objects, cap the native thread pools
+    st.html(A11Y_CSS)
     if options.projector:
         st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
     from ui.registry import HOME_INFO, PAGES

@@ -87,3 +87,17 @@ def model_view_png(attn: np.ndarray, tile: int = 64, gap: int = 4) -> bytes:
     buf = io.BytesIO()
     Image.fromarray(canvas, "RGB").save(buf, format="PNG", compress_level=6)
     return buf.getvalue()
+
+
+def model_view_alt(attn: np.ndarray, tokens: list[str]) -> str:
+    """The model view's text alternative, from the (L, H, T, T) weights it draws: the grid, the sharpest head (the
+    mean over rows of each row's largest weight) and its strongest query-key pair."""
+    L, H, T, _ = attn.shape
+    sharp = attn.max(axis=-1).mean(axis=-1)  # (L, H)
+    layer, h = np.unravel_index(int(np.argmax(sharp)), sharp.shape)
+    i, j = np.unravel_index(int(np.argmax(attn[layer, h])), (T, T))
+    return (
+        f"Model view: {L} layers (rows) x {H} heads (columns), each a {T} x {T} map of weights 0 to 1; the sharpest "
+        f"is layer {layer + 1}, head {h + 1}, whose rows put on average {sharp[layer, h]:.3g} on one key; its largest "
+        f"weight, {attn[layer, h, i, j]:.3g}, goes from {tokens[i]!r} to {tokens[j]!r}."
+    )
