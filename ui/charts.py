@@ -21,6 +21,7 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, cached, register
+from ui.chart_text import describe_spec
 from ui.images import heatmap_png
 from ui.state import STRETCH_KEY, kept_value
 from ui.vega import arrow_rows, digest
@@ -340,7 +341,7 @@ def show_heatmap(
         domain = (-lim, lim)
     png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
-    grey = f"; grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
+    grey = f"; hatched grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
     how = note or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
     if alt_text is None:  # the numbers before pooling, masked cells left out
         alt_text = describe_map(m, tuple(map(str, row_labels)), tuple(map(str, col_labels)), title, axes)
@@ -413,8 +414,12 @@ def show_mask(allowed, rows, cols=None, *, title: str, axes: Axes = MASK_AXES, l
 
 def with_data(spec: dict, df: pd.DataFrame, name: str = "rows") -> dict:
     """``spec`` drawing ``df`` from a named dataset sent as Arrow bytes. Data passed beside a spec (or inline)
-    reaches Vega after its first draw, which then warns "Infinite extent" for every positional field."""
-    return with_arrow(spec, dataframe_util.convert_anything_to_arrow_bytes(df), name)
+    reaches Vega after its first draw, which then warns "Infinite extent" for every positional field. A spec
+    without a ``description`` gets one from ``df`` (ui/chart_text.py: its text alternative)."""
+    out = with_arrow(spec, dataframe_util.convert_anything_to_arrow_bytes(df), name)
+    if "description" not in out:
+        out["description"] = describe_spec(out, {name: df})
+    return out
 
 
 def with_arrow(spec: dict, arrow: bytes, name: str = "rows") -> dict:

@@ -87,10 +87,10 @@ def show_head_grid(
         alt_text=describe_heads(weights, labels, scale),
     )
     pooled = f", each mean-pooled {factor[0]} x {factor[1]} to {th} x {tw} pixels" if factor != (1, 1) else ""
-    masked = " and grey cells are masked" if blank is not None and np.asarray(blank).any() else ""
+    masked = " and hatched grey cells are masked" if blank is not None and np.asarray(blank).any() else ""
     colours = f" Colours: {colours}."
     if H == 1:
-        grey = "; grey cells are masked" if masked else ""
+        grey = "; hatched grey cells are masked" if masked else ""
         return f"The head's {T_q} x {T_k} map as an image{pooled.replace('each ', '')}{grey}.{colours}"
     return (
         f"Heads in reading order, left to right and top to bottom; each tile is one head's {T_q} x {T_k} map"
