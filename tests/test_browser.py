@@ -8,6 +8,7 @@ under the test's temporary folder (pytest prints it with -rA; look at them).
 """
 
 import contextlib
+import re
 from urllib.parse import quote
 
 import pytest
@@ -319,6 +320,12 @@ def test_preset_link_opens_right_page_with_settings(browser_and_base):
         assert slider_value(page, "seq_len (tokens) (A)") == "16"
         assert slider_value(page, "d_model (B)") == "512"
         assert "b_scaled=0" in page.url and "a_scaled=1" in page.url
+        # the live B - A map says its signs in words, not in colour alone
+        diff = page.locator(".ae-diff canvas[aria-label]").first
+        diff.wait_for()
+        said = diff.get_attribute("aria-label")
+        assert re.search(r"B gains most at query \S+ to key \S+ \(\+[\d.e-]+\), loses most at query \S+ to key \S+ "
+                         r"\(−[\d.e-]+\)", said), said  # fmt: skip
         assert_no_errors(page)
     with opened(browser, presets["3_causal_decoder"].link(base)) as (page, _):
         assert "Playground" in page.inner_text('[data-testid="stMainBlockContainer"] h1')
