@@ -65,9 +65,9 @@ SVG_TEXT = """() => { const out = [];
         });
     });
     return out; }"""
-CHART_LABELS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(c => {
-    const g = c.querySelector('svg, canvas');
-    return g && (g.getAttribute('aria-label') || g.parentElement.getAttribute('aria-label')); })"""
+CHART_LABELS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+    .map(c => c.querySelector('svg, canvas')).filter(g => g && g.getBoundingClientRect().width > 0)
+    .map(g => g.getAttribute('aria-label') || g.parentElement.getAttribute('aria-label'))"""  # drawn, not in a hidden tab
 IMAGE_ALTS = """() => [...document.querySelectorAll('[data-testid="stImage"] img')].map(i => i.getAttribute('alt'))"""
 
 

@@ -143,3 +143,10 @@ def test_numbers_written_on_cells_reach_aa_contrast_on_every_colour():
     4.5:1 on every colour of the scale (the old rule, white below 0.6, gave 3.9:1 around the middle)."""
     worst = min(_contrast(np.array(_ink(c), dtype=float), c.astype(float)) for c in lut("viridis"))
     assert worst >= 4.5
+
+
+def test_a_masked_maps_text_alternative_counts_its_masked_cells():
+    """Colour is not the only sign of a masked cell: the text alternative counts them (a causal 6 x 6 map blanks the
+    15 cells above its diagonal)."""
+    descriptions = _descriptions(run_ok(app("pages/Masks.py", {"seq_len": "6", "mask": "causal"})))
+    assert any("15 of 36 cells masked" in d for d in descriptions), descriptions

@@ -362,10 +362,12 @@ def describe_map(m, rows, cols, title: str, axes: Axes, blank=None) -> str:
     if not np.isfinite(shown).any():
         return f"{what}{m.shape[0]} x {m.shape[1]} map of {axes.value}, every cell blank."
     i, j = np.unravel_index(int(np.nanargmax(shown)), shown.shape)
+    hidden = int(np.isnan(shown).sum())  # masked cells (blank in a chart, hatched grey in an image)
+    masked = f"; {hidden} of {shown.size} cells masked" if hidden else ""
     return (
         f"{what}{m.shape[0]} x {m.shape[1]} map of {axes.value} ({axes.rows} by {axes.cols}); the largest, "
         f"{shown[i, j]:.3g}, at {axes.rows} {rows[i]!r} and {axes.cols} {cols[j]!r}; the smallest "
-        f"{float(np.nanmin(shown)):.3g}."
+        f"{float(np.nanmin(shown)):.3g}{masked}."
     )
 
 
