@@ -49,6 +49,8 @@ def _draw() -> list[Question]:
         output_format="PNG",
         caption=f"Attention weights α = softmax(QKᵀ/√{d_k}), d_k = {d_k}: a row per query, a column per key; "
         "colour purple (0) to yellow (1), each cell's weight written in it.",
+        alt=f"Attention weights of A1 A2 B3 A4, a 4 x 4 map, queries by keys: every query puts {A[0, 2]:.4f} of its "
+        f"weight on B3 and {A[0, 0]:.4f} on each A.",
     )
     right.markdown(
         f"Tokens **A1 A2 B3 A4** are one-hot (A = [1, 0], B = [0, 1]), so queries and keys have d_k = {d_k} "

@@ -82,7 +82,7 @@ def _draw() -> list[Question]:
     st.subheader("The score of two tokens at every pair of positions")
     if view.profile is None:
         st.warning(
-            f"{label} cannot run here: {summary.note}. Choose heads so that d_k = d_model / heads is even.", icon="⚠️"
+            f"{label} cannot run here: {summary.note}. Choose heads so that d_k = d_model / heads is even.", icon=":material/warning:"
         )
     else:
         prof, P = view.profile, summary.positions
@@ -135,7 +135,7 @@ def _draw() -> list[Question]:
     # ---- the weights on the input
     st.subheader(f"{label}: head {head + 1}'s weights on the input")
     if view.weights is None:
-        st.warning(f"{label} cannot attend over this input: {view.problem}.", icon="⚠️")
+        st.warning(f"{label} cannot attend over this input: {view.problem}.", icon=":material/warning:")
     else:
         run_mask = cached_run(cfg.replace(positional=False)).mask
         c1, c2 = st.columns([3, 2])

@@ -223,7 +223,15 @@ def sweep_chart(r: core.LookupRun, labels, sweep) -> tuple[dict, dict]:
     colour = {"field": "key", "type": "nominal", "sort": labels, "legend": {"orient": "right", "title": None}}
     y = {"field": "weight", "type": "quantitative", "scale": {"domain": axis}}
     line = {"x": x, "y": y, "color": colour, "strokeDash": {"field": "twin", "type": "nominal", "legend": None}}
-    rules = [(r.temperature, [])] + ([(r.hard_below, [4, 3])] if TAU.lo <= r.hard_below <= TAU.hi else [])
+    rules = [(r.temperature, [], f"solid rule: the temperature on screen, τ = {r.temperature:g}")]
+    if TAU.lo <= r.hard_below <= TAU.hi:
+        rules.append(
+            (
+                r.hard_below,
+                [4, 3],
+                f"dashed rule: below τ = {fmt(r.hard_below)} the best keys hold at least {SHARE:.0%}",
+            )
+        )
     spec = {
         "title": f"weight on each key as τ changes (solid rule: τ = {r.temperature:g}; dashed: {SHARE:.0%} on the best keys)",
         "height": 240,
@@ -233,10 +241,10 @@ def sweep_chart(r: core.LookupRun, labels, sweep) -> tuple[dict, dict]:
             *(
                 {
                     "transform": [{"sample": 1}],
-                    "mark": {"type": "rule", "color": "#444", "strokeDash": dash},
+                    "mark": {"type": "rule", "color": "#444", "strokeDash": dash, "description": said},
                     "encoding": {"x": {"datum": at, "type": "quantitative"}},
                 }
-                for at, dash in rules
+                for at, dash, said in rules
             ),
         ],
     }

@@ -222,7 +222,7 @@ def live_settings() -> TrainConfig:
     raw = {f: ss[f"tr_{f}"] for f in LIVE_FIELDS}
     cfg, notes = TrainConfig.clamped(**{k: str(v) for k, v in raw.items()})
     for note in notes:
-        st.warning(f"Settings: {note}", icon="⚠️")
+        st.warning(f"Settings: {note}", icon=":material/warning:")
     return cfg
 
 
@@ -361,7 +361,7 @@ def _draw() -> list[Question]:
         ss.tr_used = 0
         ss.tr_playing = False
     for note in notices:
-        st.warning(f"Link: {note}", icon="⚠️")
+        st.warning(f"Link: {note}", icon=":material/warning:")
 
     mode = st.radio(
         "What to show",

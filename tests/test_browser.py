@@ -1,17 +1,19 @@
 """Real browser: headless Chromium (Debian's) driven by Playwright against `streamlit run` on 127.0.0.1.
 
 Every page loads at 1280x720 and 1400x1000 with no exception or error element, no horizontal overflow and
-no console warning from our charts; a link with parameters opens with those values; switching pages and the
+no console warning from our charts and no axe-core (WCAG 2.x A and AA) violation; a link with parameters opens with those values; switching pages and the
 back button keep the settings; a preset link shows its question; classroom=lock hides the weights until a
 prediction; a typed sentence with HTML in it stays text. Screenshots of every page at both sizes are saved
 under the test's temporary folder (pytest prints it with -rA; look at them).
 """
 
 import contextlib
+import re
 from urllib.parse import quote
 
 import pytest
 
+from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.server_util import wait_for_app
 
@@ -111,6 +113,7 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
         assert chart_warnings(page) == []
         full_screenshot(page, shots / f"{path.replace('/', '_')}_{size[0]}x{size[1]}.png")
         assert not dialogs
+        assert_accessible(page)  # axe-core, WCAG 2.x A and AA (tests/a11y_util.py)
 
 
 @pytest.mark.parametrize(
@@ -317,6 +320,12 @@ def test_preset_link_opens_right_page_with_settings(browser_and_base):
         assert slider_value(page, "seq_len (tokens) (A)") == "16"
         assert slider_value(page, "d_model (B)") == "512"
         assert "b_scaled=0" in page.url and "a_scaled=1" in page.url
+        # the live B - A map says its signs in words, not in colour alone
+        diff = page.locator(".ae-diff canvas[aria-label]").first
+        diff.wait_for()
+        said = diff.get_attribute("aria-label")
+        assert re.search(r"B gains most at query \S+ to key \S+ \(\+[\d.e-]+\), loses most at query \S+ to key \S+ "
+                         r"\(−[\d.e-]+\)", said), said  # fmt: skip
         assert_no_errors(page)
     with opened(browser, presets["3_causal_decoder"].link(base)) as (page, _):
         assert "Playground" in page.inner_text('[data-testid="stMainBlockContainer"] h1')
@@ -349,6 +358,7 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
         main = page.inner_text('[data-testid="stMain"]')
         assert "Could not load" not in main
         page.wait_for_selector(".mv[data-drawn]", timeout=30000)  # the model view's canvas
+        assert_accessible(page)
         assert "float rounding" in page.inner_text('[data-testid="stMain"]')
         assert_no_errors(page)
         page.screenshot(path=str(tmp_path / "real_model.png"), full_page=True)
@@ -443,3 +453,4 @@ def test_body_reruns_keep_the_page_whole(browser_and_base, path):
         assert page.locator('[data-testid="stMainBlockContainer"] h1').count() == 1
         assert_no_errors(page)
         assert not dialogs
+        assert_accessible(page)

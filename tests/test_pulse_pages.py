@@ -184,7 +184,7 @@ def test_an_ended_class_leaves_the_page_working(fresh_store):
     late = run_ok(app(PLAYGROUND, query(student_link)))
     assert "this class has ended" in texts(late) and not late.exception
     run_ok(teacher)
-    assert "👩‍🏫" not in texts(teacher)
+    assert ":material/co_present:" not in texts(teacher)
 
 
 HOSTILE_CODES = ["0O1IL", "7QX2", "ABCDEFG", "<script>alert(1)</script>", "**bold**", "é" * 5, "x" * 5000, " "]
@@ -226,13 +226,13 @@ def test_hostile_teacher_tokens_never_open_the_teachers_view():
     for guess in hostile_tokens(token):
         at = run_ok(app(PLAYGROUND, {**query(student_link), "teacher": guess}))
         shown = texts(at)
-        assert "👩‍🏫" not in shown and not any(b.key == "pulse_reveal" for b in at.button), guess[:30]
+        assert ":material/co_present:" not in shown and not any(b.key == "pulse_reveal" for b in at.button), guess[:30]
         assert "Predict first" in shown and "teacher=" not in "".join(c.value for c in at.sidebar.code)
         if guess:
             assert "teacher" in shown.lower()  # a notice: not a token, or not this class's
             assert guess not in shown or len(guess) < 3, "a notice never repeats what was typed as a token"
     real = run_ok(app(PLAYGROUND, query(teacher_link)))
-    assert "👩‍🏫 Class" in texts(real), "the real teacher link opens the view"
+    assert ":material/co_present: Class" in texts(real), "the real teacher link opens the view"
 
 
 def test_the_store_going_away_degrades_and_comes_back(fresh_store):
@@ -311,7 +311,7 @@ def test_every_page_works_in_a_class_for_the_teacher_and_a_student(page, fresh_s
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     started = fresh_store.start_class()
     student = run_ok(app(page, {"class": started.code.lower(), "classroom": "lock", "teacher": "x" * 40}))
-    assert "You are in class" in texts(student) and "👩‍🏫" not in texts(student)
+    assert "You are in class" in texts(student) and ":material/co_present:" not in texts(student)
     teacher = run_ok(app(page, {"class": started.code, "teacher": started.token, "view": "projector"}))
     assert f"Class {started.code}" in texts(teacher)
     assert teacher.query_params["teacher"] == started.token, "the teacher's address keeps the token"
@@ -325,7 +325,7 @@ def test_a_teacher_who_opens_the_link_while_the_store_is_away_gets_the_view_when
     fresh_store.down = False
     run_ok(teacher)
     shown = texts(teacher)  # (the test store's clock stands still: 4 h to go)
-    assert "👩‍🏫 Class" in shown and "ends in 4 h 00 min" in shown
+    assert ":material/co_present: Class" in shown and "ends in 4 h 00 min" in shown
 
 
 def test_ends_in():
@@ -347,7 +347,7 @@ def test_a_forged_token_while_the_store_is_away_shows_nothing_and_is_refused_whe
     fresh_store.down = False
     run_ok(at)
     shown = texts(at)
-    assert "not the one of class" in shown and "👩‍🏫" not in shown and not tally_charts(at)
+    assert "not the one of class" in shown and ":material/co_present:" not in shown and not tally_charts(at)
     assert "teacher" not in at.query_params
 
 

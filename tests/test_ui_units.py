@@ -142,7 +142,7 @@ def test_heatmap_png_is_a_palette_image_that_follows_the_colour_scale(scheme):
     got = np.asarray(img.convert("RGB"))[0].astype(int)  # (256, 3)
     lut = _LUTS[scheme].astype(int)
     want = lut[np.round(values * 255).astype(int)]
-    step = np.abs(np.diff(lut, axis=0)).max()  # the palette has 255 levels: at most one step of the scale off
+    step = np.abs(np.diff(lut, axis=0)).max()  # the palette has 254 levels: at most one step of the scale off
     assert np.abs(got - want).max() <= step
     np.testing.assert_array_equal(got[[0, -1]], lut[[0, -1]])
 

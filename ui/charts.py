@@ -21,6 +21,7 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, cached, register
+from ui.chart_text import describe_spec
 from ui.images import heatmap_png
 from ui.state import STRETCH_KEY, kept_value
 from ui.vega import arrow_rows, digest
@@ -315,6 +316,7 @@ def show_heatmap(
     container=None,
     max_px: int = 256,
     max_cells: int = MAX_VECTOR_CELLS,
+    alt_text: str | None = None,
 ) -> str:
     """Draw ``m`` as an Altair heatmap about ``size`` px a side, or as an image (at most ``max_px`` a side) above
     ``max_cells`` cells or ``MAX_VECTOR_SIDE`` rows or columns; returns "vector" or "image". ``scheme`` is
@@ -325,7 +327,8 @@ def show_heatmap(
     :meth:`Scale.note`) replaces that statement and is written under the axis even with a legend. ``blank`` cells
     (a bool array) are left out (grey in an image, which its caption names ``blank_label``). ``group`` names the
     maps drawn together on one scale (the spec's ``usermeta``; the tests check that a group shares its domain).
-    The chart's text alternative (Vega-Lite ``description``, an image's caption) says what it shows."""
+    The chart's text alternative (Vega-Lite ``description``, which Vega makes the chart's ``aria-label``, or an
+    image's ``alt``) says what it shows, from the numbers drawn (:func:`describe_map`, or ``alt_text``)."""
     box = container or st
     m = np.asarray(m)
     if projector():  # the class reads the maps from the back of the room
@@ -338,7 +341,7 @@ def show_heatmap(
         lay = _Layout(m.shape, rows, cols, title, *axes, domain is not None, scheme, size, legend)
         spec = _heatmap_dict(lay, domain, note)
         spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, axes.rows, axes.cols)}
-        spec["description"] = describe_map(m, rows, cols, title, axes, blank)
+        spec["description"] = alt_text or describe_map(m, rows, cols, title, axes, blank)
         spec["usermeta"] = {"group": group or title, "value": axes.value}
         box.vega_lite_chart(spec, key=key, width="content")
         return "vector"
@@ -351,10 +354,15 @@ def show_heatmap(
         domain = (-lim, lim)
     png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
-    grey = f"; grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
+    grey = f"; hatched grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
     how = note or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
+    if alt_text is None:  # the numbers before pooling, masked cells left out
+        alt_text = describe_map(m, tuple(map(str, row_labels)), tuple(map(str, col_labels)), title, axes)
     box.image(
-        png, output_format="PNG", caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; {how}{grey})"
+        png,
+        output_format="PNG",
+        caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; {how}{grey})",
+        alt=alt_text,
     )
     return "image"
 
@@ -367,10 +375,12 @@ def describe_map(m, rows, cols, title: str, axes: Axes, blank=None) -> str:
     if not np.isfinite(shown).any():
         return f"{what}{m.shape[0]} x {m.shape[1]} map of {axes.value}, every cell blank."
     i, j = np.unravel_index(int(np.nanargmax(shown)), shown.shape)
+    hidden = int(np.isnan(shown).sum())  # masked cells (blank in a chart, hatched grey in an image)
+    masked = f"; {hidden} of {shown.size} cells masked" if hidden else ""
     return (
         f"{what}{m.shape[0]} x {m.shape[1]} map of {axes.value} ({axes.rows} by {axes.cols}); the largest, "
         f"{shown[i, j]:.3g}, at {axes.rows} {rows[i]!r} and {axes.cols} {cols[j]!r}; the smallest "
-        f"{float(np.nanmin(shown)):.3g}."
+        f"{float(np.nanmin(shown)):.3g}{masked}."
     )
 
 
@@ -420,8 +430,12 @@ def show_mask(allowed, rows, cols=None, *, title: str, axes: Axes = MASK_AXES, l
 
 def with_data(spec: dict, df: pd.DataFrame, name: str = "rows") -> dict:
     """``spec`` drawing ``df`` from a named dataset sent as Arrow bytes. Data passed beside a spec (or inline)
-    reaches Vega after its first draw, which then warns "Infinite extent" for every positional field."""
-    return with_arrow(spec, dataframe_util.convert_anything_to_arrow_bytes(df), name)
+    reaches Vega after its first draw, which then warns "Infinite extent" for every positional field. A spec
+    without a ``description`` gets one from ``df`` (ui/chart_text.py: its text alternative)."""
+    out = with_arrow(spec, dataframe_util.convert_anything_to_arrow_bytes(df), name)
+    if "description" not in out:
+        out["description"] = describe_spec(out, {name: df})
+    return out
 
 
 def with_arrow(spec: dict, arrow: bytes, name: str = "rows") -> dict:

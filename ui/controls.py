@@ -302,7 +302,7 @@ def share_link() -> str:
 
 def share_box(box) -> None:
     """A copyable share link (st.code has a copy button), and the class pulse's links."""
-    with box.expander("🔗 Share this experiment"):
+    with box.expander("Share this experiment", icon=":material/link:"):
         link = share_link()
         st.code(link, language=None, wrap_lines=True)
         st.caption(

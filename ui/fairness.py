@@ -142,7 +142,7 @@ def notice() -> None:
     if pace is None or not pace.held or pace.last_start - pace.last_notice < NOTICE_EVERY:
         return
     pace.last_notice = pace.last_start
-    st.toast(notice_text(pace.requests(), pace.span()), icon="🐢", duration="long")
+    st.toast(notice_text(pace.requests(), pace.span()), icon=":material/hourglass_top:", duration="long")
 
 
 # ---- the wrapped methods of streamlit's ScriptRequests (see the module docstring)

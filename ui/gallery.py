@@ -25,7 +25,7 @@ def apply_preset(preset: Preset) -> None:
 def preset_gallery() -> None:
     presets, errors = load_presets()
     for err in errors:
-        st.warning(f"Preset file skipped: {err}", icon="⚠️")
+        st.warning(f"Preset file skipped: {err}", icon=":material/warning:")
     base = (st.context.url or "").rstrip("/")
     cols = st.columns(3)
     for i, preset in enumerate(presets):

@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui.charts import MAX_VECTOR_CELLS, Scale, is_vector, show_heatmap, show_weights, weight_scale
 from ui.images import pool
+from ui.text import fmt
 
 
 def show_head_grid(
@@ -83,14 +84,34 @@ def show_head_grid(
         blank=np.isnan(grid),
         blank_label="gutters between heads"
         + (" and masked cells" if blank is not None and np.asarray(blank).any() else ""),
+        alt_text=describe_heads(weights, labels, scale),
     )
     pooled = f", each mean-pooled {factor[0]} x {factor[1]} to {th} x {tw} pixels" if factor != (1, 1) else ""
-    masked = " and grey cells are masked" if blank is not None and np.asarray(blank).any() else ""
+    masked = " and hatched grey cells are masked" if blank is not None and np.asarray(blank).any() else ""
     colours = f" Colours: {colours}."
     if H == 1:
-        grey = "; grey cells are masked" if masked else ""
+        grey = "; hatched grey cells are masked" if masked else ""
         return f"The head's {T_q} x {T_k} map as an image{pooled.replace('each ', '')}{grey}.{colours}"
     return (
         f"Heads in reading order, left to right and top to bottom; each tile is one head's {T_q} x {T_k} map"
         f"{pooled}; grey lines separate the heads{masked}.{colours}"
+    )
+
+
+def describe_heads(weights, labels: list[str], scale: Scale) -> str:
+    """The grid image's text alternative, from the weights drawn (H, T_q, T_k): how many maps of what size, which
+    head is the sharpest (the mean over rows of each row's largest weight, as the pages' saturation figures, fully
+    masked rows left out) and where the largest weight of all is."""
+    w = np.asarray(weights, dtype=np.float64)
+    H, T_q, T_k = w.shape
+    row_max = w.max(axis=-1)  # (H, T_q)
+    valid = w.sum(axis=-1) > 0.5  # (H, T_q) rows that may attend somewhere
+    sharp = np.array([row_max[h][valid[h]].mean() if valid[h].any() else 0.0 for h in range(H)])
+    h, i, j = np.unravel_index(int(np.argmax(w)), w.shape)
+    what = f"{H} attention maps, one per head" if H > 1 else "head 1's attention map"
+    sharpest = f"the sharpest is head {int(np.argmax(sharp)) + 1}, whose rows" if H > 1 else "its rows"
+    return (
+        f"{what}, {T_q} x {T_k} weights each (queries by keys), colour {fmt(scale.lo)} to {fmt(scale.hi)}; "
+        f"{sharpest} put on average {fmt(float(sharp.max()))} of their weight on one key; the largest weight, "
+        f"{fmt(float(w[h, i, j]))}, is head {h + 1}'s from query {labels[i]!r} to key {labels[j]!r}."
     )

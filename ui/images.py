@@ -60,14 +60,25 @@ def pool(m: np.ndarray, max_px: int) -> tuple[np.ndarray, tuple[int, int]]:
         return np.nanmean(padded.reshape(h // fr, fr, w // fc, fc), axis=(1, 3)), (fr, fc)
 
 
-BLANK = (225, 225, 225)  # NaN cells (masked, padded) are drawn in this grey
-_LEVELS = 255  # palette entries for the colour scale; entry 255 is BLANK
+BLANK = (225, 225, 225)  # NaN cells (masked, padded) are drawn in this grey ...
+HATCH = (150, 150, 150)  # ... crossed by diagonal lines of this one (27 L* units darker), as the live maps hatch them
+HATCH_EVERY = 5  # a hatch line every 5 pixels
+_LEVELS = 254  # palette entries for the colour scale; entry 254 is BLANK, 255 HATCH
 
 
 def _palette(lut: np.ndarray) -> bytes:
-    """A PNG palette: ``_LEVELS`` colours sampled evenly from ``lut`` (both ends exact), then BLANK."""
+    """A PNG palette: ``_LEVELS`` colours sampled evenly from ``lut`` (both ends exact), then BLANK and HATCH."""
     picks = np.linspace(0, len(lut) - 1, _LEVELS).round().astype(np.int64)
-    return np.concatenate([lut[picks], np.array([BLANK], dtype=np.uint8)]).astype(np.uint8).tobytes()
+    return np.concatenate([lut[picks], np.array([BLANK, HATCH], dtype=np.uint8)]).astype(np.uint8).tobytes()
+
+
+def hatch(idx: np.ndarray) -> np.ndarray:
+    """Palette indices ``(h, w)`` with diagonal lines drawn over the BLANK pixels: masked cells differ from every
+    colour of the scale by a pattern, not by a grey alone (a weight of 1, viridis' yellow, is about as light as the
+    grey, and with tritanopia about as grey)."""
+    h, w = idx.shape
+    lines = (np.arange(h)[:, None] + np.arange(w)[None, :]) % HATCH_EVERY == 0  # (h, w)
+    return np.where((idx == _LEVELS) & lines, _LEVELS + 1, idx).astype(np.uint8)
 
 
 _PALETTES = {name: _palette(lut) for name, lut in _LUTS.items()}
@@ -76,11 +87,11 @@ _PALETTES = {name: _palette(lut) for name, lut in _LUTS.items()}
 def heatmap_png(
     m: np.ndarray, vmin: float, vmax: float, scheme: str = "viridis", max_px: int = 256, min_px: int = 160
 ) -> tuple[bytes, tuple[int, int]]:
-    """A heatmap as PNG bytes (rows top to bottom) and the pooling factors used; NaN cells are grey.
+    """A heatmap as PNG bytes (rows top to bottom) and the pooling factors used; NaN cells are grey, hatched.
 
     Each side is enlarged (nearest neighbour) to at least ``min_px`` / 2 pixels, so a 11 x 256 matrix
-    is not drawn as a thin strip. The image is a palette PNG (one byte a pixel, 255 levels of the colour
-    scale and the grey): it encodes about four times faster than RGB at the same size, and a class asking
+    is not drawn as a thin strip. The image is a palette PNG (one byte a pixel, 254 levels of the colour
+    scale and the two greys): it encodes about four times faster than RGB at the same size, and a class asking
     for new settings encodes one per head."""
     pooled, f = pool(np.asarray(m, dtype=np.float64), max_px)
     span = (vmax - vmin) or 1.0
@@ -94,9 +105,25 @@ def heatmap_png(
     sh = max(1, int(np.ceil(min_px / 2 / h)), int(np.ceil(min_px / max(w, h))))
     if sw > 1 or sh > 1:
         img = img.resize((w * sw, h * sh), Image.NEAREST)
+    if (idx == _LEVELS).any():
+        img = Image.fromarray(hatch(np.asarray(img)), "P")
+        img.putpalette(_PALETTES[scheme])
     buf = io.BytesIO()
     img.save(buf, format="PNG", compress_level=1)  # fast: heatmaps compress well anyway
     return buf.getvalue(), f
+
+
+def _luminance(rgb) -> float:
+    """WCAG relative luminance of an sRGB colour (0-255 channels)."""
+    c = np.asarray(rgb, dtype=np.float64) / 255
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(c @ [0.2126, 0.7152, 0.0722])
+
+
+def _ink(rgb) -> tuple[int, int, int]:
+    """Black or white, whichever contrasts more with the cell colour ``rgb`` (at least 4.58:1 on any colour)."""
+    lum = _luminance(rgb)
+    return (0, 0, 0) if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else (255, 255, 255)
 
 
 def labelled_heatmap_png(
@@ -110,7 +137,7 @@ def labelled_heatmap_png(
     decimals: int = 2,
 ) -> bytes:
     """A small matrix as a PNG sized to its content: row labels on the left, column labels on top and each
-    cell's value written in it (white on dark cells, black on light ones). For matrices of a few rows."""
+    cell's value written in it (black or white, whichever contrasts more with the cell). For matrices of a few rows."""
     from PIL import ImageDraw, ImageFont
 
     m = np.asarray(m, dtype=np.float64)
@@ -132,7 +159,7 @@ def labelled_heatmap_png(
             rgb = tuple(int(c) for c in lut[int(round(level * 255))])
             box = (left + j * cell, top + i * cell, left + (j + 1) * cell - 1, top + (i + 1) * cell - 1)
             draw.rectangle(box, fill=rgb)
-            ink = (0, 0, 0) if level > 0.6 else (255, 255, 255)
+            ink = _ink(rgb)
             draw.text(
                 (box[0] + cell / 2, box[1] + cell / 2), f"{m[i, j]:.{decimals}f}", fill=ink, font=font, anchor="mm"
             )

@@ -26,6 +26,13 @@ METHOD_LABELS = {
 # ---- Positions page
 
 
+def _rule(x: float, description: str) -> dict:
+    """A dashed vertical rule at ``x`` of the layer's x scale (a datum, not a second data source), with its text
+    alternative (the mark's ``description``: Vega's aria-label of the mark)."""
+    return {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333", "description": description},
+            "encoding": {"x": {"datum": x}}}  # fmt: skip
+
+
 def offset_chart(profile: OffsetProfile, train_len: int, title: str) -> tuple[dict, dict]:
     """(spec, data) of the scores by offset: a band from the lowest to the highest score among the pairs with
     that offset, their mean as a line, and dashed rules where the trained length ends (|offset| = L - 1)."""
@@ -60,9 +67,8 @@ def offset_chart(profile: OffsetProfile, train_len: int, title: str) -> tuple[di
         },
     ]
     layers += [
-        {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": {"datum": o}}}
-        for o in limits
-    ]  # a datum, not a second data source: the rules share the offset scale
+        _rule(o, f"dashed line at offset {o}: the trained length ends (|offset| = {train_len - 1})") for o in limits
+    ]
     return {"title": title, "height": 260, "width": "container", "layer": layers}, data
 
 
@@ -138,7 +144,7 @@ def memory_chart(T: int, state_numbers: int, d_k: int) -> tuple[dict, dict]:
                     ],
                 },
             },
-            {"mark": {"type": "rule", "strokeDash": [4, 4], "color": "#333"}, "encoding": {"x": {"datum": T}}},
+            _rule(T, f"dashed line at T = {T}: the sidebar's sequence length"),
         ],
     }, data
 

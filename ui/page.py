@@ -80,6 +80,8 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stMetricValue"],
 [data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 3rem; }
 </style>"""  # static text, never anything a user typed
+# what the theme cannot set for WCAG AA (code colours, KaTeX's strut): a style-only st.html takes no space
+A11Y_CSS = "<style>" + (Path(__file__).parent / "a11y.css").read_text(encoding="utf-8") + "</style>"
 
 
 def _path_of(file: str) -> str:
@@ -243,6 +245,7 @@ def _top(path: str, title: str, icon: str) -> None:
         initial_sidebar_state="collapsed" if options.projector else "auto",
     )
     settle_imports()  # after the page's imports: freeze their objects, cap the native thread pools
+    st.html(A11Y_CSS)
     if options.projector:
         st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
     from ui.registry import HOME_INFO, PAGES

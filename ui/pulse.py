@@ -125,7 +125,7 @@ def class_box(link: str) -> None:
     m = membership()
     if m is not None and m.teacher:
         students, teacher = class_links(link, m)
-        st.markdown(f"**🎓 Class {m.code}** · students open this link (nothing asks for their name):")
+        st.markdown(f"**:material/school: Class {m.code}** · students open this link (nothing asks for their name):")
         st.code(students, language=None, wrap_lines=True)
         st.markdown("Your teacher link: it shows the class's answers and reveals them. Keep it to yourself.")
         st.code(teacher, language=None, wrap_lines=True)
@@ -142,7 +142,7 @@ def class_box(link: str) -> None:
     )
     error = st.session_state.pop(_START_ERROR, None)
     if error:
-        st.warning(f"Could not start a class: {error}.", icon="⚠️")
+        st.warning(f"Could not start a class: {error}.", icon=":material/warning:")
 
 
 def _start() -> None:

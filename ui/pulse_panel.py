@@ -31,7 +31,7 @@ def class_panel() -> None:
     """The class's part of a page, under its title: notices, and the teacher's tally or the student's line."""
     m = membership()
     for text in st.session_state.pop(NOTICES, None) or []:
-        st.warning(f"Class: {text}", icon="⚠️")
+        st.warning(f"Class: {text}", icon=":material/warning:")
     st.session_state[PENDING] = set()  # this run's questions add themselves (ui/pulse_questions.py)
     if m is None:
         return
@@ -39,7 +39,7 @@ def class_panel() -> None:
         _teacher_view(m.code, m.token)
     else:
         st.caption(
-            f"🎓 You are in class **{m.code}**: your answers count for the class anonymously (nothing asks for your "
+            f":material/school: You are in class **{m.code}**: your answers count for the class anonymously (nothing asks for your "
             "name), and your teacher reveals the answers to everyone."
         )
         _watch_reveals(m.code)
@@ -134,17 +134,17 @@ def _teacher_view(code: str, token: str) -> None:
         if isinstance(tallies, Outcome):
             if tallies is Outcome.UNAVAILABLE:
                 st.warning(
-                    f"👩‍🏫 Class **{code}**: the class tally is unavailable right now (the class store does not answer). "
+                    f":material/co_present: Class **{code}**: the class tally is unavailable right now (the class store does not answer). "
                     "Your students' pages keep working and keep their answers; the tally comes back with the store.",
-                    icon="⚠️",
+                    icon=":material/warning:",
                 )
             else:
-                st.warning(f"👩‍🏫 Class **{code}**: {tallies.value}.", icon="⚠️")
+                st.warning(f":material/co_present: Class **{code}**: {tallies.value}.", icon=":material/warning:")
             collect_garbage()
             return
         answers = sum(t.total for t in tallies)
         st.markdown(
-            f"**👩‍🏫 Class {code}** · {answers} {'answer' if answers == 1 else 'answers'} to {len(tallies)} "
+            f"**:material/co_present: Class {code}** · {answers} {'answer' if answers == 1 else 'answers'} to {len(tallies)} "
             f"{'question' if len(tallies) == 1 else 'questions'}{ends_in(_expires(code), s.clock())}"
         )
         if not tallies:
@@ -153,7 +153,7 @@ def _teacher_view(code: str, token: str) -> None:
             _show_tally(code, token, tallies)
         error = st.session_state.pop(_REVEAL_ERROR, None)
         if error:
-            st.warning(f"Not revealed: {error}.", icon="⚠️")
+            st.warning(f"Not revealed: {error}.", icon=":material/warning:")
     collect_garbage()
 
 

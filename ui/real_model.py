@@ -63,7 +63,7 @@ def hf_model_ui(text: str, max_tokens: int) -> tuple[str, AttentionRun] | None:
         except ModelLoadError as exc:
             failed[name] = str(exc)
     if name in failed:
-        st.warning(failed[name] + " The toy pages keep working.", icon="⚠️")
+        st.warning(failed[name] + " The toy pages keep working.", icon=":material/warning:")
         if st.button("Try loading again", key="rm_retry"):
             failed.pop(name)
             st.rerun()

@@ -17,6 +17,8 @@ from ui.cache import cached
 from ui.charts import Axes, describe_map
 from ui.vega import arrow_rows, digest
 
+INK = "contrast('white', scale('color', datum.v)) > contrast('black', scale('color', datum.v))"
+
 
 def cell_px(n: int) -> int:
     """Pixels per cell: 56 for up to 6 tokens, shrinking to fit about 420 px, never below 26."""
@@ -30,9 +32,7 @@ def cell_text(v: float) -> str:
     return f"{r:.3g}" if abs(r) < 1000 else f"{r:.0f}"
 
 
-def _frame(
-    m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str, lo: float, hi: float, diverging: bool
-) -> pd.DataFrame:
+def _frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str) -> pd.DataFrame:
     n_r, n_c = m.shape
     ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
     df = pd.DataFrame(
@@ -45,9 +45,6 @@ def _frame(
         }
     )
     df["text"] = [cell_text(v) for v in df["v"]]
-    # white text on the dark end of the scale, black elsewhere
-    frac = (np.clip(df["v"], lo, hi) - lo) / ((hi - lo) or 1.0)
-    df["dark"] = (np.abs(frac - 0.5) > 0.3) if diverging else (frac < 0.55)
     return df
 
 
@@ -89,7 +86,7 @@ def _skeleton(
         alt.Tooltip(f"{col_title}:N"),
         alt.Tooltip("v:Q", title=value_name, format=".4f"),
     ]
-    base = alt.Chart(_frame(np.zeros((1, 1)), ["."], ["."], row_title, col_title, lo, hi, diverging))
+    base = alt.Chart(_frame(np.zeros((1, 1)), ["."], ["."], row_title, col_title))
     rect = base.mark_rect().encode(
         x=x,
         y=y,
@@ -106,7 +103,8 @@ def _skeleton(
         y=y,
         text="text:N",
         tooltip=tooltip,
-        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+        # black or white, whichever contrasts more with the cell's colour as Vega draws it (at least 4.58:1)
+        color=alt.condition(INK, alt.value("white"), alt.value("black")),
     )
     # "pad": the size comes from the cells; Vega must not try to fit it (no console warnings)
     spec = (
@@ -147,9 +145,7 @@ def matrix_chart(
     rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
     spec = json.loads(_skeleton(m.shape, rows, cols, title, lo, hi, value_name, diverging, row_title, col_title))
     key = ("step", digest(m), rows, cols, row_title, col_title, lo, hi, diverging)
-    spec["datasets"] = {
-        "cells": arrow_rows(key, lambda: _frame(m, rows, cols, row_title, col_title, lo, hi, diverging))
-    }
+    spec["datasets"] = {"cells": arrow_rows(key, lambda: _frame(m, rows, cols, row_title, col_title))}
     spec["usermeta"] = {"group": title, "value": value_name}
     spec["description"] = describe_map(m, rows, cols, title, Axes(row_title, col_title, value_name))
     return spec

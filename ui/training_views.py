@@ -81,7 +81,13 @@ def layered(title: str, base: dict, marks=(), shown_step=None) -> dict:
         layers.append(
             {
                 "data": {"values": [{"step": m[0], "label": m[1]} for m in marks]},
-                "mark": {"type": "rule", "color": "#e45756", "strokeDash": [5, 3], "strokeWidth": 2},
+                "mark": {
+                    "type": "rule",
+                    "color": "#e45756",
+                    "strokeDash": [5, 3],
+                    "strokeWidth": 2,
+                    "description": "red dashed rules: phase changes",
+                },
                 "encoding": {
                     "x": {"field": "step", "type": "quantitative"},
                     "tooltip": [{"field": "label"}, {"field": "step", "type": "quantitative"}],
@@ -92,13 +98,16 @@ def layered(title: str, base: dict, marks=(), shown_step=None) -> dict:
         layers.append(
             {
                 "data": {"values": [{"step": int(shown_step)}]},
-                "mark": {"type": "rule", "color": "#444"},
+                "mark": {"type": "rule", "color": "#444", "description": f"grey rule: step {int(shown_step)} shown"},
                 "encoding": {"x": {"field": "step", "type": "quantitative"}},
             }
         )
+    said = [f"phase changes at step {', '.join(str(m[0]) for m in marks)} (red dashed)"] if marks else []
+    said += [f"step {int(shown_step)} shown (grey line)"] if shown_step is not None else []
     spec = {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
         "title": title,
+        "description": f"{title}: {base.get('description', '')} {'; '.join(said)}".strip(),
         "height": 220,
         "layer": layers,
         "datasets": base["datasets"],
@@ -192,8 +201,12 @@ def qk_chart(pic: QKPicture, labels) -> dict:
         "y": {"field": "y", "type": "quantitative", "title": "PC 2"},
     }
     kind = {"domain": ["query", "key"]}
+    i, j = np.unravel_index(int(np.argmax(pic.weights)), pic.weights.shape)
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "description": f"Queries (circles) and keys (squares) of {len(labels)} tokens in one plane (two principal "
+        f"axes, {pic.explained:.0%} of the variance), a line from each query to its top keys; the strongest, "
+        f"{labels[i]} to {labels[j]}, weight {pic.weights[i, j]:.3g}.",
         "height": 380,
         "layer": [
             {

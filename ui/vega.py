@@ -19,6 +19,7 @@ import pyarrow as pa
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, register
+from ui.chart_text import describe_spec
 
 _SPECS = register(ByteLRU("ui.vega.arrow_specs", 16 * 2**20))
 _ROWS = register(ByteLRU("ui.vega.arrow_rows", 80 * 2**20))  # chart rows (map cells, bars, curves) as Arrow
@@ -44,11 +45,15 @@ def arrow_rows(key, frame: Callable[[], pd.DataFrame | pa.Table]) -> bytes:
 
 
 def arrow_datasets(spec: dict) -> dict:
-    """A copy of ``spec`` whose inline tabular datasets (lists of records) are Arrow IPC bytes."""
+    """A copy of ``spec`` whose inline tabular datasets (lists of records) are Arrow IPC bytes, with a
+    ``description`` made from those records if it had none."""
     out = dict(spec)
     datasets = spec.get("datasets") or {}
+    frames = {name: pd.DataFrame(rows) for name, rows in datasets.items() if not isinstance(rows, bytes)}
+    if frames and "description" not in out:  # its text alternative, from the rows it draws (ui/chart_text.py)
+        out["description"] = describe_spec(spec, frames)
     out["datasets"] = {
-        name: rows if isinstance(rows, bytes) else dataframe_util.convert_anything_to_arrow_bytes(pd.DataFrame(rows))
+        name: rows if isinstance(rows, bytes) else dataframe_util.convert_anything_to_arrow_bytes(frames[name])
         for name, rows in datasets.items()
     }
     if not out["datasets"]:

@@ -59,5 +59,14 @@ def head_view_chart(
             tooltip=["query:N", "key:N", alt.Tooltip("w:Q", title="weight", format=".4f")],
         )
     )
-    chart = alt.layer(rules, left, right).properties(width=width, height=height)
+    said = "no line drawn"
+    if len(i):  # the strongest line drawn
+        k = int(np.argmax(weights[i, j]))
+        said = f"the strongest, {tokens[i[k]]} to {tokens[j[k]]}, weight {weights[i[k], j[k]]:.3g}"
+    description = (
+        f"{title + ': ' if title else ''}head view of {T} tokens, queries on the left and keys on the right, "
+        f"{len(i)} lines of weight {MIN_LINE} or more" + (f" from query {tokens[isolate]}" if isolate is not None else "")
+        + f"; {said}."
+    )  # fmt: skip
+    chart = alt.layer(rules, left, right).properties(width=width, height=height, description=description)
     return chart.properties(title=title) if title else chart

@@ -544,8 +544,22 @@ class LiveView {
     this.diffTitle.textContent = `B − A (head ${v.hb + 1} − head ${v.ha + 1})`;
     this.diffNote.textContent =
       `Red: B puts more weight there, blue: less, on ±${fmt(lim)}` + (stretched ? " (stretched)" : "") + `. Largest change: ${fmt(big)}.`;
-    this.diffCanvas.setAttribute("aria-label", `B minus A: ${v.a.Tq} x ${v.a.Tk} weight differences; the largest change is ${fmt(big)}`);
+    this.diffCanvas.setAttribute("aria-label", this.describeDiff(v, big));
     this.diffLim = lim;
+  }
+
+  /** The difference map's text alternative: its signs in words (colour is not the only signal). */
+  describeDiff(v, big) {
+    let up = 0;
+    let down = 0;
+    for (let k = 1; k < v.d.length; k++) {
+      if (v.d[k] > v.d[up]) up = k;
+      if (v.d[k] < v.d[down]) down = k;
+    }
+    const cell = (k) => `query ${v.a.spec.rows[Math.floor(k / v.a.Tk)]} to key ${v.a.spec.cols[k % v.a.Tk]}`;
+    const gain = v.d[up] > 0 ? `B gains most at ${cell(up)} (+${fmt(v.d[up])})` : "B gains nowhere";
+    const loss = v.d[down] < 0 ? `loses most at ${cell(down)} (−${fmt(-v.d[down])})` : "loses nowhere";
+    return `B minus A: ${v.a.Tq} x ${v.a.Tk} weight differences, largest change ${fmt(big)}; ${gain}, ${loss}`;
   }
 
   hoverDiff(e) {
