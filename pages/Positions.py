@@ -82,7 +82,8 @@ def _draw() -> list[Question]:
     st.subheader("The score of two tokens at every pair of positions")
     if view.profile is None:
         st.warning(
-            f"{label} cannot run here: {summary.note}. Choose heads so that d_k = d_model / heads is even.", icon=":material/warning:"
+            f"{label} cannot run here: {summary.note}. Choose heads so that d_k = d_model / heads is even.",
+            icon=":material/warning:",
         )
     else:
         prof, P = view.profile, summary.positions
