@@ -47,14 +47,14 @@ def _draw() -> list[Question]:
     left.image(
         labelled_heatmap_png(A, labels, labels, decimals=3),
         output_format="PNG",
-        caption=f"Attention weights A = softmax(QKᵀ/√{d_k}), d_k = {d_k}: a row per query, a column per key; "
+        caption=f"Attention weights α = softmax(QKᵀ/√{d_k}), d_k = {d_k}: a row per query, a column per key; "
         "colour purple (0) to yellow (1), each cell's weight written in it.",
     )
     right.markdown(
         f"Tokens **A1 A2 B3 A4** are one-hot (A = [1, 0], B = [0, 1]), so queries and keys have d_k = {d_k} "
         f"numbers. $W_q$ maps every token to the query [0, 1], *looking for B*; $W_k = 10\\,I$ boosts the keys. "
         f"Every query therefore puts **{A[0, 2]:.4f}** of its weight on B3 and only {A[0, 0]:.4f} on each A, so each "
-        f"output row Z = A V = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] has moved almost all the way to B. Without the booster "
+        f"output row Z = α V = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] has moved almost all the way to B. Without the booster "
         f"($W_k = I$) B3 would get only {A_plain[0, 2]:.4f}."
     )
     first = PAGES[0]

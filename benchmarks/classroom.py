@@ -259,7 +259,7 @@ async def load(
     opened = asyncio.Barrier(students + 1)
     rounds = asyncio.Barrier(students) if burst else None
     tab_open, done = asyncio.Event(), asyncio.Event()
-    with PeakRSS(pid) if pid else _NoPeak() as peak:
+    with PeakRSS(pid) if pid else NoPeak() as peak:
         tab = (
             asyncio.create_task(
                 chromium_tab(url, sc, tab_open, done, changes, think, random.Random(seed + 1), tab_nice)
@@ -286,7 +286,7 @@ async def load(
     return Load(students, tuple(results), tuple(errors), cpu1 - cpu0, wall, peak.peak, tuple(waits), note)
 
 
-class _NoPeak:
+class NoPeak:
     peak = 0
 
     def __enter__(self):

@@ -47,7 +47,14 @@ FINISHED = {
 # ---- the page as the front end holds it: elements by delta path, rebuilt run by run
 
 WIDGET_KINDS = ("slider", "checkbox", "number_input", "selectbox", "radio", "text_input", "text_area", "button")
-TEXT_FIELDS = {"markdown": "body", "heading": "body", "text": "body", "alert": "body", "code": "code_text"}
+TEXT_FIELDS = {
+    "markdown": "body",
+    "heading": "body",
+    "text": "body",
+    "alert": "body",
+    "code": "code_text",
+    "toast": "body",
+}
 
 
 @dataclass(frozen=True)
@@ -302,26 +309,33 @@ class StreamlitClient:
         ``param`` is given) the URL parameter ``param`` names it too. ``state`` replaces the WidgetState that is
         sent (to send values no real widget would), which skips the verification.
         """
+        cs = self.client_state(label, value, state)
+        result = await self._run(cs)
+        if state is not None or result.status in ("closed", "timeout"):
+            return result
+        verified = self.shows(label, value, param)
+        return RunResult(
+            result.seconds, result.bytes, result.wire_bytes, result.messages, result.status, result.errors, verified
+        )
+
+    def client_state(self, label: str, value: Any, state: WidgetState | None = None) -> ClientState:
+        """The ClientState the front end sends when the widget called ``label`` is set to ``value``: every widget's
+        state with the new one (``state`` replaces the new one's WidgetState). The page shows the value at once."""
         w = self.page.widget(label)
         sent = state if state is not None else widget_state(w, value)
         cs = ClientState(
             query_string=self.query_string, page_script_hash=self.page_script_hash, fragment_id=w.fragment_id
         )
         for other in self.page.widgets():
-            if other.id != w.id and other.kind != "button" and not other.disabled:
+            if other.id != w.id and other.kind != "button" and not other.disabled and other.value is not None:
                 cs.widget_states.widgets.append(widget_state(other, other.value))
         cs.widget_states.widgets.append(sent)
         if state is None:
             self.page.values[w.id] = value  # the front end shows the new value at once
-        result = await self._run(cs)
-        if state is not None or result.status in ("closed", "timeout"):
-            return result
-        verified = self._shows(label, value, param)
-        return RunResult(
-            result.seconds, result.bytes, result.wire_bytes, result.messages, result.status, result.errors, verified
-        )
+        return cs
 
-    def _shows(self, label: str, value: Any, param: str | None) -> bool:
+    def shows(self, label: str, value: Any, param: str | None = None) -> bool:
+        """Whether the page's widget ``label`` shows ``value`` (and the URL parameter ``param`` names it)."""
         try:
             shown = self.page.widget(label).value
         except LookupError:
@@ -332,12 +346,16 @@ class StreamlitClient:
             same = same and got is not None and _same(got, value)
         return same
 
+    def rerun_message(self, cs: ClientState) -> bytes:
+        """The serialized ``BackMsg.rerun_script`` for ``cs``, naming the messages this client has cached."""
+        cs.cached_message_hashes[:] = list(self._cache)
+        return BackMsg(rerun_script=cs).SerializeToString()
+
     async def _run(self, cs: ClientState, timeout: float | None = None) -> RunResult:
         assert self.ws is not None, "open() first"
-        cs.cached_message_hashes[:] = list(self._cache)
         ws, t0 = self.ws, time.perf_counter()
         wire0, nbytes, count, errors = ws.wire_bytes, 0, 0, []
-        await ws.send(BackMsg(rerun_script=cs).SerializeToString())
+        await ws.send(self.rerun_message(cs))
         status = "timeout"
         try:
             async with asyncio.timeout(timeout or self.timeout):
@@ -346,7 +364,7 @@ class StreamlitClient:
                     nbytes, count = nbytes + len(raw), count + 1
                     msg = ForwardMsg()
                     msg.ParseFromString(raw)
-                    done = self._handle(msg, errors)
+                    done = self.handle(msg, errors)
                     if done:
                         status = done
                         break
@@ -357,7 +375,7 @@ class StreamlitClient:
             errors.append(f"socket closed: {type(exc).__name__}: {exc}"[:300])
         return RunResult(time.perf_counter() - t0, nbytes, ws.wire_bytes - wire0, count, status, tuple(errors), None)
 
-    def _handle(self, msg: ForwardMsg, errors: list[str]) -> str | None:
+    def handle(self, msg: ForwardMsg, errors: list[str]) -> str | None:
         """Apply one ForwardMsg to the page; return the status when it ends the run."""
         kind = msg.WhichOneof("type")
         if kind == "ref_hash":  # the server says: you have this one in your cache

@@ -30,14 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.classroom import scenarios, table  # noqa: E402
-from benchmarks.protocol import (  # noqa: E402
-    PeakRSS,
-    StreamlitClient,
-    cpu_seconds,
-    machine,
-    rss_bytes,
-    start_server,
-)
+from benchmarks.protocol import PeakRSS, StreamlitClient, cpu_seconds, machine, rss_bytes, start_server  # noqa: E402
 
 LARGEST = "seq_len=512&d_model=1024&heads=16"
 

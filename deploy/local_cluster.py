@@ -1,9 +1,11 @@
 """N app replicas behind deploy/nginx.conf on 127.0.0.1, without containers: for the tests and for measuring.
 
 Each replica is ``streamlit run streamlit_app.py`` on a free loopback port (tests/server_util.py starts it),
-and nginx runs this folder's nginx.conf with only the lines a loopback run needs changed: the listen
-address, and nginx's temporary files and pid in a private folder (so it runs as any user). The upstream
-servers are written to upstream.conf beside the rendered configuration, as compose and systemd do.
+and nginx runs this folder's nginx.conf, app.conf and site.http.conf (or site.https.conf) with only the lines a
+loopback run needs changed: the listen addresses, the certificate paths, and nginx's temporary files and pid in a
+private folder (so it runs as any user). The upstream servers are written to upstream.conf beside the rendered
+configuration, as compose and systemd do. The harness adds an X-Upstream header (which replica answered) that
+the shipped files do not send.
 
     python deploy/local_cluster.py --replicas 2 [--port 8080]   # prints the URL, stops on Ctrl-C
 """
@@ -28,9 +30,17 @@ if str(ROOT) not in sys.path:
 
 from tests.server_util import free_port, streamlit_server  # noqa: E402
 
-NGINX_CONF = ROOT / "deploy" / "nginx.conf"
-LISTEN_LINE = "        listen 80;\n"
+DEPLOY = ROOT / "deploy"
+NGINX_CONF = DEPLOY / "nginx.conf"
 HTTP_LINE = "http {\n"
+LISTEN_LINE = "    listen 80;\n"
+TLS_LISTEN_LINE = "    listen 443 ssl;\n"
+TLS_PORT_LINE = '    set $tls_port "";\n'
+CERT_LINE = "    ssl_certificate /etc/nginx/tls/fullchain.pem;\n"
+KEY_LINE = "    ssl_certificate_key /etc/nginx/tls/privkey.pem;\n"
+# The harness's one addition to what it serves: which replica answered (tests and benchmarks need to know).
+# The shipped files never send it; tests/test_deploy.py checks that nginx as shipped does not.
+REVEAL_UPSTREAM = "add_header X-Upstream $upstream_addr always;\n"
 # the server parameters of the shipped upstream files (weight, max_fails, fail_timeout), so that the loopback
 # run tests them too
 SERVER_PARAMS = re.search(
@@ -65,33 +75,59 @@ def nginx_binary() -> str:
     return path
 
 
-def render_nginx_conf(conf_dir: Path, port: int, servers: list[str]) -> Path:
-    """Write deploy/nginx.conf for a loopback run into ``conf_dir`` with an upstream.conf listing ``servers``.
+@dataclass(frozen=True)
+class Tls:
+    """site.https.conf on loopback: the certificate and key files and the HTTPS port."""
+
+    cert: Path
+    key: Path
+    port: int
+
+
+def _replace_once(text: str, line: str, new: str, name: str) -> str:
+    if text.count(line) != 1:
+        raise ValueError(f"deploy/{name} must contain the line {line.strip()!r} exactly once")
+    return text.replace(line, new)
+
+
+def render_nginx_conf(
+    conf_dir: Path, port: int, servers: list[str], *, tls: Tls | None = None, reveal_upstream: bool = False
+) -> Path:
+    """Write deploy/'s nginx configuration for a loopback run into ``conf_dir``.
 
     Args:
-        conf_dir: an existing, empty folder; receives nginx.conf, upstream.conf, temp/ and logs.
-        port: the loopback port nginx listens on.
+        conf_dir: an existing, empty folder; receives nginx.conf, upstream.conf, site.conf, app.conf, temp/, logs.
+        port: the loopback port of plain HTTP (the app, or with ``tls`` the redirect to HTTPS).
         servers: upstream addresses, "host:port" each.
+        tls: serve site.https.conf with this certificate on ``tls.port``; None serves site.http.conf.
+        reveal_upstream: add the X-Upstream header (which replica answered) to every response.
 
     Returns:
-        The path of the rendered nginx.conf.
+        The path of the rendered nginx.conf. Only the listen addresses, the certificate paths, the HTTPS port of
+        the redirect and nginx's temp paths differ from the shipped files (and X-Upstream if asked for).
     """
     if not servers:
         raise ValueError("servers is empty: nginx needs at least one replica address")
-    if not 0 < port < 65536:
-        raise ValueError(f"port={port} is not a TCP port (1-65535)")
-    text = NGINX_CONF.read_text()
-    for line in (LISTEN_LINE, HTTP_LINE):
-        if text.count(line) != 1:
-            raise ValueError(f"deploy/nginx.conf must contain the line {line.strip()!r} exactly once")
-    text = text.replace(LISTEN_LINE, f"        listen 127.0.0.1:{port};\n")
+    for p in [port] + ([tls.port] if tls else []):
+        if not 0 < p < 65536:
+            raise ValueError(f"port={p} is not a TCP port (1-65535)")
     temp = conf_dir / "temp"
     temp.mkdir(exist_ok=True)
     kinds = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     paths = "".join(f"    {kind}_temp_path {temp / kind};\n" for kind in kinds)
-    text = text.replace(HTTP_LINE, HTTP_LINE + paths)
+    nginx = _replace_once(NGINX_CONF.read_text(), HTTP_LINE, HTTP_LINE + paths, "nginx.conf")
+    site_name = "site.https.conf" if tls else "site.http.conf"
+    site = _replace_once((DEPLOY / site_name).read_text(), LISTEN_LINE, f"    listen 127.0.0.1:{port};\n", site_name)
+    if tls:
+        site = _replace_once(site, TLS_LISTEN_LINE, f"    listen 127.0.0.1:{tls.port} ssl;\n", site_name)
+        site = _replace_once(site, TLS_PORT_LINE, f'    set $tls_port ":{tls.port}";\n', site_name)
+        site = _replace_once(site, CERT_LINE, f"    ssl_certificate {tls.cert};\n", site_name)
+        site = _replace_once(site, KEY_LINE, f"    ssl_certificate_key {tls.key};\n", site_name)
+    app = (DEPLOY / "app.conf").read_text()
     conf_dir.chmod(0o755)  # nginx's workers drop root privileges (to "nobody") and must reach temp/
-    (conf_dir / "nginx.conf").write_text(text)
+    (conf_dir / "nginx.conf").write_text(nginx)
+    (conf_dir / "site.conf").write_text(site)
+    (conf_dir / "app.conf").write_text((REVEAL_UPSTREAM if reveal_upstream else "") + app)
     (conf_dir / "upstream.conf").write_text("".join(f"server {s} {SERVER_PARAMS};\n" for s in servers))
     return conf_dir / "nginx.conf"
 
@@ -154,8 +190,9 @@ def nginx_server(conf: Path, port: int, timeout: float = 20):
 
 
 @contextlib.contextmanager
-def local_cluster(replicas: int = 2, port: int | None = None, env: dict | None = None):
-    """Start ``replicas`` app processes and nginx in front of them; yield a Cluster; stop everything after."""
+def local_cluster(replicas: int = 2, port: int | None = None, env: dict | None = None, reveal_upstream: bool = True):
+    """Start ``replicas`` app processes and nginx in front of them (deploy/site.http.conf, with the X-Upstream header
+    unless ``reveal_upstream`` is False); yield a Cluster; stop everything after."""
     if replicas < 1:
         raise ValueError(f"replicas={replicas}: at least 1 is needed")
     port = port or free_port()
@@ -165,7 +202,7 @@ def local_cluster(replicas: int = 2, port: int | None = None, env: dict | None =
             base, proc = stack.enter_context(streamlit_server(env=env))
             reps.append(Replica(address=base.removeprefix("http://"), base=base, proc=proc))
         conf_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aexp-nginx-")))
-        conf = render_nginx_conf(conf_dir, port, [r.address for r in reps])
+        conf = render_nginx_conf(conf_dir, port, [r.address for r in reps], reveal_upstream=reveal_upstream)
         stack.enter_context(nginx_server(conf, port))
         yield Cluster(url=f"http://127.0.0.1:{port}", replicas=tuple(reps), conf_dir=conf_dir)
 

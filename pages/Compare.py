@@ -9,6 +9,7 @@ from ui.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_w
 from ui.classroom import Prediction, predict
 from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle
+from ui.glossary import defined, scale_sentence
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
 from ui.metrics import metric_row, saturation_metric
@@ -25,20 +26,14 @@ page = Page(
 shared = page.setting()
 A_SET, B_SET = ControlSet("whatif_a", "a_", "a_"), ControlSet("whatif_b", "b_", "b_")
 SHOW = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed")
-LABELS = {
-    "seq_len": "seq_len",
-    "d_model": "d_model",
+LABELS = {f: f for f in ("seq_len", "d_model", "temperature", "mask", "sentence", "seed")} | {
     "n_heads": "heads",
     "scaled": "scaling by 1/√d_k",
-    "temperature": "temperature",
-    "mask": "mask",
     "pad_count": "pad count",
     "input_kind": "input",
-    "sentence": "sentence",
     "pattern": "one-hot pattern",
-    "seed": "seed",
     "positional": "positional encoding",
-}
+}  # what differs between A and B, as the opening sentence names it
 
 
 def _reset() -> None:
@@ -104,7 +99,9 @@ def _static_weights(box, run_a, run_b, ha: int, hb: int, cmp) -> None:
     """A's and B's picked heads and B − A drawn by the server (live maps off), on one colour scale."""
     c1, c2, c3 = box.columns(3)
     pair = ((c1, run_a, ha, "A"), (c2, run_b, hb, "B"))
-    scale = weight_scale(*(r.weights[h] for _, r, h, _ in pair), allowed=[r.mask for _, r, h, _ in pair])
+    scale = weight_scale(
+        *(r.weights[h] for _, r, h, _ in pair), allowed=[r.mask for _, r, h, _ in pair], group="A and B"
+    )
     for col, run, h, name in pair:
         # one colour scale for A and B; no legend: the key axis states it, and the three maps fit 1280 px
         with col:
@@ -114,7 +111,6 @@ def _static_weights(box, run_a, run_b, ha: int, hb: int, cmp) -> None:
                 title=f"{name}: head {h + 1}",
                 allowed=run.mask,
                 scale=scale,
-                group="A and B",
                 size=150,
                 legend=False,
             )
@@ -221,6 +217,8 @@ def _draw(top_left, maps, revealed: bool) -> list[Question]:
         f"weight {fmt(ma)}, uniform {fmt(ua)}); B is {lb} ({fmt(mb)}, uniform {fmt(ub)}). A near-one-hot row puts "
         "over 99% of its weight on one key."
     )
+    with st.expander("The words on this page"):
+        st.markdown(scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "relative_change"))
 
     st.subheader("Outputs")
     c1, c2 = st.columns(2)

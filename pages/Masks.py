@@ -25,7 +25,7 @@ page = Page(
     "the filler tokens that make sequences of a batch equally long.",
 )
 st.latex(
-    r"A = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
+    r"\alpha = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
     r"M_{ij} = \begin{cases} 0 & \text{key } j \text{ allowed for query } i \\ -\infty & \text{blocked}\end{cases}"
 )
 
@@ -151,7 +151,9 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
             dev = r.row_sum_error
             return out + ("Every row with an allowed key sums to 1" + ("." if dev < 1e-5 else f" (up to {dev:.1e})."))
 
-        scale = weight_scale(*(r.weights for r in lab.runs), allowed=[r.mask for r in lab.runs])  # the masks compare
+        scale = weight_scale(
+            *(r.weights for r in lab.runs), allowed=[r.mask for r in lab.runs], group="masks"
+        )  # the masks compare
         live = live_on()
         if live and revealed:
             setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
@@ -185,7 +187,6 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
                     title="weights",
                     allowed=r.mask,
                     scale=scale,
-                    group="masks",
                     container=c3,
                     size=220,
                     legend=False,

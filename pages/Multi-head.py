@@ -9,6 +9,7 @@ from attention_core.readout import sharpness, uniform_max_weight
 from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
+from ui.glossary import defined, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
@@ -83,7 +84,7 @@ def _draw(grid, rest) -> list[Question]:
 
         # ---- grid of heads
         st.subheader(f"One map per head ({H})")
-        scale = weight_scale(run.weights, allowed=[run.mask])
+        scale = weight_scale(run.weights, allowed=[run.mask], group="heads")
         if live_on():
             picked = st.session_state["mh_head"]
             live_sync("mh_live", dict.fromkeys(("", "big"), setting_of(cfg, picked, 0, stretching())))
@@ -111,7 +112,6 @@ def _draw(grid, rest) -> list[Question]:
                 title=f"head {head + 1}, enlarged",
                 allowed=run.mask,
                 scale=scale,  # the grid's scale: the enlarged head looks as it does in the grid
-                group="heads",
                 container=big[0],
                 size=420,
                 max_px=512,
@@ -126,6 +126,8 @@ def _draw(grid, rest) -> list[Question]:
             f"entropy {fmt(m['entropy'])} nats, effective tokens {fmt(m['effective_tokens'])} of {T}, "
             f"near-one-hot rows {m['near_one_hot_share']:.0%}"
         )
+        with big[1].expander("The words on this page"):
+            st.markdown(scale_sentence() + "\n\n" + defined("d_k", "max_weight", "entropy", "effective_tokens", "W_o"))
         table = frame_table(("multi-head", cfg), lambda: _heads_table(sat, T, d_k))
         st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
 
@@ -197,13 +199,14 @@ def _draw(grid, rest) -> list[Question]:
         st.subheader("The class-notes example: one purposeful head vs two random heads")
         demo = cached_heads_demo(cfg.scaled, cfg.temperature, cfg.seed)
         c1, c2, c3 = st.columns(3)
-        demo_scale = weight_scale(demo.purposeful_weights, *demo.random_weights)  # the three maps compare: one scale
+        demo_scale = weight_scale(
+            demo.purposeful_weights, *demo.random_weights, group="class notes"
+        )  # the three maps compare: one scale
         show_weights(
             demo.purposeful_weights,
             demo.labels,
             title="1 head, looking for B",
             scale=demo_scale,
-            group="class notes",
             container=c1,
             size=160,
         )
@@ -213,7 +216,6 @@ def _draw(grid, rest) -> list[Question]:
                 demo.labels,
                 title=f"random head {h + 1} (seed {cfg.seed})",
                 scale=demo_scale,
-                group="class notes",
                 container=col,
                 size=160,
                 legend=False,

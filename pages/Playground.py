@@ -6,17 +6,18 @@ import numpy as np
 import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
-from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
+from attention_core.readout import SHARPNESS_LEVELS, logit_std, relative_difference, sharpness, uniform_max_weight
 from ui.charts import show_token_dims, stretching
 from ui.classroom import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
 from ui.downloads import download_buttons
 from ui.export import snippet_core, snippet_torch
+from ui.glossary import MEANINGS, defined, position, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
-from ui.metrics import SATURATION_LABELS, metric_row, saturation_metric
+from ui.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.query_bars import query_bars
@@ -46,8 +47,9 @@ def _controls() -> tuple:
     revealed = predict(_twin_question(cfg, head))
     maps = st.container()
     with maps:
-        st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
-        live_toggle()
+        if revealed:  # the maps answer the prediction question: before the reveal, nothing of them
+            st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
+            live_toggle()
         if revealed and live:
             pickers = {"head": "pg_head", "query": "pg_query"}
             setting = setting_of(cfg, head, query, stretching())
@@ -109,27 +111,29 @@ def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_lev
         ]
     )
     spread = float(cached_logit_std(cfg)[head])
-    meaning = {
-        "single key": "every row has a single key it may attend to, so its weight is 1 whatever the scores",
-        "nearly uniform": "every row spreads its weight almost evenly over its keys",
-        "soft": "rows spread their weight over several keys",
-        "peaked": "one key takes most of a row's weight",
-        "sharp": "rows are close to one-hot: nearly all the weight on one key",
-    }
     scale_words = f"scaling divides q·k by √d_k = {fmt(math.sqrt(d_k))}" if cfg.scaled else "scaling is off"
     temp_words = (
         f"temperature {cfg.temperature:g} divides them by {cfg.temperature:g}"
         if cfg.temperature != 1
         else "temperature 1 leaves them as they are"
     )
+    r = position(m["max_weight"], uniform)
     st.caption(
-        f"Deltas (grey: neither direction is good or bad) are this setting minus the same setting {twin_name}. "
-        f"Head {head + 1} is **{level}** here: mean max weight {fmt(m['max_weight'])} against {fmt(uniform)} for uniform "
-        f"rows, so {meaning[level]}. The logits it sees spread with a standard deviation of {fmt(spread)} ({scale_words}; "
-        f"{temp_words}); the {twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
+        f"Deltas (grey: neither direction is good or bad) are this setting minus its {twin_name} twin, the same "
+        f"setting with the scaling flipped. Head {head + 1} is **{level}** here: mean max weight {fmt(m['max_weight'])} "
+        f"against {fmt(uniform)} for uniform rows (r = {fmt(r)}), so {MEANINGS[level]}. The logits it sees (the scores "
+        f"divided by s·τ) spread with a standard deviation of {fmt(spread)} ({scale_words}; {temp_words}); the "
+        f"{twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
     )
+    with st.expander("The words on this page"):
+        st.markdown(
+            scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "near_one_hot_share")
+        )
+        st.markdown(defined("jacobian_norm", "twin", "logits", "W_o", "relative_change"))
     table = frame_table(("playground", cfg), lambda: _heads_table(sat))
-    st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
+    st.dataframe(
+        table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400), column_config=saturation_columns()
+    )
 
 
 def _draw(maps, io, revealed: bool) -> list[Question]:
@@ -144,7 +148,7 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
 
     scale_tex = rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {math.sqrt(d_k):.3g}" if cfg.scaled else r"1 \;(\text{scaling off})"
     page.notes.latex(  # two lines, so that the formula fits 1280 px
-        rf"A = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
+        rf"\alpha = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
         rf"\quad \tau = {cfg.temperature:g}"
     )
     page.notes.latex(rf"T = {T},\quad d_{{model}} = {cfg.d_model},\quad H = {H},\quad d_k = d_{{model}} / H = {d_k}")
@@ -224,8 +228,9 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
                 if kind == "image"
                 else ""
             )
-            + f". Each row of Z is a mix of the value rows, projected by W_o; Z differs from X by "
-            f"{fmt(100 * change)}% of X's size (relative Frobenius norm ‖Z − X‖ / ‖X‖)."
+            + ". Each row of Z is a mix of the value rows, projected by W_o (the output projection). The change "
+            f"from X to Z is {fmt(100 * change)}% of X's own size (‖Z − X‖ / ‖X‖: 0% would mean Z = X; above 100% "
+            "the change is larger than X itself)."
         )
         if show_qkv:
             st.caption(f"Q, K and V of head {head + 1} are {T} x {d_k} each (tokens x d_k).")
@@ -282,13 +287,16 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
         )
         questions += [
             (
-                f"Is head {head + 1} sharp or soft at this setting, and what would the {twin_name} twin do?",
+                f"How sharp is head {head + 1} at this setting, and what would the {twin_name} twin do?",
                 f"It is {level} (mean max weight {fmt(m['max_weight'])}, uniform {fmt(uniform)}); the {twin_name} twin is "
                 f"{twin_level} (mean max weight {fmt(t['max_weight'])}).",
+                SHARPNESS_LEVELS,  # a choice question: in a class the picks count (ui/pulse_questions.py)
+                SHARPNESS_LEVELS.index(level),
             ),
             (
                 "How far is the output Z from the input X?",
-                f"{fmt(100 * change)}% of X's size: ‖Z − X‖ / ‖X‖ = {fmt(change)}.",
+                f"The change from X to Z is {fmt(100 * change)}% of X's size (‖Z − X‖ / ‖X‖ = {fmt(change)}): "
+                + ("larger than X itself." if change > 1 else "smaller than X." if change < 1 else "as large as X."),
             ),
         ]
     return questions

@@ -178,13 +178,15 @@ def _draw() -> list[Question]:
     )
     lin = cached_linear_view(cfg, head)
     mask_note = "causal" if lin.causal else "no mask"
-    pair_scale = weight_scale(lin.softmax_weights, lin.linear_weights)  # the two maps compare: one scale
+    pair_scale = weight_scale(
+        lin.softmax_weights, lin.linear_weights, group="softmax vs linear"
+    )  # the two maps compare: one scale
     for col, weights, title in zip(
         st.columns(2),
         (lin.softmax_weights, lin.linear_weights),
         (f"softmax attention, head {head + 1}", f"linear attention, head {head + 1} ({mask_note})"),
     ):
-        show_weights(weights, labels, title=title, scale=pair_scale, group="softmax vs linear", container=col, size=260)
+        show_weights(weights, labels, title=title, scale=pair_scale, container=col, size=260)
     c1, c2, c3 = st.columns(3)
     c1.metric("max |causal parallel − recurrent|", f"{lin.diff_recurrent:.1e}")
     c2.metric("max |non-causal parallel − φ(q)(φ(k)ᵀV)|", f"{lin.diff_factorised:.1e}")

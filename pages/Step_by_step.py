@@ -271,9 +271,9 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
             )
             + (f", then the temperature {cfg.temperature:g} divides it again." if cfg.temperature != 1 else "."),
         )
-        st.markdown("#### 7. Weights A = softmax(S̃ / τ), row by row")
+        st.markdown("#### 7. Weights α = softmax(S̃ / τ), row by row")
         st.latex(
-            r"A_{ij} = \frac{e^{\tilde S_{ij}/\tau}}{\sum_{j'} e^{\tilde S_{ij'}/\tau}},"
+            r"\alpha_{ij} = \frac{e^{\tilde S_{ij}/\tau}}{\sum_{j'} e^{\tilde S_{ij'}/\tau}},"
             rf"\quad \tau = {cfg.temperature:g}"
         )
         left, right = st.columns([3, 2])
@@ -301,7 +301,7 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
             width="content",
         )
         c2.vega_lite_chart(
-            matrix_chart(wt.A, labels, labels, title="weights A", domain=(0, 1), value_name="weight"), width="content"
+            matrix_chart(wt.A, labels, labels, title="weights α", domain=(0, 1), value_name="weight"), width="content"
         )
         st.caption(
             f"The scores' colours are fixed at −{lim:g} to {lim:g} ("
@@ -309,8 +309,8 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
             + "), so switching W_k between I and 10·I shows as a real change of colour; the weights use 0 to 1."
         )
         step(
-            "8. Outputs Z = A V",
-            r"Z = A\,V",
+            "8. Outputs Z = α V",
+            r"Z = \alpha\,V",
             matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4),
             f"Each output row is the weighted mix of the value rows. {labels[0]}'s output is [{fmt(wt.Z[0, 0])}, "
             f"{fmt(wt.Z[0, 1])}].",
@@ -338,7 +338,7 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         return [
             (
                 f"Which key does query {labels[0]} attend to most, and with what weight?",
-                f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of A).",
+                f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of α).",
             ),
             (
                 f"How much weight does query {labels[q0]} put on {labels[j_star]} with W_k = I, and with the booster W_k "

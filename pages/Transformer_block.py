@@ -158,14 +158,15 @@ def _draw(encoder, looks, decoder) -> list[Question]:
     with decoder:
         c1, c2, c3 = st.columns([1, 1.4, 2.4])
         show_mask(dec.self_mask, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})", container=c1, size=160)
-        pair = weight_scale(dec.self_weights[head_d], dec.cross_weights[head_d], allowed=[dec.self_mask, None])
+        pair = weight_scale(
+            dec.self_weights[head_d], dec.cross_weights[head_d], allowed=[dec.self_mask, None], group="decoder"
+        )
         show_weights(  # no legend: it was clipped by the column at 1280 px; the key axis states the colour range
             dec.self_weights[head_d],
             run.decoder_tokens,
             title=f"masked self-attention ({T_dec} x {T_dec})",
             allowed=dec.self_mask,
             scale=pair,
-            group="decoder",
             container=c2,
             size=160,
             legend=False,
@@ -176,7 +177,6 @@ def _draw(encoder, looks, decoder) -> list[Question]:
             tokens,
             title=f"cross-attention ({T_dec} x {T})",
             scale=pair,
-            group="decoder",
             container=c3,
             size=260,
         )

@@ -12,10 +12,13 @@ fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 
 # The browser test drives Debian's Chromium (never a browser downloaded by a tool); the deployment
-# test runs deploy/nginx.conf with Debian's nginx (in /usr/sbin, often not on a user's PATH).
+# test runs deploy/nginx.conf with Debian's nginx (in /usr/sbin, often not on a user's PATH), and the
+# class pulse's tests Debian's redis-server.
 APT_PACKAGES=()
 if ! command -v chromium >/dev/null 2>&1; then APT_PACKAGES+=(chromium); fi
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then APT_PACKAGES+=(nginx); fi
+# the class pulse's tests run Debian's redis-server on a loopback port (tests/redis_util.py)
+if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then APT_PACKAGES+=(redis-server); fi
 if [ "${#APT_PACKAGES[@]}" -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi

@@ -254,7 +254,7 @@ def test_locked_classroom_link_hides_the_weights_until_a_prediction(browser_and_
         assert (
             page.locator('[data-testid="stSidebar"] [data-testid="stToggle"]:has-text("Classroom mode")').count() == 0
         )
-        page.locator('button:has-text("Reveal the weights")').click()
+        page.locator('button:has-text("Reveal the answer")').click()
         # the rerun may not have started when the click returns: wait for what it draws, then for it to finish
         page.get_by_text("Attention weights, one map per head").wait_for(timeout=90000)
         wait_for_app(page)
@@ -373,3 +373,75 @@ def test_projector_view_fits_1280x720(browser_and_base, path):
         assert horizontal_overflow(page) == []
         assert chart_warnings(page) == []
         assert_no_errors(page)
+
+
+def test_a_held_arrow_key_is_folded_paced_and_ends_on_its_last_value(browser_and_base):
+    """121 arrow presses on Compare's temperature (A) as fast as the keyboard sends them (ui/fairness.py): the
+    page says it slows down, stays connected, and ends with the slider and the URL on the last value. (Before, the
+    URL could stay on an older value than the slider; folded runs that referred to the browser's message cache
+    closed the websocket with "Cached ForwardMsg MISS".)"""
+    browser, base = browser_and_base
+    with opened(browser, base + "/Compare?preset=2_why_scale") as (page, _):
+        thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="temperature (A)"]')
+        thumb.first.focus()
+        # a held key repeats about 30 times a second; Playwright's own presses take longer than that here, so the
+        # page sends them itself, 25 ms apart, each to the other side (a new value every time)
+        page.evaluate(
+            """async () => {
+                const el = document.activeElement;
+                for (let i = 0; i < 121; i++) {
+                    const key = i % 2 === 0 ? 'ArrowRight' : 'ArrowLeft';
+                    el.dispatchEvent(new KeyboardEvent('keydown', {key, code: key, bubbles: true}));
+                    el.dispatchEvent(new KeyboardEvent('keyup', {key, code: key, bubbles: true}));
+                    await new Promise(r => setTimeout(r, 25));
+                }
+            }"""
+        )
+        page.locator('[data-testid="stToast"]').filter(has_text="Slow down").first.wait_for(timeout=60000)
+        wait_for_app(page)
+        page.wait_for_timeout(1500)  # a paced run may still be waiting for its turn
+        wait_for_app(page)
+        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-connection-state")
+        assert state == "CONNECTED", [t for _, t in page.console][-5:]
+        shown = thumb.first.get_attribute("aria-valuetext")
+        assert shown and f"a_temperature={shown}" in page.url, (shown, page.url)
+        assert not [t for _, t in page.console if "Cached ForwardMsg MISS" in t or "fatal error" in t]
+        assert_no_errors(page)
+
+
+LEAF_PAGES = {  # pages whose body a sidebar temperature reruns alone, and the label of that temperature
+    "/Playground": "temperature",
+    "/Step_by_step": "temperature",
+    "/Softmax_saturation": "temperature",
+    "/Multi-head": "temperature",
+    "/Masks": "temperature",
+    "/Positional_encoding": "temperature",
+    "/Cross-attention": "temperature",
+    "/Compare": "temperature (A)",
+    "/Implementations": "temperature",
+    "/Transformer_block": "temperature",
+}
+
+
+@pytest.mark.parametrize("path", list(LEAF_PAGES))
+def test_body_reruns_keep_the_page_whole(browser_and_base, path):
+    """Three arrow keys on the sidebar's temperature, each a body-only rerun: no console error (a body that wrote
+    outside itself crashed the page with "Bad delta path"), the page still there, the URL on the last value."""
+    browser, base = browser_and_base
+    with opened(browser, base + path) as (page, dialogs):
+        thumb = page.locator(
+            f'[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="{LEAF_PAGES[path]}"]'
+        ).first
+        thumb.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(400)
+            wait_for_app(page)
+        shown = thumb.get_attribute("aria-valuetext")
+        param = "a_temperature" if "(A)" in LEAF_PAGES[path] else "temperature"
+        page.wait_for_url(f"**{param}={shown}**", timeout=60000)
+        errors = [t for kind, t in page.console if kind == "error" and "Failed to load resource" not in t]
+        assert errors == [], errors
+        assert page.locator('[data-testid="stMainBlockContainer"] h1').count() == 1
+        assert_no_errors(page)
+        assert not dialogs

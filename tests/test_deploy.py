@@ -10,6 +10,7 @@ nginx names the replica that answered in the X-Upstream header. A real Chromium 
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import shutil
 import subprocess
@@ -24,7 +25,17 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosed
 
-from deploy.local_cluster import ROOT, SERVER_PARAMS, check_nginx_conf, local_cluster, nginx_binary, render_nginx_conf
+from deploy.local_cluster import (
+    ROOT,
+    SERVER_PARAMS,
+    Tls,
+    check_nginx_conf,
+    local_cluster,
+    nginx_binary,
+    nginx_server,
+    render_nginx_conf,
+)
+from tests.server_util import free_port
 
 DEPLOY = ROOT / "deploy"
 COOKIE = "aexp_route"
@@ -39,6 +50,19 @@ needs_nginx = pytest.mark.skipif(
     not HAVE_NGINX,
     reason="nginx is not installed and could not be installed (scripts/test.sh installs Debian's nginx with apt-get)",
 )
+
+
+def self_signed(folder, port: int) -> Tls:
+    """A certificate for 127.0.0.1 made here with openssl (valid one day), for site.https.conf on ``port``."""
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is not installed (Debian: apt-get install -y openssl)")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return Tls(cert, key, port)
 
 
 # ---- a student: HTTP requests and one websocket, all with the student's cookie
@@ -83,7 +107,7 @@ class Student:
 
         protocols = ["streamlit", "xsrf", self.session_id] if self.session_id else ["streamlit"]
         self.ws = connect(
-            self.url.replace("http://", "ws://") + "/_stcore/stream",
+            re.sub("^http", "ws", self.url) + "/_stcore/stream",
             subprotocols=protocols,
             additional_headers={"Cookie": self.cookie},
             max_size=None,
@@ -149,7 +173,7 @@ def students_on_each_replica(cluster, per_replica: int = 1) -> dict[str, list[st
 
 
 def playground(seed: int) -> str:
-    # 128 tokens: the Playground draws its per-head maps as st.image PNGs (one media file each)
+    # 128 tokens: the Playground draws X and Z as st.image PNGs (media files; its head maps are live maps)
     return f"seq_len=128&d_model=64&heads=4&seed={seed}"
 
 
@@ -194,9 +218,18 @@ def test_compose_file_runs_replicas_behind_nginx_with_this_config():
     assert "/_stcore/health" in " ".join(app["healthcheck"]["test"])
     assert (DEPLOY / app["build"]["context"]).resolve() == ROOT
     assert (ROOT / app["build"]["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
-    mounts = {v.split(":")[1]: (DEPLOY / v.split(":")[0]).resolve() for v in proxy["volumes"]}
-    assert mounts["/etc/nginx/nginx.conf"] == DEPLOY / "nginx.conf"
-    assert mounts["/etc/nginx/upstream.conf"] == DEPLOY / "upstream.compose.conf"
+    defaults = {"${SITE:-http}": "http", "${TLS_DIR:-./tls}": "./tls"}  # compose's defaults, for the paths
+    volumes = [functools.reduce(lambda v, kv: v.replace(*kv), defaults.items(), v) for v in proxy["volumes"]]
+    mounts = {v.split(":")[1]: DEPLOY / v.split(":")[0] for v in volumes}
+    assert {k: v.resolve() for k, v in mounts.items()} == {
+        "/etc/nginx/nginx.conf": DEPLOY / "nginx.conf",
+        "/etc/nginx/app.conf": DEPLOY / "app.conf",
+        "/etc/nginx/site.conf": DEPLOY / "site.http.conf",
+        "/etc/nginx/upstream.conf": DEPLOY / "upstream.compose.conf",
+        "/etc/nginx/tls": DEPLOY / "tls",
+    }
+    assert (DEPLOY / "site.https.conf").exists(), "SITE=https mounts site.https.conf"
+    assert {p.split(":")[-1] for p in proxy["ports"]} == {"80", "443"}
     assert proxy["depends_on"]["app"]["condition"] == "service_healthy"
 
 
@@ -214,8 +247,10 @@ def test_dockerfile_copies_what_exists_and_pins_cpu_torch():
 
 @needs_nginx
 @pytest.mark.parametrize("upstream", ["upstream.compose.conf", "upstream.systemd.conf"])
-def test_nginx_accepts_the_config_with_each_upstream_file(tmp_path, upstream):
-    conf = render_nginx_conf(tmp_path, 8080, ["127.0.0.1:1"])
+@pytest.mark.parametrize("site", ["http", "https"])
+def test_nginx_accepts_the_config_with_each_upstream_and_site_file(tmp_path, upstream, site):
+    tls = self_signed(tmp_path, 8443) if site == "https" else None
+    conf = render_nginx_conf(tmp_path, 8080, ["127.0.0.1:1"], tls=tls)
     # compose's "app" resolves only inside Docker's network; "localhost" resolves here, to one or more addresses
     (tmp_path / "upstream.conf").write_text((DEPLOY / upstream).read_text().replace("server app:", "server localhost:"))
     check_nginx_conf(conf)
@@ -367,9 +402,13 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
         try:
             ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = ctx.new_page()
-            seen = []
+            seen, console = [], []
             page.on("response", lambda r: seen.append((r.url, r.status, r.headers.get("x-upstream", ""))))
-            page.goto(cluster.url + "/Playground?" + playground(41))
+            # the content security policy blocks nothing the app needs: Chromium reports every violation here
+            page.on("console", lambda m: console.append(m.text))
+            page.on("pageerror", lambda e: console.append(str(e)))
+            first = page.goto(cluster.url + "/Playground?" + playground(41))
+            assert "frame-ancestors 'self'" in first.headers["content-security-policy"]
             wait_for_app(page)
             page.wait_for_function(IMAGES_LOADED, timeout=120000)
             assert page.locator('[data-testid="stException"]').count() == 0
@@ -422,5 +461,136 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
             assert set(after) != set(images), "scaling is off now, so the maps changed"
             media = [(s, u) for url, s, u in seen if "/media/" in url]
             assert media and all(s == 200 and served_by(u, other, mine) for s, u in media), media
+            # the live maps came back with the page (a new session on the other replica): a key on their temperature
+            # redraws them in the browser, and its release reaches the new replica, which writes the URL
+            page.wait_for_selector(".ae-live", timeout=60000)
+            frames = int(page.locator(".ae-live").first.get_attribute("data-frames"))
+            page.locator('.ae-live input[aria-label^="temperature"]').first.focus()
+            page.keyboard.press("ArrowLeft")
+            page.wait_for_url(lambda url: "temperature=1.0" not in url and "temperature=" in url, timeout=60000)
+            assert int(page.locator(".ae-live").first.get_attribute("data-frames")) > frames
+            wait_for_app(page)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            # a page of Vega charts, metrics and tables under the same policy
+            page.goto(cluster.url + "/Softmax_saturation")
+            wait_for_app(page)
+            assert page.locator('[data-testid="stVegaLiteChart"]').count() > 0
+            assert page.locator('[data-testid="stException"]').count() == 0
+            blocked = [m for m in console if "Content Security Policy" in m or "Refused to" in m]
+            assert not blocked, blocked
         finally:
             browser.close()
+
+
+# ---- nginx as shipped (no X-Upstream) in front of the same two replicas: headers, limits, HTTPS
+
+
+@pytest.fixture(scope="module")
+def shipped(cluster, tmp_path_factory):
+    """A second nginx on the module's replicas, rendered without the harness's X-Upstream: what a school runs."""
+    port = free_port()
+    conf = render_nginx_conf(tmp_path_factory.mktemp("shipped"), port, [r.address for r in cluster.replicas])
+    with nginx_server(conf, port):
+        yield f"http://127.0.0.1:{port}"
+
+
+def csp_of(headers: dict) -> dict[str, list[str]]:
+    policy = headers.get("Content-Security-Policy", "")
+    return {d.split()[0]: d.split()[1:] for d in (x.strip() for x in policy.split(";")) if d}
+
+
+def streamlit_inline_script_hashes() -> set[str]:
+    """The sha256 of every inline <script> in the installed Streamlit's index.html, as CSP writes them."""
+    import base64
+    import hashlib
+    from pathlib import Path
+
+    import streamlit
+
+    html = (Path(streamlit.__file__).parent / "static" / "index.html").read_text()
+    scripts = re.findall(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", html, re.S)
+    return {"'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'" for s in scripts}
+
+
+@needs_nginx
+@pytest.mark.slow
+def test_security_headers_on_every_answer_and_no_replica_address(cluster, shipped):
+    cookie = first_visit(shipped)
+    addresses = [r.address for r in cluster.replicas] + [r.address.split(":")[1] for r in cluster.replicas]
+    for path in ("/", "/Playground", "/_stcore/health", "/_stcore/host-config", "/media/" + "0" * 32 + ".png"):
+        r = get(shipped + path, cookie)
+        assert r.status == (404 if path.startswith("/media/") else 200), (path, r.status)
+        h = r.headers
+        assert "X-Upstream" not in h and not any(a in f"{k}: {v}" for k, v in h.items() for a in addresses), h
+        assert h.get("Server") == "nginx", "neither nginx's version nor the replica's server is named"
+        assert h["X-Content-Type-Options"] == "nosniff" and h["Referrer-Policy"] == "same-origin"
+        csp = csp_of(h)
+        assert csp["default-src"] == ["'self'"] and csp["frame-ancestors"] == ["'self'"], csp
+        assert csp["object-src"] == ["'none'"] and csp["connect-src"] == ["'self'"]
+        assert set(csp["img-src"]) == {"'self'", "data:", "blob:"}
+        # every source is this site, a data:/blob: URL or a hash: nothing from another origin
+        sources = {s for v in csp.values() for s in v}
+        assert all(
+            s in ("'self'", "'none'", "'unsafe-inline'", "data:", "blob:") or s.startswith("'sha256-") for s in sources
+        )
+        assert "'unsafe-inline'" not in csp["script-src"] and "'unsafe-eval'" not in csp["script-src"]
+        assert streamlit_inline_script_hashes() <= set(csp["script-src"]), "Streamlit's inline script changed"
+    # the harness's nginx (the tests above) says which replica answered; nginx as shipped never does
+    assert get(cluster.url + "/_stcore/health").upstream in {r.address for r in cluster.replicas}
+
+
+@needs_nginx
+@pytest.mark.slow
+def test_a_burst_beyond_the_limits_is_refused_and_another_browser_is_not(cluster, shipped):
+    """One browser sends 400 requests at once and opens 30 websockets in a row: nginx refuses what is beyond
+    its limits with 429; another browser behind the same address loads its page and opens its websocket."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from websockets.exceptions import InvalidStatus
+
+    greedy, polite = first_visit(shipped), first_visit(shipped)
+    with ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(lambda _: get(shipped + "/_stcore/health", greedy).status, range(400)))
+    assert codes.count(429) > 0 and set(codes) <= {200, 429}, sorted(set(codes))
+    refused, opened = 0, []
+    try:
+        for _ in range(30):
+            s = Student(shipped, greedy, "")
+            try:
+                s.connect()
+                opened.append(s)
+            except InvalidStatus as e:
+                assert e.response.status_code == 429
+                refused += 1
+        assert refused > 0 and len(opened) <= 11, (refused, len(opened))
+        assert get(shipped + "/", polite).status == 200 and get(shipped + "/_stcore/health", polite).status == 200
+        with session(shipped, polite, playground(51)) as s:
+            assert_page_works(s.run(), s.query)
+    finally:
+        for s in opened:
+            s.close()
+
+
+@needs_nginx
+@pytest.mark.slow
+def test_https_with_a_self_signed_certificate_and_http_redirected(cluster, tmp_path, monkeypatch):
+    import http.client
+
+    port, tls = free_port(), self_signed(tmp_path, free_port())
+    (tmp_path / "conf").mkdir()
+    conf = render_nginx_conf(tmp_path / "conf", port, [r.address for r in cluster.replicas], tls=tls)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tls.cert))  # urllib and websockets trust the certificate made above
+    with nginx_server(conf, port):
+        plain = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        plain.request("GET", "/Playground?seq_len=5")
+        r = plain.getresponse()
+        assert r.status == 301 and r.getheader("Location") == f"https://127.0.0.1:{tls.port}/Playground?seq_len=5"
+        assert r.getheader("Set-Cookie") is None, "nothing but the redirect over plain HTTP"
+        url = f"https://127.0.0.1:{tls.port}"
+        page = get(url + "/")
+        assert page.status == 200 and page.headers["Strict-Transport-Security"] == "max-age=31536000"
+        assert csp_of(page.headers)["frame-ancestors"] == ["'self'"]
+        cookie = page.headers["Set-Cookie"]
+        assert cookie.endswith("; Secure") and "HttpOnly" in cookie, cookie
+        with session(url, cookie.split(";")[0], playground(61)) as s:  # the websocket over wss://
+            assert_page_works(s.run(), s.query)

@@ -45,7 +45,7 @@ def test_x_and_z_share_one_colour_scale_and_relative_change():
     assert domains[0] == domains[1] == pytest.approx([-lim, lim], rel=1e-6)
     change = relative_difference(run.output, run.x)
     assert f"X and Z (8 x 64 each) share one colour scale, −{lim:.3g} (blue) to {lim:.3g} (red)" in texts(at)
-    assert f"Z differs from X by {100 * change:.3g}% of X's size" in texts(at)
+    assert f"The change from X to Z is {100 * change:.3g}% of X's own size" in texts(at)
 
 
 @pytest.mark.parametrize(
@@ -191,7 +191,7 @@ def test_playground_extremes(query):
     at = run_ok(app(PLAY, query, timeout=120))
     assert at.metric
     page = texts(at)
-    assert "Check yourself" in page and "Z differs from X by" in page
+    assert "Check yourself" in page and "The change from X to Z is" in page
     if query.get("pad") == "512":
         assert "may attend to no key under this mask" in page
         assert "None: the mask allows it no key" in page

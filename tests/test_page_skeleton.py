@@ -55,7 +55,8 @@ def test_every_page_ends_the_same_way(path):
     checks = [e for e in at.subheader if e.value == "Check yourself"]
     assert len(checks) == 1, f"{path}: {len(checks)} 'Check yourself' headings"
     questions = [e for e in at.expander if e.label[:1].isdigit()]
-    assert questions and all(e.markdown and e.markdown[0].value.strip() for e in questions), path
+    answered = [e for e in questions if (e.markdown and e.markdown[0].value.strip()) or e.radio]  # or a choice to pick
+    assert questions and answered == questions, path
     if path != "streamlit_app.py":
         assert any(e.label == "Show the code that ran" for e in at.expander), path
     assert any("Share this experiment" in e.label for e in at.sidebar.expander), f"{path}: no share box"

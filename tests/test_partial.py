@@ -126,11 +126,11 @@ def test_a_body_left_from_another_page_is_not_rerun():
 
 
 def test_a_page_whose_last_full_run_stopped_before_its_body_reruns_whole():
-    """A full run interrupted before its body (a newer change) leaves the flag cleared by page_setup."""
+    """A full run interrupted before its body (a newer change) leaves the flag cleared by ui.page.Page."""
     from ui.partial import _READY
 
     at = run_ok(app("pages/Playground.py", partial=True))
-    at.session_state[_READY] = None  # what page_setup leaves when the run does not reach the body
+    at.session_state[_READY] = None  # what ui.page.Page leaves when the run does not reach the body
     run_ok(set_widget(at, "ctl_temperature", 0.501))
     assert widget_count(at) > 3 and r"\tau = 0.501" in texts(at)
     run_ok(set_widget(at, "ctl_seed", 3))
@@ -181,7 +181,7 @@ LEAVES = [
     ("pages/Multi-head.py", [("ctl_seed", 4), ("ctl_temperature", 0.501), ("mh_head", 1)]),
     (
         "pages/Masks.py",
-        [("ctl_pad_count", 2), ("ctl_positional", True), ("mk_head", 1), ("mk_query", 2), ("ctl_temperature", 0.501)],
+        [("ctl_pad_count", 3), ("ctl_positional", True), ("mk_head", 1), ("mk_query", 2), ("ctl_temperature", 0.501)],
     ),
     ("pages/Positional_encoding.py", [("ctl_temperature", 0.501), ("ctl_seed", 5), ("pe_dims", [0, 3])]),
     ("pages/Cross-attention.py", [("ctl_seed", 6), ("ca_head", 1), ("ca_query", 2), ("ctl_scaled", False)]),
@@ -230,11 +230,11 @@ def test_an_input_radio_changed_with_a_leaf_control_reruns_the_page(path, radio,
 
 
 def test_classroom_mode_keeps_body_reruns_on_a_page_without_a_question():
-    """Compare asks no prediction question: with classroom mode on, its leaf controls still rerun the body alone
+    """Multi-head asks no prediction question: with classroom mode on, its leaf controls still rerun the body alone
     (Playground, which asks one, reruns whole: test_classroom_mode_and_partial_off_rerun_the_page)."""
-    at = run_ok(app("pages/Compare.py", {"classroom": "1"}, partial=True))
-    run_ok(set_widget(at, "a_temperature", 0.501))
-    assert widget_count(at) == 0 and "**temperature** (A 0.501, B 1)" in texts(at)
+    at = run_ok(app("pages/Multi-head.py", {"classroom": "1"}, partial=True))
+    run_ok(set_widget(at, "ctl_temperature", 0.501))
+    assert widget_count(at) == 0 and "One map per head" in texts(at)
 
 
 def test_step_by_step_scaling_and_temperature_redraw_only_the_steps_they_change():

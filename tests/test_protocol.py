@@ -159,3 +159,44 @@ def test_the_classroom_tab_runs_at_the_niceness_asked_for(tmp_path):
     assert subprocess.run([wrapper], capture_output=True, text=True, check=True).stdout.strip() == "19"
     out = subprocess.run([wrapper, "sh", "-c", 'nice; echo "$0"', "arg with spaces"], capture_output=True, text=True)
     assert out.stdout.split("\n")[:2] == ["19", "arg with spaces"]
+
+
+@pytest.mark.slow
+def test_a_flood_beside_a_small_class_is_folded_paced_and_told(server):
+    """One client sends 400 reruns of Compare's temperature (A) back to back while three students change theirs:
+    the flooder's page ends on its last value after few runs and shows the notice; every student's change comes
+    back verified (ui/fairness.py)."""
+    import re
+
+    from benchmarks.classroom import scenarios
+    from benchmarks.flood import flood, flood_values
+    from ui.fairness import FLOOD_REQUESTS
+
+    sc = scenarios()["why_scale"]
+
+    async def student():
+        async with StreamlitClient(server, sc.path) as c:
+            out = []
+            for _ in range(3):
+                w = c.page.widget(sc.label)
+                out.append(await c.change(sc.label, flood_values(w.options, w.value, 1)[0], param=sc.param))
+                await asyncio.sleep(0.3)
+            return out
+
+    async def flooder():
+        async with StreamlitClient(server, sc.path) as c:
+            await asyncio.sleep(0.2)
+            w = c.page.widget(sc.label)
+            return await flood(c, sc.label, flood_values(w.options, w.value, 400), sc.param, timeout=60)
+
+    async def go():
+        return await asyncio.gather(flooder(), student(), student(), student())
+
+    f, *students = run(go())
+    assert f.shows_last and not f.errors, f
+    assert 0 < f.runs_started <= 40, f"400 requests should fold into a few runs, not {f.runs_started}"
+    said = [n for n in f.notices if n.startswith("Slow down")]
+    assert said, f.notices
+    assert int(re.search(r"sent ([\d,]+) changes", said[-1]).group(1).replace(",", "")) > FLOOD_REQUESTS
+    for changes in students:
+        assert all(r.ok for r in changes), [r.errors or r.verified for r in changes]

@@ -10,3 +10,9 @@ import os
 # at one OpenMP thread a core. So it goes into the environment before any ui module can import torch; a value
 # the user set is kept. NumPy's OpenBLAS is capped in ui/runtime.py (it may be loaded before this runs).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# A fair share of the server for every session: a browser's burst of reruns is folded into few runs, and a session
+# that keeps flooding waits for its turn (ui/fairness.py). Installed once per process, before any page runs.
+from ui.fairness import install as _install_fairness  # noqa: E402
+
+_install_fairness()

@@ -232,6 +232,7 @@ class Scale(NamedTuple):
     lo: float = 0.0
     hi: float = 1.0
     stretched: bool = False
+    group: str = ""  # the maps drawn on it (a chart's usermeta: the tests check that a group shares its scale)
 
     @property
     def domain(self) -> tuple[float, float]:
@@ -252,15 +253,15 @@ def stretching() -> bool:
     return bool(kept_value(STRETCH_KEY, False))
 
 
-def weight_scale(*maps, allowed=None) -> Scale:
+def weight_scale(*maps, allowed=None, group: str = "") -> Scale:
     """The one scale of a group of weight maps (or weight rows) drawn together.
 
     The absolute 0-1 scale, unless the reader switched stretching on: then the 1st-99th percentile of all the
     group's values together (their minimum and maximum below 100 values), so every map of the group is stretched
     by the same amount and a sharper map still looks sharper. ``allowed`` (one bool mask per map, True = may
-    attend, broadcastable to the map, or None) leaves masked cells out."""
+    attend, broadcastable to the map, or None) leaves masked cells out. ``group`` names the maps drawn on it."""
     if not stretching():
-        return ABSOLUTE
+        return ABSOLUTE._replace(group=group)
     allowed = allowed if allowed is not None else [None] * len(maps)
     parts = []
     for m, ok in zip(maps, allowed):
@@ -269,11 +270,11 @@ def weight_scale(*maps, allowed=None) -> Scale:
     vals = np.concatenate(parts) if parts else np.zeros(0)
     vals = vals[np.isfinite(vals)]
     if vals.size == 0:
-        return ABSOLUTE
+        return ABSOLUTE._replace(group=group)
     lo, hi = (float(x) for x in np.quantile(vals, [0.01, 0.99])) if vals.size >= 100 else (vals.min(), vals.max())
     if hi - lo < 1e-6:
-        return ABSOLUTE
-    return Scale(float(lo), float(hi), True)
+        return ABSOLUTE._replace(group=group)
+    return Scale(float(lo), float(hi), True, group)
 
 
 def shared_domain(*arrays, symmetric: bool = False) -> tuple[float, float]:
@@ -402,6 +403,7 @@ def show_weights(w, rows, cols=None, *, title: str = "", allowed=None, scale: Sc
     if scale is None:
         scale = weight_scale(w, allowed=[allowed])
     note = scale.note() if scale.stretched else ""
+    kw.setdefault("group", scale.group)
     return show_heatmap(
         w, rows, rows if cols is None else cols, title=title, domain=scale.domain, note=note, blank=blank, **kw
     )

@@ -5,7 +5,8 @@ the class-notes tokens, the setting's numbers) asks it with :func:`predict` and 
 away (the maps, the numbers) hidden until the student has answered. Any change of the setting asks again.
 The toggle (every page's sidebar) and the answers live in the session; a link can turn the mode on
 (``classroom=1``) or lock it on (``classroom=lock``, no switch), see ui/links.py. A page without such a question
-says so when classroom mode is on (ui.page.Page).
+says so when classroom mode is on (ui.page.Page). A link with ``class=CODE`` also sends the prediction to the
+class's tally, and the answer waits for the teacher's reveal (ui/pulse_questions.class_gate).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import streamlit as st
 
 from ui.links import link_options, set_link_options, write_link_options
 from ui.partial import question_asked
-from ui.state import kept_toggle, kept_value
+from ui.pulse_questions import class_gate
+from ui.state import CLASSROOM_KEY, kept_toggle, kept_value
 from ui.text import md_escape
 
-TOGGLE_KEY = "classroom_on"
+TOGGLE_KEY = CLASSROOM_KEY
 ASKED = "_classroom_asked"  # the page this run asked a question on (read by ui.page.Page)
 
 
@@ -68,6 +70,16 @@ class Prediction:
     signature: tuple = ()  # the setting asked about: another setting asks again
 
 
+def ask(p: Prediction) -> int:
+    """The question and its picker (also in a class, ui/pulse_questions.py); returns the index picked."""
+    st.markdown(f":material/school: **Predict first.** {p.question}")
+    widget = st.radio if len(p.choices) <= 4 else st.selectbox
+    kw = {"horizontal": True} if widget is st.radio else {}
+    return widget(
+        "Your prediction", range(len(p.choices)), format_func=lambda i: p.choices[i], key=f"guess_{p.key}", **kw
+    )
+
+
 def asked_here() -> bool:
     """Whether this run of the page asked a prediction (ui.page.Page says so when classroom mode is on and none)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -92,14 +104,14 @@ def predict(p: Prediction) -> bool:
     if state is None or state["signature"] != p.signature:
         state = {"signature": p.signature, "guess": None}
         st.session_state[state_key] = state
+    in_class = class_gate(p, state, ask)  # None outside a class
+    if in_class is False:
+        return False
+    if state["guess"] is None and in_class:
+        return True  # the teacher revealed it to the class; this session did not predict
     if state["guess"] is None:
         with st.container(border=True):
-            st.markdown(f":material/school: **Predict first.** {p.question}")
-            widget = st.radio if len(p.choices) <= 4 else st.selectbox
-            kw = {"horizontal": True} if widget is st.radio else {}
-            guess = widget(
-                "Your prediction", range(len(p.choices)), format_func=lambda i: p.choices[i], key=f"guess_{p.key}", **kw
-            )
+            guess = ask(p)
             if st.button("Reveal the answer", key=f"reveal_{p.key}"):
                 state["guess"] = int(guess)
                 st.rerun()

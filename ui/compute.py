@@ -5,7 +5,7 @@ this module and no other module declares a cached computation. What the modern-a
 compute is written as plain functions beside its frozen result dataclasses (attention_core/position_views.py,
 efficient_views.py and sinks_linear_views.py, ui/training.py); the wrappers here give them the shared cached
 run. (The chart and table modules keep byte caches of what they draw -- Altair skeletons, Arrow cells, PNGs --
-as rendering internals, and ui/presets.py, ui/layout.py and ui/export.py three small caches of file reads, all
+as rendering internals, and ui/presets.py, ui/page.py and ui/export.py three small caches of file reads, all
 under the same policy; ``cache_report()`` lists those too.)
 
 Each cache is bounded by bytes, keyed by cheap hashable arguments (a WhatIf is a frozen dataclass of

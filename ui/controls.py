@@ -26,6 +26,7 @@ from attention_core import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from attention_core.config import SETTINGS, nearest_heads
 from ui.links import link_options
 from ui.partial import rerun_body
+from ui.pulse import class_box
 from ui.state import STRETCH_KEY, kept_toggle, visit
 from ui.url import URL_NAMES, from_query_params, to_query_params
 
@@ -293,13 +294,14 @@ def write_url(cfg: WhatIf, cs: ControlSet = SHARED) -> None:
 
 
 def share_link() -> str:
-    """The URL of this page with every setting in it (absolute when the browser told us its address)."""
+    """The URL of this page with every setting in it (absolute when the browser told us its address), without the
+    teacher token of a class (only the teacher link of ui.pulse.class_box carries it)."""
     base = st.context.url or ""
-    return f"{base}?{urlencode(st.query_params.to_dict())}"
+    return f"{base}?{urlencode({k: v for k, v in st.query_params.to_dict().items() if k != 'teacher'})}"
 
 
 def share_box(box) -> None:
-    """A copyable share link (st.code has a copy button)."""
+    """A copyable share link (st.code has a copy button), and the class pulse's links."""
     with box.expander("🔗 Share this experiment"):
         link = share_link()
         st.code(link, language=None, wrap_lines=True)
@@ -307,3 +309,4 @@ def share_box(box) -> None:
             f"Copy it with the button at the top right of the box ({len(link)} characters). "
             "Whoever opens it gets this page with these settings."
         )
+        class_box(link)  # class pulse: "Start a class", or the class's two links (ui/pulse.py)

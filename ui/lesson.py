@@ -2,7 +2,8 @@
 
 ui.page.Page draws both (a page's ``draw`` returns its questions). Questions are plain text that the page
 computes from the numbers on screen, so the answer is true for the setting shown; they are shown as expanders
-(the answer appears on click). The next page follows ``ui/registry.PAGES``.
+(the answer appears on click). A question with ``choices`` asks the student to pick one first, and in a class
+the pick counts for the teacher's tally (ui/pulse_questions.py). The next page follows ``ui/registry.PAGES``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
+from ui.pulse_questions import choice_question
 from ui.registry import next_page
 
 
@@ -25,12 +27,16 @@ class Question(NamedTuple):
 
 
 def check_yourself(questions: list[Question]) -> None:
-    """Check questions, each answer in an expander (computed for the setting on screen)."""
+    """Check questions, each answer in an expander (computed for the setting on screen); a question with choices
+    asks the student to pick one first (and counts the pick in a class)."""
     if questions:
         st.subheader("Check yourself")
         for i, q in enumerate(questions, start=1):
             with st.expander(f"{i}. {q.question}"):
-                st.markdown(q.answer)
+                if q.choices:
+                    choice_question(q.question, q.answer, q.choices, q.correct)
+                else:
+                    st.markdown(q.answer)
 
 
 def next_link(current: str) -> None:

@@ -1,8 +1,9 @@
 """What a shared link says about the lesson, beyond the settings: the preset it comes from, classroom mode
-(on, or locked on by the teacher), controls it hides, and the projector view.
+(on, or locked on by the teacher), controls it hides, the projector view, and the class it belongs to.
 
 URL parameters: ``preset=<file name>``, ``classroom=1`` or ``classroom=lock``, ``hide=seq_len,d_model``
-(URL names of the shared controls), ``view=projector``. They are read once per session (a link opens a
+(URL names of the shared controls), ``view=projector``, ``class=<code>`` (the class pulse, ui/pulse.py) and
+``teacher=<token>`` (the teacher's link of that class; checked against the store by ui/pulse.py). They are read once per session (a link opens a
 new session), kept for the whole visit, and written back on every page so that a share link carries them.
 Bad values are ignored with a notice saying what is allowed.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from classpulse import ALPHABET, CODE_LENGTH, TOKEN_PATTERN, parse_code
 from ui.url import URL_NAMES
 
 KEY = "link_options"
@@ -28,6 +30,8 @@ class LinkOptions:
     classroom: str = "off"  # "off", "on" (the student may switch it off) or "lock" (on, no switch)
     hide: tuple[str, ...] = ()  # WhatIf field names whose controls are hidden (their values still apply)
     projector: bool = False  # sidebar collapsed, larger type
+    class_code: str = ""  # the class pulse's class ("" = none), a valid code's shape (classpulse.parse_code)
+    teacher: str = ""  # the teacher token of that class, as the link gave it ("" = a student's link)
 
     def query_params(self) -> dict[str, str]:
         out = {}
@@ -39,6 +43,10 @@ class LinkOptions:
             out["hide"] = ",".join(URL_NAMES[n] for n in self.hide)
         if self.projector:
             out["view"] = "projector"
+        if self.class_code:
+            out["class"] = self.class_code
+            if self.teacher:
+                out["teacher"] = self.teacher
         return out
 
 
@@ -63,7 +71,28 @@ def parse_link_options(params: dict) -> tuple[LinkOptions, list[str]]:
     view = str(params.get("view", "") or "")
     if view not in ("", "projector"):
         notices.append(f"view={view[:20]!r} is not 'projector'; ignored.")
-    return LinkOptions(preset, classroom, tuple(dict.fromkeys(hide)), view == "projector"), notices
+    class_code, teacher = _class_params(params, notices)
+    options = LinkOptions(preset, classroom, tuple(dict.fromkeys(hide)), view == "projector", class_code, teacher)
+    return options, notices
+
+
+def _class_params(params: dict, notices: list[str]) -> tuple[str, str]:
+    """The class code and teacher token of a link (their shape only: ui/pulse.py asks the store about them)."""
+    raw = str(params.get("class", "") or "").strip()
+    code = parse_code(raw) or ""
+    if raw and not code:
+        notices.append(
+            f"class={raw[:20]!r} is not a class code ({CODE_LENGTH} characters from {ALPHABET}); "
+            "the page works without a class."
+        )
+    token = str(params.get("teacher", "") or "").strip()
+    if token and not TOKEN_PATTERN.fullmatch(token):  # never echoed: it may be a mistyped real token
+        notices.append("teacher= is not a teacher token (the teacher link gives one); ignored.")
+        token = ""
+    if token and not code:
+        notices.append("teacher= needs the class= of its class; ignored.")
+        token = ""
+    return code, token
 
 
 def link_options() -> LinkOptions:
@@ -81,7 +110,7 @@ def write_link_options() -> None:
     """Put the session's link options back into the address bar (a page switch drops them)."""
     wanted = link_options().query_params()
     qp = st.query_params
-    for name in ("preset", "classroom", "hide", "view"):
+    for name in ("preset", "classroom", "hide", "view", "class", "teacher"):
         if name not in wanted and name in qp:
             del qp[name]
     changed = {k: v for k, v in wanted.items() if qp.get(k) != v}

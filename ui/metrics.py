@@ -6,6 +6,7 @@ import dataclasses
 
 import streamlit as st
 
+from ui.glossary import TERMS
 from ui.text import fmt
 
 
@@ -38,7 +39,13 @@ def saturation_metric(key: str, value: float, against: float | None = None, *, p
     delta = None
     if against is not None:
         delta = f"{100 * (value - against):+.0f} pts" if share else f"{value - against:+.3g}"
+    help = TERMS[key] + (f" Here: {help}." if help else "")  # every metric says what it measures
     return Metric(prefix + SATURATION_LABELS[key], f"{value:.0%}" if share else fmt(value), delta, help)
+
+
+def saturation_columns() -> dict:
+    """Column tooltips for a table headed with SATURATION_LABELS (st.dataframe's column_config)."""
+    return {label: st.column_config.Column(help=TERMS[key]) for key, label in SATURATION_LABELS.items()}
 
 
 def metric_row(metrics, container=None) -> None:

@@ -53,11 +53,13 @@ from ui.controls import (
     whatif_controls,
     write_url,
 )
+from ui.fairness import notice as pace_notice
 from ui.lesson import Question, check_yourself, next_link
 from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import body, page_started
 from ui.presets import find_preset
+from ui.pulse_panel import class_panel
 from ui.registry import HOME, ROOT, info, predicting
 from ui.runtime import collect_garbage, settle_imports
 from ui.state import enter_page
@@ -168,6 +170,8 @@ class Page:
                 self._draw(draw, ())
             else:
                 places = controls()
+                if self._share is None:  # the body must not create a block outside itself (a fragment rerun
+                    self._share = st.sidebar.container()  # would send it to a path the page does not have)
                 body(self._draw)(draw, tuple(places or ()))
             self._ending(code)
         finally:
@@ -243,6 +247,7 @@ def _top(path: str, title: str, icon: str) -> None:
         nav.page_link(p.path, label=p.label, icon=p.icon)
     st.sidebar.divider()
     st.title(f"{icon} {title}")
+    pace_notice()  # a toast when this session sent changes faster than the server redraws (ui/fairness.py)
     for notice in st.session_state.pop(f"{LINK_KEY}_notices", None) or []:
         st.warning(f"Link: {notice}", icon=":material/warning:")
     preset = find_preset(options.preset) if options.preset else None
@@ -255,6 +260,7 @@ def _top(path: str, title: str, icon: str) -> None:
         with st.container(border=True):
             st.markdown(f"**:material/science: {md_escape(preset.name)}** · {md_escape(preset.question)}")
             st.caption(f"What to look for: {preset.look_for}")
+    class_panel()  # class pulse: the teacher's tally, or the student's line (ui/pulse_panel.py)
     write_link_options()
 
 

@@ -29,6 +29,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from ui.fairness import notice as pace_notice
 from ui.runtime import collect_garbage
 
 BODY = "body"  # the fragment key every page's drawing uses
@@ -60,7 +61,7 @@ def page_started() -> None:
 
 
 def question_asked() -> None:
-    """The page drew a prediction question with its widgets (ui.classroom.prediction_gate): the question depends
+    """The page drew a prediction question with its widgets (ui.classroom.predict): the question depends
     on every setting, so until the next full run this page's changes rerun it whole."""
     st.session_state[_QUESTION] = True
 
@@ -91,6 +92,7 @@ def body(fn):
 
     @functools.wraps(fn)
     def drawn(*args, **kwargs):
+        pace_notice()  # a body rerun that waited for its turn says so (ui/fairness.py)
         fn(*args, **kwargs)
         st.session_state[_READY] = _page()
         collect_garbage()  # a body rerun ends here: Streamlit's per-run collection is off (ui/runtime.py)

@@ -14,6 +14,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 _PAGE, _ENTERED, _VISIT = "_state_page", "_state_entered", "_state_visit"
 STRETCH_KEY = "stretch_colours"  # the sidebar's "stretch the colour scales" toggle (off by default: 0 to 1)
+CLASSROOM_KEY = "classroom_on"  # the sidebar's classroom-mode toggle (ui/classroom.py)
 
 
 def enter_page() -> None:
@@ -56,6 +57,11 @@ def keep(key: str, first) -> None:
         st.session_state[kept] = first
     if entered_page() or key not in st.session_state:
         st.session_state[key] = st.session_state[kept]
+
+
+def set_kept(key: str, value) -> None:
+    """Set a kept widget's value from code (a callback, before the widget is drawn), e.g. classroom mode on."""
+    st.session_state[key] = st.session_state[f"{key}_kept"] = value
 
 
 def remember(key: str) -> None:

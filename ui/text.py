@@ -15,3 +15,8 @@ def md_escape(text: str) -> str:
 def fmt(x: float, digits: int = 3) -> str:
     """A number as short text for the sentences on a page (3 significant digits)."""
     return f"{x:.{digits}g}"
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown as the plain text it shows: bold marks dropped, backslash escapes undone (for a store or a title)."""
+    return re.sub(r"\\(.)", r"\1", markdown.replace("**", ""))

@@ -1,0 +1,113 @@
+"""benchmarks/protocol.py's client for the class pulse: it follows ``run_every`` fragments as the front end does
+and performs a class's actions (start a class, send a prediction, reveal), for tests/test_pulse_live.py and
+benchmarks/pulse.py.
+
+The front end runs a fragment with ``run_every`` by a timer: every interval it sends ``rerun_script`` with the
+fragment's id, ``is_auto_rerun`` and every widget's state. :meth:`PulseClient.tick` sends the same (the caller
+decides when); the fragments and their intervals come from the ``auto_rerun`` messages of the last full run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import urllib.request
+from urllib.parse import parse_qsl, urlencode
+
+from streamlit import dataframe_util
+from streamlit.proto.ClientState_pb2 import ClientState
+
+from benchmarks.protocol import RunResult, StreamlitClient, widget_state
+
+HEADER = re.compile(r"Class (\w+)\*\* · (\d+) answers? to (\d+) questions?")
+
+
+def first_cookie(origin: str) -> str:
+    """GET the page without cookies, as a new browser; return the cookie nginx set ("aexp_route=...")."""
+    with urllib.request.urlopen(origin + "/", timeout=60) as r:
+        return r.headers["Set-Cookie"].split(";", 1)[0]
+
+
+class PulseClient(StreamlitClient):
+    """One browser tab of a class: a teacher or a student.
+
+    Args:
+        base, path, timeout: see :class:`benchmarks.protocol.StreamlitClient`.
+        cookie: first GET the page and carry nginx's sticky cookie, as a browser does behind deploy/nginx.conf.
+    """
+
+    def __init__(self, base: str, path: str = "", timeout: float = 60.0, cookie: bool = False):
+        super().__init__(base, path, timeout)
+        self.cookie = cookie
+        self.upstream = ""  # nginx's X-Upstream: the replica holding this session
+        self.auto_reruns: dict[str, float] = {}  # fragment id -> run_every seconds, from the last full run
+
+    async def _connect(self, wait: float, headers: dict[str, str] | None = None) -> None:
+        extra = dict(headers or {})
+        if self.cookie:
+            extra["Cookie"] = await asyncio.to_thread(first_cookie, self.origin)
+        await super()._connect(wait, extra or None)
+        self.upstream = self.ws.response.headers.get("X-Upstream", "")
+
+    def _handle(self, msg, errors):
+        kind = msg.WhichOneof("type")
+        if kind == "new_session" and not msg.metadata.run.fragment_ids:
+            self.auto_reruns = {}  # a full run: the front end drops its timers and takes the run's new ones
+        elif kind == "auto_rerun":
+            self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+        return super()._handle(msg, errors)
+
+    async def tick(self, interval: float | None = None) -> RunResult:
+        """Run the page's ``run_every`` fragment (the one with ``interval`` when there are several)."""
+        ids = [f for f, every in self.auto_reruns.items() if interval is None or every == interval]
+        if len(ids) != 1:
+            raise LookupError(f"no single run_every fragment of interval {interval}: {self.auto_reruns}")
+        cs = ClientState(
+            query_string=self.query_string,
+            page_script_hash=self.page_script_hash,
+            fragment_id=ids[0],
+            is_auto_rerun=True,
+        )
+        for w in self.page.widgets():
+            if w.kind != "button" and not w.disabled and w.value is not None:
+                cs.widget_states.widgets.append(widget_state(w, w.value))
+        return await self._run(cs)
+
+    async def click(self, label: str) -> RunResult:
+        """Click the button called ``label``."""
+        return await self.change(label, True, state=widget_state(self.page.widget(label), True))
+
+    async def predict(self, choice: str) -> RunResult:
+        """Pick ``choice`` (a key's label) as the prediction and send it to the class."""
+        r = await self.change("Your prediction", choice)
+        if not r.ok:
+            return r
+        return await self.click("Send my prediction" if self.has("Send my prediction") else "Change my prediction")
+
+    def has(self, label: str) -> bool:
+        return any(w.label == label for w in self.page.widgets())
+
+    def text(self) -> str:
+        return "\n".join(self.page.texts())
+
+    def student_path(self) -> str:
+        """The students' link of the teacher's class (from the share box), as a page path with its query."""
+        links = [t for t in self.page.texts() if "class=" in t and "teacher=" not in t and "classroom=lock" in t]
+        if not links:
+            raise LookupError("no student link on the page: start a class first")
+        query = dict(parse_qsl(links[0].split("?", 1)[1]))
+        return f"{self.page_name}?{urlencode(query)}"
+
+    def answers(self) -> int | None:
+        """The teacher's count of answers (its view's header), or None when the view shows none."""
+        found = HEADER.search(self.text())
+        return int(found.group(2)) if found else None
+
+    def counts(self) -> dict[str, int]:
+        """The teacher's bars: choice ("#3 t3") -> answers."""
+        for kind, proto, _ in self.page.nodes.values():
+            if kind == "vega_lite_chart" and proto.data.data:
+                frame = dataframe_util.convert_arrow_bytes_to_pandas_df(proto.data.data)
+                if {"choice", "answers"} <= set(frame.columns):
+                    return dict(zip(frame["choice"], (int(a) for a in frame["answers"])))
+        return {}

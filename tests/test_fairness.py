@@ -1,0 +1,239 @@
+"""ui/fairness.py: a browser's burst of reruns is folded into few runs and a flooding session waits its turn.
+
+The wrapped Streamlit methods are pinned here (a new Streamlit that changes them fails these tests first), the
+pacing rule is checked with made-up clocks, and ScriptRequests is driven as Streamlit's script thread and event
+loop drive it. The flood against a real server, beside a small class, is in tests/test_protocol.py (it shares
+that module's server).
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+
+import pytest
+import streamlit
+from streamlit import config
+from streamlit.runtime.scriptrunner_utils import script_requests
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests, ScriptRequestType
+
+import ui  # noqa: F401 - installs the wrappers
+from ui import fairness
+from ui.fairness import AUTO_WEIGHT, FLOOD_REQUESTS, PACE, PREEMPT_AFTER, Pace, notice_text
+
+
+def test_the_wrapped_streamlit_methods_are_those_the_module_was_written_against():
+    """If this fails, Streamlit changed what ui/fairness.py wraps: read the new script_requests.py and
+    script_runner.py, adapt the wrappers, then update SIGNATURES and STREAMLIT_READ."""
+    assert fairness.original_signatures() == fairness.SIGNATURES, (streamlit.__version__, fairness.STREAMLIT_READ)
+    r = ScriptRequests()
+    assert r._state is ScriptRequestType.CONTINUE and isinstance(r._lock, type(threading.Lock()))
+    assert {t.name for t in ScriptRequestType} == {"CONTINUE", "STOP", "RERUN"}
+    assert "is_auto_rerun" in RerunData.__dataclass_fields__
+    assert fairness.installed() and config.get_option("runner.fastReruns") is False
+    fairness.install()  # a second install wraps nothing twice
+    wrapped = script_requests.ScriptRequests.on_scriptrunner_yield
+    assert not hasattr(wrapped.__aexp_original__, "__aexp_original__")
+
+
+# ---- the pacing rule, with made-up clocks
+
+
+def arrivals(times, weight=1.0):
+    return [(t, weight) for t in times]
+
+
+def test_a_student_who_changes_every_second_or_clicks_twice_never_waits():
+    p = Pace()
+    for i in range(20):  # a change a second, each arriving while nothing runs
+        assert p.wait(arrivals([float(i)]), i + 0.001) == 0.0
+        p.started(i + 0.001, held=False)
+    p = Pace()
+    assert p.wait(arrivals([0.0]), 0.0) == 0.0
+    p.started(0.0, False)
+    assert p.wait(arrivals([0.01, 0.02]), 0.05) == 0.0  # a double click that piled up behind one run
+
+
+def test_runs_that_follow_one_another_never_wait_however_fast():
+    """AppTest, or a student whose every change arrives after the last run started: nothing piles up."""
+    p = Pace()
+    for i in range(50):
+        t = i * 0.01
+        assert p.wait(arrivals([t]), t) == 0.0
+        p.started(t, False)
+
+
+def test_a_flood_that_piles_up_waits_until_pace_seconds_after_the_last_start():
+    p = Pace()
+    assert p.wait(arrivals([0.0]), 0.0) == 0.0  # the first request runs at once
+    p.started(0.0, False)
+    flood = arrivals([0.001 * i for i in range(1, 400)])
+    assert p.wait(flood, 0.05) == pytest.approx(PACE - 0.05)
+    assert p.requests() == 400 and p.span() == pytest.approx(0.399)
+    p.started(PACE, held=True)
+    assert p.held
+    # FLOOD_REQUESTS in the window is allowed; one more is a flood
+    p = Pace()
+    p.started(0.0, False)
+    assert p.wait(arrivals([0.01 * i for i in range(1, FLOOD_REQUESTS + 1)]), 0.1) == 0.0
+    assert p.wait(arrivals([0.11]), 0.12) > 0
+
+
+def test_timed_fragment_reruns_count_a_fraction_and_old_requests_are_forgotten():
+    p = Pace()
+    t = 0.0
+    for _ in range(30):  # the Train page's run_every=0.3, two piling up now and then
+        p.wait(arrivals([t, t + 0.01], AUTO_WEIGHT), t + 0.02)
+        assert p.wait([], t + 0.02) == 0.0
+        p.started(t + 0.02, False)
+        t += 0.3
+    p = Pace()
+    p.wait(arrivals([0.001 * i for i in range(100)]), 0.1)
+    assert p.wait([], 100.0) == 0.0 and p.requests() == 0  # minutes later the flood is forgotten
+
+
+@pytest.mark.parametrize(
+    "requests, seconds, pace, says",
+    [
+        (7, 0.05, 1.0, "sent 7 changes in under 0.1 seconds"),
+        (400, 0.43, 1.0, "sent 400 changes in 0.4 seconds"),
+        (12345.4, 2.0, 1.0, "sent 12,345 changes in 2.0 seconds"),
+        (9, 1.5, 2.5, "at most once every 2.5 seconds"),
+        (9, 1.5, 1.0, "at most once a second"),
+    ],
+)
+def test_the_notice_states_what_the_session_sent(requests, seconds, pace, says):
+    text = notice_text(requests, seconds, pace)
+    assert says in text and "latest setting" in text
+
+
+# ---- ScriptRequests driven as Streamlit drives it
+
+
+@pytest.fixture
+def script_thread(monkeypatch):
+    """Make this thread look like a session's script thread to the wrappers (a ctx with a session id) or like the
+    event loop (no ctx), and give the session a fresh record."""
+    state = {"ctx": None}
+    monkeypatch.setattr(fairness, "get_script_run_ctx", lambda suppress_warning=False: state["ctx"])
+    monkeypatch.setattr(fairness, "_paces", {})
+
+    def as_script(yes: bool) -> None:
+        state["ctx"] = types.SimpleNamespace(session_id="s1") if yes else None
+
+    return as_script
+
+
+def rerun(value: str, **kw) -> RerunData:
+    return RerunData(query_string=f"v={value}", **kw)
+
+
+def test_a_browsers_request_waits_for_the_runs_end_and_the_last_one_wins(script_thread, monkeypatch):
+    r = ScriptRequests()
+    script_thread(False)
+    assert r.request_rerun(rerun("1"))  # the event loop asks; the script thread starts
+    script_thread(True)
+    first = r.on_scriptrunner_ready()
+    assert first.type is ScriptRequestType.RERUN and first.rerun_data.query_string == "v=1"
+    script_thread(False)
+    for v in "234":  # the browser asks again while the run goes on (a triple click)
+        assert r.request_rerun(rerun(v))
+    script_thread(True)
+    assert r.on_scriptrunner_yield() is None, "a young run is not interrupted by the browser"
+    slept = []
+    monkeypatch.setattr(fairness.time, "sleep", slept.append)
+    nxt = r.on_scriptrunner_ready()  # the run ended: the folded request, with the last value
+    assert nxt.type is ScriptRequestType.RERUN and nxt.rerun_data.query_string == "v=4"
+    assert not slept, "three requests piled up behind one run: not a flood"
+    assert r.on_scriptrunner_ready().type is ScriptRequestType.STOP  # nothing left: the thread ends
+
+
+def test_the_scripts_own_rerun_and_a_stop_still_interrupt(script_thread):
+    r = ScriptRequests()
+    script_thread(False)
+    r.request_rerun(rerun("1"))
+    script_thread(True)
+    r.on_scriptrunner_ready()
+    r.request_rerun(rerun("body", fragment_id_queue=["f"], is_fragment_scoped_rerun=True))  # st.rerun("body")
+    got = r.on_scriptrunner_yield()
+    assert got is not None and got.type is ScriptRequestType.RERUN and got.rerun_data.fragment_id_queue == ["f"]
+    r.request_stop()
+    assert r.on_scriptrunner_yield().type is ScriptRequestType.STOP
+
+
+def test_a_run_older_than_preempt_after_gives_way_to_the_browser(script_thread, monkeypatch):
+    clock = {"t": 1000.0}
+    monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])
+    r = ScriptRequests()
+    script_thread(False)
+    r.request_rerun(rerun("1"))
+    script_thread(True)
+    r.on_scriptrunner_ready()
+    script_thread(False)
+    r.request_rerun(rerun("2"))
+    script_thread(True)
+    assert r.on_scriptrunner_yield() is None
+    clock["t"] += PREEMPT_AFTER
+    got = r.on_scriptrunner_yield()
+    assert got is not None and got.rerun_data.query_string == "v=2"
+
+
+def test_a_flood_waits_on_the_script_thread_and_a_stop_ends_the_wait(script_thread, monkeypatch):
+    clock = {"t": 1000.0}
+    monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])
+
+    def sleep(s):
+        clock["t"] += s
+
+    monkeypatch.setattr(fairness.time, "sleep", sleep)
+    r = ScriptRequests()
+    script_thread(False)
+    r.request_rerun(rerun("0"))
+    script_thread(True)
+    r.on_scriptrunner_ready()
+    start = clock["t"]
+    script_thread(False)
+    for i in range(1, 400):
+        clock["t"] += 0.0001
+        r.request_rerun(rerun(str(i)))
+    clock["t"] = start + 0.05
+    script_thread(True)
+    nxt = r.on_scriptrunner_ready()
+    assert nxt.rerun_data.query_string == "v=399" and clock["t"] == pytest.approx(start + PACE)
+    assert fairness._paces["s1"].held
+    # flooding on, and the session closes while it waits: the stop ends the wait at once
+    script_thread(False)
+    for i in range(400, 410):
+        r.request_rerun(rerun(str(i)))
+    r.request_stop()
+    script_thread(True)
+    before = clock["t"]
+    assert r.on_scriptrunner_ready().type is ScriptRequestType.STOP and clock["t"] == before
+
+
+def test_a_run_folded_behind_another_does_not_refer_to_the_browsers_cache(script_thread, monkeypatch):
+    """The browser evicts cached messages when a run finishes; a request sent before that finish lists entries
+    that may be gone, so its run sends every message in full. A request long after keeps its references."""
+    clock = {"t": 1000.0}
+    monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])
+    cached = frozenset({"h1", "h2"})
+    r = ScriptRequests()
+    script_thread(False)
+    r.request_rerun(rerun("1", cached_message_hashes=cached))
+    script_thread(True)
+    assert r.on_scriptrunner_ready().rerun_data.cached_message_hashes == cached  # the session's first run
+    clock["t"] += 0.02
+    script_thread(False)
+    r.request_rerun(rerun("2", cached_message_hashes=cached))  # sent while run 1 went on
+    clock["t"] += 0.02
+    script_thread(True)
+    folded = r.on_scriptrunner_ready()
+    assert folded.rerun_data.query_string == "v=2" and folded.rerun_data.cached_message_hashes == frozenset()
+    clock["t"] += 0.05
+    assert r.on_scriptrunner_ready().type is ScriptRequestType.STOP  # run 2 ends; the thread ends
+    clock["t"] += fairness.CACHE_GRACE + 5
+    r2 = ScriptRequests()  # a later change, long after: a new script thread for the same session
+    script_thread(False)
+    r2.request_rerun(rerun("3", cached_message_hashes=cached))
+    script_thread(True)
+    assert r2.on_scriptrunner_ready().rerun_data.cached_message_hashes == cached

@@ -1,0 +1,355 @@
+"""Class pulse on the pages (AppTest): a teacher starts a class, students answer, the tally counts them, a change of
+mind replaces an answer, the reveal reaches the students; ended classes, hostile codes and teacher tokens in links,
+and a store that goes away. Each AppTest is one browser tab; they share the process's store as a server's do.
+(The refresh by itself, fragments with run_every, is tested over the protocol: tests/test_pulse_live.py.)
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+import ui.pulse
+from attention_core.readout import SHARPNESS_LEVELS
+from classpulse import Outcome, SQLiteStore
+from tests.apptest_util import PAGES, app, chart_datasets, chart_titles, run_ok, texts
+from ui.links import parse_link_options
+
+PLAYGROUND = "pages/Playground.py"
+SETTING = {"seq_len": "6", "d_model": "16", "heads": "2", "seed": "3"}
+CHOICES = ("sharper", "softer", "the same")  # the Playground's question: head 1 with the scaling flipped
+ANSWER = 0  # scaled now with d_k = 8: unscaled, the rows get sharper (a temperature of √8 undone)
+LABELS = [f"#{i + 1} {c}" for i, c in enumerate(CHOICES)]  # the tally's bars
+
+
+class FlakyStore(SQLiteStore):
+    """An embedded store that a test can take away (every call UNAVAILABLE while ``down``) and bring back."""
+
+    down = False
+
+    def _call(self, fn, *args):
+        return Outcome.UNAVAILABLE if self.down else super()._call(fn, *args)
+
+
+class Clock:
+    def __init__(self):
+        self.now = time.time()
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def fresh_store():
+    store = FlakyStore(":memory:", clock=Clock())
+    ui.pulse.set_store(store)
+    yield store
+    ui.pulse.set_store(None)
+
+
+def query(link: str) -> dict:
+    return dict(parse_qsl(urlsplit(link).query))
+
+
+def start_class(page: str = PLAYGROUND) -> tuple:
+    """A teacher opens the page, starts a class; returns (teacher AppTest, student link, teacher link)."""
+    teacher = run_ok(app(page, SETTING))
+    teacher.button(key="pulse_start").click()
+    run_ok(teacher)
+    codes = [c.value for c in teacher.sidebar.code]
+    student_link = next(c for c in codes if "class=" in c and "teacher=" not in c and "classroom=lock" in c)
+    teacher_link = next(c for c in codes if "teacher=" in c)
+    return teacher, student_link, teacher_link
+
+
+def tally(at) -> dict[str, int]:
+    """The teacher's bars: choice label -> answers."""
+    for chart in at.get("vega_lite_chart"):
+        for frame in chart_datasets(chart):
+            if {"choice", "answers"} <= set(frame.columns):
+                return dict(zip(frame["choice"], frame["answers"]))
+    raise AssertionError("no tally chart on the teacher's page")
+
+
+def predict(student, choice: int, page: str = "playground.twin"):
+    student.radio(key=f"guess_{page}").set_value(choice)
+    student.button(key=f"pulse_send_{page}").click()
+    return run_ok(student)
+
+
+def weights_shown(at) -> bool:
+    return any(t.startswith("head ") for t in chart_titles(at))
+
+
+def test_students_answer_the_teacher_sees_the_tally_and_reveals_it():
+    teacher, student_link, teacher_link = start_class()
+    assert "teacher=" not in teacher.sidebar.code[0].value, "the page's own share link never carries the token"
+    assert teacher.query_params["class"] == query(student_link)["class"]
+    run_ok(teacher)  # the tally lists the question the teacher's page asks, before any answer
+    assert tally(teacher) == dict.fromkeys(LABELS, 0)
+    assert "right answer stays hidden" in texts(teacher) and not weights_shown(teacher)
+
+    students = [run_ok(app(PLAYGROUND, query(student_link))) for _ in range(3)]
+    for s in students:
+        shown = texts(s)
+        assert "You are in class" in shown and "Predict first" in shown and not weights_shown(s)
+        assert not [t for t in s.sidebar.toggle if t.key == "classroom_on"], "the student link locks classroom mode"
+        assert all("teacher=" not in c.value for c in s.sidebar.code)
+    wrong = (ANSWER + 1) % 3
+    for s, choice in zip(students, [ANSWER, wrong, wrong]):
+        predict(s, choice)
+        assert "Sent: you chose" in texts(s) and not weights_shown(s), "the weights wait for the teacher"
+    run_ok(teacher)
+    counts = tally(teacher)
+    assert counts[LABELS[ANSWER]] == 1 and counts[LABELS[wrong]] == 2
+    assert sum(counts.values()) == 3 and "**3** answers so far" in texts(teacher)
+
+    predict(students[2], ANSWER)  # a change of mind replaces the answer
+    assert "Change my prediction" in [b.label for b in students[2].button]
+    run_ok(teacher)
+    counts = tally(teacher)
+    assert counts[LABELS[ANSWER]] == 2 and counts[LABELS[wrong]] == 1
+
+    pending = students[0].session_state["pulse_pending"]
+    assert len(pending) == 1, "the student's watcher waits for this question"
+    teacher.button(key="pulse_reveal").click()
+    run_ok(teacher)
+    assert f"Revealed: **2 of 3** (67%) chose **{LABELS[ANSWER]}**, the right answer." in texts(teacher)
+    assert weights_shown(teacher), "the teacher's own page reveals too"
+    assert not any(b.key == "pulse_reveal" for b in teacher.button)
+    assert ui.pulse.store().revealed(teacher.query_params["class"], pending) == pending
+    for s, right in zip(students, [True, False, True]):
+        run_ok(s)  # the next refresh (the watcher reruns the page)
+        assert weights_shown(s)
+        if right:
+            assert any("Right: you predicted **sharper**" in m.value for m in s.success), [m.value for m in s.success]
+        else:
+            assert any("Not this time" in w.value for w in s.warning)
+
+    late = run_ok(app(PLAYGROUND, query(student_link)))  # a student who joins after the reveal sees the weights
+    assert weights_shown(late) and "Predict first" not in texts(late)
+
+
+def test_a_check_question_with_choices_counts_and_waits_for_the_reveal():
+    teacher, student_link, _ = start_class()
+    student = run_ok(app(PLAYGROUND, query(student_link)))
+    predict(student, ANSWER)
+    run_ok(teacher)
+    teacher.button(key="pulse_reveal").click()
+    run_ok(teacher)
+    run_ok(student)  # the weights (and the check questions under them) are shown now
+    radio = next(r for r in student.radio if r.key.startswith("pulse_check_"))
+    assert list(radio.options) == list(SHARPNESS_LEVELS) and radio.value is None
+    radio.set_value(0)
+    run_ok(student)
+    assert "Sent: you chose **single key**" in texts(student)
+    run_ok(teacher)
+    (pick,) = [s for s in teacher.selectbox if s.key == "pulse_pick"]  # two questions: the teacher picks one
+    check = next(t for t in ui.pulse.store().tally(*teacher_code_token(teacher)) if "How sharp" in t.question.prompt)
+    pick.set_value(check.question.qid)
+    run_ok(teacher)
+    assert tally(teacher)["#1 single key"] == 1 and sum(tally(teacher).values()) == 1
+    teacher.button(key="pulse_reveal").click()
+    run_ok(teacher)
+    run_ok(student)
+    shown = texts(student)
+    assert "Not quite: the answer is" in shown and "mean max weight" in shown
+
+
+def teacher_code_token(at) -> tuple[str, str]:
+    return at.query_params["class"], at.query_params["teacher"]
+
+
+def test_a_class_question_outside_a_class_is_a_plain_choice():
+    at = run_ok(app(PLAYGROUND, SETTING))
+    radio = next(r for r in at.radio if r.key.startswith("pulse_check_"))
+    level = next(lv for lv in SHARPNESS_LEVELS if f"Head 1 is **{lv}** here" in texts(at))
+    radio.set_value(SHARPNESS_LEVELS.index(level))
+    run_ok(at)
+    assert any(m.value == f"Right: **{level}**." for m in at.success)
+
+
+def test_an_ended_class_leaves_the_page_working(fresh_store):
+    teacher, student_link, _ = start_class()
+    student = run_ok(app(PLAYGROUND, query(student_link)))
+    assert "You are in class" in texts(student)
+    fresh_store.clock.now += 5 * 3600
+    run_ok(student)  # mid-lesson: the class ended
+    shown = texts(student)
+    assert "has ended" in shown and "You are in class" not in shown
+    assert "class" not in student.query_params, "the link no longer names the class"
+    assert "Reveal the answer" in [b.label for b in student.button], "classroom mode goes on without the class"
+    late = run_ok(app(PLAYGROUND, query(student_link)))
+    assert "this class has ended" in texts(late) and not late.exception
+    run_ok(teacher)
+    assert "👩‍🏫" not in texts(teacher)
+
+
+HOSTILE_CODES = ["0O1IL", "7QX2", "ABCDEFG", "<script>alert(1)</script>", "**bold**", "é" * 5, "x" * 5000, " "]
+
+
+@pytest.mark.parametrize("code", HOSTILE_CODES, ids=range(len(HOSTILE_CODES)))
+def test_hostile_class_codes_give_a_notice_and_the_page_works(code):
+    at = run_ok(app(PLAYGROUND, {**SETTING, "class": code, "classroom": "lock"}))
+    shown = texts(at)
+    if code.strip():
+        assert "is not a class code" in shown
+    assert "You are in class" not in shown and "Predict first" in shown
+    assert "class" not in at.query_params
+
+
+def test_a_well_formed_code_of_no_class_gives_a_notice():
+    at = run_ok(app(PLAYGROUND, {**SETTING, "class": "23456", "classroom": "lock"}))
+    assert "class 23456: there is no class with this code" in texts(at) and "class" not in at.query_params
+
+
+def hostile_tokens(token: str) -> list[str]:
+    return [
+        token[:-1] + ("A" if token[-1] != "A" else "B"),  # the right length, one character off
+        token[:-1],  # a prefix
+        token[:16],
+        token + "A",
+        "",
+        "A" * len(token),
+        "é" * len(token),
+        "🙂" * 10,
+        "x" * 5000,
+        "' OR 1=1 --",
+    ]
+
+
+def test_hostile_teacher_tokens_never_open_the_teachers_view():
+    teacher, student_link, teacher_link = start_class()
+    token = query(teacher_link)["teacher"]
+    for guess in hostile_tokens(token):
+        at = run_ok(app(PLAYGROUND, {**query(student_link), "teacher": guess}))
+        shown = texts(at)
+        assert "👩‍🏫" not in shown and not any(b.key == "pulse_reveal" for b in at.button), guess[:30]
+        assert "Predict first" in shown and "teacher=" not in "".join(c.value for c in at.sidebar.code)
+        if guess:
+            assert "teacher" in shown.lower()  # a notice: not a token, or not this class's
+            assert guess not in shown or len(guess) < 3, "a notice never repeats what was typed as a token"
+    real = run_ok(app(PLAYGROUND, query(teacher_link)))
+    assert "👩‍🏫 Class" in texts(real), "the real teacher link opens the view"
+
+
+def test_the_store_going_away_degrades_and_comes_back(fresh_store):
+    teacher, student_link, teacher_link = start_class()
+    student = run_ok(app(PLAYGROUND, query(student_link)))
+    predict(student, ANSWER)
+    fresh_store.down = True
+    run_ok(teacher)
+    assert "the class tally is unavailable" in texts(teacher)
+    run_ok(student)
+    shown = texts(student)
+    assert "unavailable right now, so you predict and reveal on your own" in shown and "Predict first" in shown
+    assert student.radio(key="guess_playground.twin").value == ANSWER, "the student's answer is kept"
+    student.button(key="reveal_playground.twin").click()
+    run_ok(student)
+    assert weights_shown(student), "the student's page keeps working"
+    newcomer = run_ok(app(PLAYGROUND, query(student_link)))  # a student who opens the link now
+    assert not newcomer.exception and "Predict first" in texts(newcomer)
+    fresh_store.down = False
+    run_ok(teacher)
+    assert tally(teacher)[LABELS[ANSWER]] == 1, "what was counted before is still there"
+
+
+def test_starting_a_class_when_the_store_is_unavailable_says_so(fresh_store):
+    fresh_store.down = True
+    at = run_ok(app(PLAYGROUND, SETTING))
+    at.button(key="pulse_start").click()
+    run_ok(at)
+    assert "Could not start a class: the class tally is unavailable." in texts(at)
+    assert "class" not in at.query_params
+
+
+def test_link_options_parse_class_and_teacher():
+    opts, notices = parse_link_options({"class": " 7qx2k ", "teacher": "abcdefghijklmnop_-12"})
+    assert (opts.class_code, opts.teacher, notices) == ("7QX2K", "abcdefghijklmnop_-12", [])
+    assert opts.query_params()["class"] == "7QX2K"
+    opts, notices = parse_link_options({"teacher": "abcdefghijklmnop_-12"})
+    assert opts.teacher == "" and notices == ["teacher= needs the class= of its class; ignored."]
+    opts, notices = parse_link_options({"class": "7QX2K", "teacher": "short"})
+    assert opts.teacher == "" and "short" not in notices[0]
+
+
+def tallied(counts, right=2, revealed=True):
+    from classpulse import Question, Tally, question_id
+
+    choices = tuple(f"t{i + 1}" for i in range(len(counts)))
+    return Tally(
+        Question(question_id(len(counts)), "Playground", "Which key?", choices, right), tuple(counts), revealed, 0.0
+    )
+
+
+def test_the_tally_sentence_and_bars_at_the_extremes():
+    from ui.pulse_panel import tally_frame, tally_sentence
+
+    assert tally_sentence(tallied([0, 0, 0], revealed=False)) == (
+        "**0** answers so far; the right answer stays hidden until you reveal it."
+    )
+    assert tally_sentence(tallied([0, 0, 0])) == "Revealed: **#3 t3** was right; nobody had answered."
+    assert tally_sentence(tallied([0, 0, 1])) == (
+        "**1** answer. Revealed: **1 of 1** (100%) chose **#3 t3**, the right answer."
+    )
+    assert "**0 of 30** (0%)" in tally_sentence(tallied([30, 0, 0]))
+    hidden = tally_frame(tallied([1, 2, 3], revealed=False))
+    assert list(hidden["right"]) == ["other"] * 3, "before the reveal the bars do not tell the answer"
+    assert list(tally_frame(tallied([1, 2, 3]))["right"]) == ["other", "other", "right answer"]
+    many = [0] * 512
+    many[7], many[300] = 4, 1
+    assert list(tally_frame(tallied(many, revealed=False))["choice"]) == ["#8 t8", "#301 t301"]
+    assert list(tally_frame(tallied(many, right=100))["choice"]) == ["#8 t8", "#101 t101", "#301 t301"]
+    assert len(tally_frame(tallied([0] * 16))) == 16, "up to 16 choices every bar is drawn"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["streamlit_app.py", *PAGES])
+def test_every_page_works_in_a_class_for_the_teacher_and_a_student(page, fresh_store, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = fresh_store.start_class()
+    student = run_ok(app(page, {"class": started.code.lower(), "classroom": "lock", "teacher": "x" * 40}))
+    assert "You are in class" in texts(student) and "👩‍🏫" not in texts(student)
+    teacher = run_ok(app(page, {"class": started.code, "teacher": started.token, "view": "projector"}))
+    assert f"Class {started.code}" in texts(teacher)
+    assert teacher.query_params["teacher"] == started.token, "the teacher's address keeps the token"
+
+
+def test_a_teacher_who_opens_the_link_while_the_store_is_away_gets_the_view_when_it_is_back(fresh_store):
+    _, student_link, teacher_link = start_class()
+    fresh_store.down = True
+    teacher = run_ok(app(PLAYGROUND, query(teacher_link)))
+    assert "the class tally is unavailable" in texts(teacher)
+    fresh_store.down = False
+    run_ok(teacher)
+    shown = texts(teacher)  # (the test store's clock stands still: 4 h to go)
+    assert "👩‍🏫 Class" in shown and "ends in 4 h 00 min" in shown
+
+
+def test_ends_in():
+    from ui.pulse_panel import ends_in
+
+    assert ends_in(3600 * 4, 0) == " · ends in 4 h 00 min"
+    assert ends_in(59 * 60 + 59, 0) == " · ends in 59 min"
+    assert ends_in(10, 100) == " · ends in 0 min"
+    assert ends_in(float("inf"), 0) == ""
+
+
+def test_a_forged_token_while_the_store_is_away_shows_nothing_and_is_refused_when_it_is_back(fresh_store):
+    _, student_link, teacher_link = start_class()
+    forged = {**query(student_link), "teacher": "A" * len(query(teacher_link)["teacher"])}
+    fresh_store.down = True
+    at = run_ok(app(PLAYGROUND, forged))
+    shown = texts(at)
+    assert "the class tally is unavailable" in shown and "answers so far" not in shown and not tally_charts(at)
+    fresh_store.down = False
+    run_ok(at)
+    shown = texts(at)
+    assert "not the one of class" in shown and "👩‍🏫" not in shown and not tally_charts(at)
+    assert "teacher" not in at.query_params
+
+
+def tally_charts(at) -> list:
+    return [c for c in at.get("vega_lite_chart") if any("answers" in f.columns for f in chart_datasets(c))]

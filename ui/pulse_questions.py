@@ -1,0 +1,130 @@
+"""The questions a class answers: the prediction gate's (ui.classroom) and check questions with choices (ui.lesson).
+
+A question is named by what was asked (page, setting, head, query; or the check question's text and choices), so
+every student who sees the same question, on any replica, answers the same one; a student who changed the setting
+answers another, which the teacher's list shows apart. In a class a student's answer is sent to the store (a
+change of mind replaces it) and kept in the session; the answer appears when the teacher reveals it. When the store
+is unavailable the page works as without a class: the student predicts and reveals on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from classpulse import Outcome, Question, question_id
+from ui.pulse import CURRENT, membership, store, voter, watch
+from ui.text import md_escape, plain_text
+
+WAITING = "The answer appears when your teacher reveals it to the class; you can change yours until then."
+
+
+def page_name() -> str:
+    """The page this run draws, as its URL names it ("Step by step"), for the teacher's list of questions."""
+    ctx = get_script_run_ctx()
+    info = ctx.pages_manager.get_pages().get(ctx.page_script_hash) if ctx is not None else None
+    return str((info or {}).get("page_name", "")).replace("_", " ") or "Home"
+
+
+def sent_caption(label: str | None, outcome: Outcome | None) -> str:
+    """What a student reads under a question they answered in class (or have not answered yet)."""
+    if label is None:
+        return "Your teacher sees how the class answers (anonymously) and then reveals the weights to everyone."
+    if outcome is Outcome.OK:
+        return f"Sent: you chose **{md_escape(label)}**. {WAITING}"
+    if outcome is Outcome.UNAVAILABLE:
+        return (
+            f"You chose **{md_escape(label)}**; it is kept on this page, but the class tally is unavailable right now, so "
+            "it was not counted. Send it again in a moment."
+        )
+    return f"You chose **{md_escape(label)}**, but it was not counted: {outcome.value if outcome else 'not sent'}."
+
+
+def class_gate(p, state: dict, ask: Callable) -> bool | None:
+    """The prediction ``p`` (a ui.classroom.Prediction) in a class. None outside a class (or while the store is
+    unavailable to a student): the ordinary gate applies. Else whether the answer may show (the teacher revealed
+    the question); when it may not, the question is drawn here. ``state`` is the gate's session dict for this
+    question; the student's sent answer is kept in it ("sent", "outcome") and becomes the guess once revealed.
+    ``ask(p)`` draws the question and its picker (ui.classroom.ask) and returns the pick."""
+    m = membership()
+    if m is None:
+        return None
+    question = Question(question_id(p.key, p.signature), page_name(), plain_text(p.question), p.choices, p.correct)
+    s = store()
+    if m.teacher:
+        st.session_state[CURRENT] = question.qid  # the tally follows the teacher's page
+        added = s.add_question(m.code, question)
+        shown = s.revealed(m.code, [question.qid])
+        if isinstance(shown, Outcome) or question.qid in shown:
+            return True  # revealed (or the store is away: the teacher's page is not held back)
+        with st.container(border=True):
+            st.markdown(f":material/school: **Your class predicts now:** {p.question}")
+            st.caption(
+                "Their answers come in at the top of the page; **Reveal to the class** there shows the answer here and "
+                "on every student's page."
+                + (f" This question is not in the class's list: {added.value}." if added is Outcome.FULL else "")
+            )
+        return False
+    shown = s.revealed(m.code, [question.qid])
+    if isinstance(shown, Outcome):
+        st.caption(f"Class {m.code}: the class tally is unavailable right now, so you predict and reveal on your own.")
+        return None
+    if question.qid in shown:
+        if state["guess"] is None and state.get("sent") is not None:
+            state["guess"] = state["sent"]
+        return True
+    watch(question.qid)
+    sent = state.get("sent")
+    with st.container(border=True):
+        guess = ask(p)
+        if st.button("Send my prediction" if sent is None else "Change my prediction", key=f"pulse_send_{p.key}"):
+            state["sent"], state["outcome"] = int(guess), s.answer(m.code, question, voter(), int(guess))
+            st.rerun()
+        st.caption(sent_caption(None if sent is None else p.choices[sent], state.get("outcome")))
+    return False
+
+
+def choice_question(prompt: str, answer: str, choices: Sequence[str], right: int) -> None:
+    """A check question with choices (inside its expander): the student picks one, then sees the answer; in a class
+    the pick is counted and the answer waits for the teacher's reveal; the teacher sees the answer at once."""
+    name = page_name()
+    q = Question(question_id("check", name, prompt, tuple(choices), right), name, prompt, tuple(choices), right)
+    m = membership()
+    if m is not None and m.teacher:
+        store().add_question(m.code, q)
+        st.markdown(answer)
+        st.caption(
+            "Your class's answers to this question are in the panel at the top of the page (pick it in its list)."
+        )
+        return
+    key = f"pulse_check_{q.qid}"
+    picked = st.radio(
+        "Your answer",
+        range(len(choices)),
+        format_func=lambda i: choices[i],
+        index=None,
+        key=key,
+        on_change=_send_check if m is not None else None,
+        args=(m.code, q, key) if m is not None else None,
+    )
+    if picked is None:
+        return
+    if m is not None:
+        shown = store().revealed(m.code, [q.qid])
+        if not isinstance(shown, Outcome) and q.qid not in shown:
+            watch(q.qid)
+            st.caption(sent_caption(choices[picked], st.session_state.get(f"{key}_sent")))
+            return
+    if picked == right:
+        st.success(f"Right: **{md_escape(choices[right])}**.")
+    else:
+        st.warning(f"Not quite: the answer is **{md_escape(choices[right])}**.")
+    st.markdown(answer)
+
+
+def _send_check(code: str, q: Question, key: str) -> None:
+    picked = st.session_state.get(key)
+    if picked is not None:
+        st.session_state[f"{key}_sent"] = store().answer(code, q, voter(), int(picked))
