@@ -88,6 +88,16 @@ def window_cost(wv, T: int, window: int) -> str:
     )
 
 
+def _layers_needed(T: int, window: int) -> str:
+    """The answer to "how many layers of window w until the last token sees all T tokens?"."""
+    if T == 1:
+        return "There is one token: the last token is the only one, and one layer lets it see itself."
+    if window == 1:
+        return "With w = 1 a token sees only itself, in every layer: never."
+    n = -(-(T - 1) // (window - 1))
+    return f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {n} layer{'s' if n > 1 else ''}."
+
+
 page = Page(
     __file__,
     "How models like Llama and Mistral make attention affordable without changing its answer: a cache of "
@@ -409,9 +419,7 @@ def _draw() -> list[Question]:
         ),
         (
             f"How many layers of window {window} does the last token need to see all {T} tokens?",
-            f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {-(-(T - 1) // (window - 1))} layers."
-            if window > 1
-            else "With w = 1 a token sees only itself, in every layer: never.",
+            _layers_needed(T, window),
         ),
     ]
 

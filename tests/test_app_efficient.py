@@ -237,3 +237,16 @@ def test_kv_cache_sentence_counts_heads_right(query, says):
     for part in says:
         assert part in shown
     assert "1 heads" not in shown and "1 query head share" not in shown
+
+
+@pytest.mark.parametrize(
+    "query, answer",
+    [
+        ({"seq_len": "1"}, "There is one token: the last token is the only one, and one layer lets it see itself."),
+        ({"window": "1"}, "With w = 1 a token sees only itself, in every layer: never."),
+        ({"window": "8"}, "L ≥ (T−1)/(w−1) = 1, so 1 layer."),
+        ({"window": "3"}, "L ≥ (T−1)/(w−1) = 3.5, so 4 layers."),
+    ],
+)
+def test_layers_needed_answer_at_the_edges(query, answer):
+    assert answer in texts(run_ok(app(PAGE, query)))
