@@ -46,10 +46,13 @@ def log_ticks(lo: float, hi: float) -> list[float]:
     return [float(f"{t:.6g}") for t in out]
 
 
-def _points_table(points, names: list[str], mine: list[bool]) -> pa.Table:
-    """One row per point: d_k, every measure's mean, lo and hi, the series name and whether it is the user's."""
-    rows = [p.row() for p in points]
-    cols = {key: np.array([r[key] for r in rows], dtype=np.float64) for key in (rows[0] if rows else {"d_k": 0})}
+def _points_table(points, measure: str, names: list[str], mine: list[bool]) -> pa.Table:
+    """One row per point: d_k, the measure's mean, lo and hi, the series name and whether it is the user's. Only
+    this measure's columns: a chart whose numbers did not change (the score spread, when the temperature moves)
+    sends the same bytes again, and the browser need not redraw it."""
+    cols = {"d_k": [float(p.d_k) for p in points]}
+    for key, part in ((measure, "mean"), (f"{measure}_lo", "lo"), (f"{measure}_hi", "hi")):
+        cols[key] = np.array([getattr(getattr(p, measure), part) for p in points], dtype=np.float64)
     return pa.table({**cols, "setting": names, "mine": mine})
 
 
@@ -173,10 +176,13 @@ def sweep_chart_spec(
                 y["scale"]["domain"], y["axis"]["values"] = domain, log_ticks(*domain)
     marks = (now, other)
     spec["datasets"] = {
-        "curves": _arrow(_points_table(curve_points, curve_names, curve_mine)),
+        "curves": _arrow(_points_table(curve_points, measure, curve_names, curve_mine)),
         "marks": _arrow(
             _points_table(
-                marks, [series_name("scaled" if p.scaled else "unscaled", now.scaled) for p in marks], [True, False]
+                marks,
+                measure,
+                [series_name("scaled" if p.scaled else "unscaled", now.scaled) for p in marks],
+                [True, False],
             )
         ),
         "theory": _arrow(pa.table({"d_k": [d for d in d_ks for _ in (0, 1)], "value": th_values, "setting": th_names})),
