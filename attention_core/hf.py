@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from .attention import scaled_dot_product_attention, split_heads
+from .embedded import EMBEDDED_ID, EmbeddedModelError, embedded_folder
 from .masks import causal_mask
 
 SUPPORTED = "BERT-style encoders (bert, roberta, electra, ...), DistilBERT and GPT-2"
@@ -51,7 +52,8 @@ def _from_pretrained(name: str, **kw):
 def load_pretrained(name_or_path: str):
     """(model, tokenizer) in eval mode with attention weights returned ("eager" attention).
 
-    Order: a local folder; else the local Hugging Face cache; else the hub, if it can be reached."""
+    Order: the embedded model (``attention_core.embedded.EMBEDDED_ID``: the pinned package's folder, checked
+    file by file first); a local folder; else the local Hugging Face cache; else the hub, if it can be reached."""
     try:
         import transformers  # noqa: F401
     except ImportError as exc:  # pragma: no cover - transformers is in requirements.txt
@@ -59,12 +61,17 @@ def load_pretrained(name_or_path: str):
     name = name_or_path.strip()
     if not name:
         raise ModelLoadError("Type a Hugging Face model id (like gpt2) or the path of a local model folder.")
+    if name == EMBEDDED_ID:
+        try:
+            name = str(embedded_folder())
+        except EmbeddedModelError as exc:
+            raise ModelLoadError(str(exc)) from None
     local = Path(name).expanduser()
     if local.is_dir() and not (local / "config.json").is_file():
         raise ModelLoadError(f"The folder {name} has no config.json; save a model there with save_pretrained().")
     try:
         if local.is_dir():
-            model, tokenizer = _from_pretrained(str(local))
+            model, tokenizer = _from_pretrained(str(local), local_files_only=True)
         else:
             try:
                 model, tokenizer = _from_pretrained(name, local_files_only=True)  # already downloaded once

@@ -1,7 +1,7 @@
-"""What the Real model page shows, from a pretrained model or from the toy what-if, as one run object;
-and the neuron view's arithmetic (how one weight is made from a query and a key).
+"""What the Real model page shows of a pretrained model on a sentence, as one run object; and the neuron
+view's arithmetic (how one weight is made from a query and a key).
 
-Shapes: L layers, H heads, T tokens, d_k head width. A toy what-if is shown as a model of one layer.
+Shapes: L layers, H heads, T tokens, d_k head width.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ from .attention import score_factor
 from .hf import SUPPORTED, recompute_layer, run_model
 from .masks import causal_mask
 from .softmax import softmax
-from .whatif import WhatIfRun
 
-MODEL_MAX_TOKENS = 128  # a typed sentence is cut to this many model tokens
+MODEL_MAX_TOKENS = 128  # a typed sentence is cut to this many model tokens unless the page asks for more
+TOKEN_LIMITS = (16, 32, 64, 128, 256, 512)  # what the page offers; 512 is the embedded model's longest input
 
 
 @dataclass(frozen=True)
 class AttentionRun:
-    """Attention to look at: a model's heads on a sentence, or the toy what-if as one layer."""
+    """Attention to look at: a model's heads on a sentence."""
 
-    name: str  # the model id or folder, or "toy attention"
+    name: str  # the model id or folder
     tokens: tuple[str, ...]  # (T,) display text of each token
     special: np.ndarray  # (T,) bool, True for [CLS], [SEP], <|endoftext|>, ...
     attentions: np.ndarray  # (L, H, T, T) the weights shown (the model's own output_attentions)
@@ -36,7 +36,8 @@ class AttentionRun:
     mask: np.ndarray | None  # (T, T) True = may attend, or None when every key is visible
     parity: np.ndarray | None  # (L,) max |attention_core - model| per layer, None when not recomputed
     no_parity: str  # why there is no parity, for the page ("" when there is)
-    truncated: bool  # the sentence was cut to MODEL_MAX_TOKENS tokens
+    truncated: bool  # the sentence was cut to max_tokens tokens
+    sentence_tokens: int  # how many tokens the whole sentence has (special tokens included), before any cut
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -60,7 +61,7 @@ def model_attention_run(model, tokenizer, text: str, max_tokens: int = MODEL_MAX
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"text must contain at least one character that is not a space; got {text!r}")
     run = run_model(model, tokenizer, text, max_tokens=max_tokens)
-    truncated = len(tokenizer(text)["input_ids"]) > max_tokens
+    sentence_tokens = len(tokenizer(text, verbose=False)["input_ids"])  # verbose: no warning past 512
     L, H, T, _ = run.attentions.shape
     q = k = parity = None
     if run.layer_inputs is not None:
@@ -82,27 +83,8 @@ def model_attention_run(model, tokenizer, text: str, max_tokens: int = MODEL_MAX
         causal_mask(T) if run.causal else None,
         parity,
         "" if parity is not None else f"Parity and the neuron view are computed for {SUPPORTED}.",
-        truncated,
-    )
-
-
-def toy_attention_run(run: WhatIfRun) -> AttentionRun:
-    """The toy what-if's attention as a one-layer model (no special tokens, no parity: it is attention_core)."""
-    cfg = run.config
-    return AttentionRun(
-        "toy attention",
-        tuple(run.tokens),
-        np.zeros(run.T, dtype=bool),
-        run.weights[None],
-        cfg.causal,
-        run.q[None],
-        run.k[None],
-        score_factor(cfg.d_k, cfg.scaled),
-        cfg.temperature,
-        run.mask,
-        None,
-        "Parity is shown for pretrained models: the toy attention is attention_core itself.",
-        False,
+        sentence_tokens > max_tokens,
+        sentence_tokens,
     )
 
 

@@ -44,20 +44,23 @@ SCENARIOS = {
 }
 LIVE = ".ae-live"
 
-# The time from a key press on an element to the next change of what `watch` selects, in ms (null: none in 5 s).
-KEY_TO_CHANGE = """async ([live]) => {
+# Arms a probe: the time from the next key press on the focused slider to the next change of the maps (live: the
+# component's frame counter; server-drawn: anything inside a chart or an image), kept in window.__aeResult.
+ARM = """(live) => {
     const el = document.activeElement && document.activeElement.shadowRoot
         ? document.activeElement.shadowRoot.activeElement : document.activeElement;  // the focused slider
-    return await new Promise(resolve => {
-        let t0 = null;
-        const obs = new MutationObserver(() => { if (t0 !== null) done(performance.now() - t0); });
-        const done = (t) => { obs.disconnect(); resolve(t); };
-        if (live) obs.observe(window.__aeRoot, {attributes: true, attributeFilter: ['data-frames']});
-        else document.querySelectorAll('[data-testid="stVegaLiteChart"], [data-testid="stImage"]').forEach(
-            c => obs.observe(c, {subtree: true, childList: true, attributes: true}));
-        el.addEventListener('keydown', () => { t0 = performance.now(); }, {once: true, capture: true});
-        setTimeout(() => done(null), 8000);
+    window.__aeT = null;
+    window.__aeResult = undefined;
+    const obs = new MutationObserver(() => {
+        if (window.__aeT !== null && window.__aeResult === undefined) {
+            window.__aeResult = performance.now() - window.__aeT;
+            obs.disconnect();
+        }
     });
+    if (live) obs.observe(window.__aeRoot, {attributes: true, attributeFilter: ['data-frames']});
+    else document.querySelectorAll('[data-testid="stVegaLiteChart"], [data-testid="stImage"]').forEach(
+        c => obs.observe(c, {subtree: true, childList: true, attributes: true}));
+    el.addEventListener('keydown', () => { window.__aeT = performance.now(); }, {once: true, capture: true});
 }"""
 
 
@@ -95,10 +98,14 @@ def key_press(page, live: bool) -> tuple[float | None, float]:
     if live:
         _live_root(page)
     slider.focus()
-    probe = page.evaluate_handle(KEY_TO_CHANGE, [live])
+    page.evaluate(ARM, live)
     t0 = time.perf_counter()
     page.keyboard.press("ArrowRight")
-    drawn = probe.json_value()
+    try:
+        page.wait_for_function("() => window.__aeResult !== undefined", timeout=8000, polling=10)
+        drawn = page.evaluate("() => window.__aeResult")
+    except Exception:  # nothing changed within 8 s
+        drawn = None
     _settle(page)
     settled = 1e3 * (time.perf_counter() - t0) - 300
     return drawn, settled
@@ -165,9 +172,10 @@ def server_cpu(page, proc, live: bool) -> float:
 
 
 def set_live(page, on: bool) -> None:
-    toggle = page.get_by_label("live maps (redraw in the browser while a control moves)")
+    """Turn the page's "live maps" toggle on or off (its label takes the click, as a learner's would)."""
+    toggle = page.get_by_role("switch", name="live maps (redraw in the browser while a control moves)")
     if toggle.is_checked() != on:
-        toggle.click()
+        page.locator('[data-testid="stMain"] label').filter(has_text="live maps").first.click()
         _settle(page)
 
 

@@ -49,13 +49,13 @@ class PulseClient(StreamlitClient):
         await super()._connect(wait, extra or None)
         self.upstream = self.ws.response.headers.get("X-Upstream", "")
 
-    def _handle(self, msg, errors):
+    def handle(self, msg, errors):
         kind = msg.WhichOneof("type")
         if kind == "new_session" and not msg.metadata.run.fragment_ids:
             self.auto_reruns = {}  # a full run: the front end drops its timers and takes the run's new ones
         elif kind == "auto_rerun":
             self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
-        return super()._handle(msg, errors)
+        return super().handle(msg, errors)
 
     async def tick(self, interval: float | None = None) -> RunResult:
         """Run the page's ``run_every`` fragment (the one with ``interval`` when there are several)."""

@@ -1,5 +1,5 @@
-"""Real transformer attention: a pretrained model's heads on a typed sentence, and proof that
-attention_core recomputes exactly what the model computed."""
+"""Real transformer attention: a pretrained model's heads on a typed sentence (the embedded model works with no
+network), what its heads do, and proof that attention_core recomputes exactly what the model computed."""
 
 import numpy as np
 import pandas as pd
@@ -7,22 +7,25 @@ import streamlit as st
 
 from attention_core.config import DEFAULT_SENTENCE
 from attention_core.hf import hide_special, recompute_layer
-from attention_core.model_views import MODEL_MAX_TOKENS, model_attention_run, neuron_view
-from ui.charts import bar_chart, show_weights
+from attention_core.model_views import MODEL_MAX_TOKENS, TOKEN_LIMITS, model_attention_run, neuron_view
+from attention_core.real_heads import head_roles
+from ui.charts import bar_chart
+from ui.compute import cached_head_roles, cached_model_view
 from ui.lesson import Question
 from ui.page import Page
-from ui.real_model import hf_model_ui, toy_model_ui
+from ui.real_model import default_head, hf_model_ui, role_sentences, roles_table
+from ui.real_model_view import show_model_view
 from ui.text import fmt, md_escape
-from ui.views import head_view_chart, model_view_png
+from ui.views import head_view_chart
 from ui.widgets import index_picker
 
-SENTENCE_CHARS = 1000  # the longest sentence (typed or from a link) this page takes; the model reads MODEL_MAX_TOKENS
+SENTENCE_CHARS = 4000  # the longest sentence (typed or from a link) this page takes: room for 512 tokens
 
 page = Page(
     __file__,
-    "The toy pages teach the mechanism; here is the same mechanism inside a trained model. Type a sentence, "
-    "pick a model, and look at its heads: where each token looks (head view), every layer and head at once "
-    "(model view), and how one weight is made from q and k (neuron view).",
+    "The toy pages teach the mechanism; here is the same mechanism inside a trained model. Type a sentence and "
+    "look at its heads: every layer and head at once (model view), where each token looks (head view), and how "
+    "one weight is made from q and k (neuron view). The embedded model comes with the app: no network needed.",
 )
 st.latex(
     r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d_k}}\right),\qquad "
@@ -31,27 +34,45 @@ st.latex(
 
 
 def _draw() -> list[Question]:
-    """The sentence and model, the head, model and neuron views, and the parity with attention_core."""
-    cfg = page.whatif()
+    """The sentence and model, what the heads do, the model, head and neuron views, and the parity."""
+    page.keep_in_url()  # the shared what-if setting stays in the link; this page does not use it
     if "rm_text" not in st.session_state:  # a shared link may carry the sentence
         st.session_state.rm_text = st.query_params.get("text", DEFAULT_SENTENCE)[:SENTENCE_CHARS]
-    source = st.radio(
-        "Attention to look at",
-        ["a pretrained model", "the toy attention (sidebar what-if)"],
-        horizontal=True,
-        key="rm_source",
-    )
+        limit = st.query_params.get("tokens", "")  # and how many tokens to read (one of TOKEN_LIMITS)
+        st.session_state.rm_max_tokens = int(limit) if limit in map(str, TOKEN_LIMITS) else MODEL_MAX_TOKENS
+        if limit and limit not in map(str, TOKEN_LIMITS):
+            st.info(
+                f"The link's tokens={limit[:20]!r} is not one of {', '.join(map(str, TOKEN_LIMITS))}; reading at "
+                f"most {MODEL_MAX_TOKENS} tokens."
+            )
     text = st.text_input("Sentence", key="rm_text", max_chars=SENTENCE_CHARS)
+    max_tokens = st.select_slider("Read at most this many tokens", TOKEN_LIMITS, key="rm_max_tokens")
     if not text.split():
-        st.warning("The sentence is empty; showing the default sentence.")
+        st.warning("The sentence is empty: type at least one word. Showing the class's sentence instead.")
         text = DEFAULT_SENTENCE
-    arun = hf_model_ui(text) if source == "a pretrained model" else toy_model_ui(cfg)
-    if arun is None:  # no model could be loaded (the message above says why): the page ends here
+    loaded = hf_model_ui(text, max_tokens)
+    if loaded is None:  # no model could be loaded (the message above says why): the page ends here
         return []
-
+    name, arun = loaded
     L, H, T = arun.shape
     if arun.truncated:
-        st.info(f"The sentence was cut to its first {MODEL_MAX_TOKENS} tokens.")
+        st.info(
+            f"The sentence has {arun.sentence_tokens} tokens; the model reads the first {max_tokens} "
+            f"(special tokens included) and the rest is cut. Raise 'Read at most' to read more "
+            f"(up to {TOKEN_LIMITS[-1]})."
+        )
+    roles, toy = cached_head_roles(name, text, max_tokens)
+
+    st.subheader("What the heads do on this sentence")
+    for sentence in role_sentences(roles, arun.tokens, arun.special, toy):
+        st.markdown(sentence)
+    with st.expander(f"Every head's figures ({L * H} heads)"):
+        st.caption(
+            "Mean weight a word gives its previous and next word, the first and last token, and the toy pages' "
+            "saturation figures per head (means over the words' rows)."
+        )
+        st.dataframe(roles_table(roles).round(3), hide_index=True, width="stretch")
+
     can_hide = bool(arun.special.any() and not arun.special.all())
     hide = (
         st.toggle(
@@ -70,40 +91,54 @@ def _draw() -> list[Question]:
             "removed and every remaining row rescaled to sum to 1; the model itself still attended to them."
         )
     T = len(tokens)
-    c1, c2 = st.columns(2)
-    layer = index_picker("layer", [f"layer {i + 1}" for i in range(L)], key="rm_layer", container=c1)
-    head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="rm_head", container=c2)
-    W = attn[layer, head]
-    nv = None
 
-    tab_head, tab_model, tab_neuron, tab_parity = st.tabs(["Head view", "Model view", "Neuron view", "Parity"])
-    with tab_head:
+    st.subheader("Model view")
+    show_model_view(cached_model_view(name, text, max_tokens, hide), key="rm_model_view")
+    st.caption(
+        f"Every layer (rows, 1 to {L}) and head (columns, 1 to {H}) of {md_escape(name)}, each a {T} x {T} map "
+        "(a row per query, a column per key) on one colour scale, 0 (purple) to 1 (yellow)"
+        + ("; where a tile has fewer pixels than the head has tokens, a pixel shows the largest weight it covers")
+        + ". Hover a tile for the query, the key and the weight; the hovered head is drawn enlarged beside it."
+    )
+
+    first_layer, first_head = default_head(roles)
+    c1, c2 = st.columns(2)
+    layer = index_picker(
+        "layer", [f"layer {i + 1}" for i in range(L)], key="rm_layer", container=c1, default=first_layer
+    )
+    head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="rm_head", container=c2, default=first_head)
+    W = attn[layer, head]
+    col_head, col_neuron = st.columns(2)
+    with col_head:
+        st.markdown(f"**Head view**: layer {layer + 1}, head {head + 1}")
         iso = st.selectbox(
             "Isolate a query token",
             [None, *range(T)],
             key="rm_iso",
             format_func=lambda i: "all tokens" if i is None else f"{tokens[i]} (#{i + 1})",
         )
-        st.altair_chart(
-            head_view_chart(W, tokens, isolate=iso, title=f"layer {layer + 1}, head {head + 1}"), width="content"
-        )
         row = iso if iso is not None else int(np.argmax(W.max(axis=1)))
         top = int(np.argmax(W[row]))
-        st.caption(
-            f"All {T} tokens, queries on the left and keys on the right; line opacity is the weight (lines under "
-            f"0.02 are not drawn); hover a token on the left to isolate it. "
-            + ("" if iso is not None else "The strongest single weight: ")
-            + f"query **{md_escape(tokens[row])}** (#{row + 1}) looks most at **{md_escape(tokens[top])}** "
+        summary = (
+            ("" if iso is not None else "The strongest single weight: ")
+            + f"query {md_escape(tokens[row])} (#{row + 1}) looks most at {md_escape(tokens[top])} "
             f"(#{top + 1}) with weight {fmt(float(W[row, top]))}."
         )
-    with tab_model:
-        st.image(
-            model_view_png(attn),
-            output_format="PNG",
-            caption=f"Every layer (rows, 1 to {L}) and head (columns, 1 to {H}); colour 0 (purple) to 1 (yellow).",
+        chart = head_view_chart(W, tokens, isolate=iso, title=f"layer {layer + 1}, head {head + 1}")
+        st.altair_chart(
+            chart.properties(
+                description=f"Head view of layer {layer + 1}, head {head + 1}: {T} query tokens on the left, the "
+                f"same tokens as keys on the right, a line per weight of at least 0.02, opacity 0 to 1. " + summary
+            ),
+            width="content",
         )
-        show_weights(W, tokens, title=f"layer {layer + 1}, head {head + 1}, enlarged", size=380, max_px=384)
-    with tab_neuron:
+        st.caption(
+            f"All {T} tokens, queries on the left and keys on the right; line opacity is the weight on a 0 to 1 "
+            "scale (lines under 0.02 are not drawn); hover a token on the left to isolate it. " + summary
+        )
+    nv = None
+    with col_neuron:
+        st.markdown("**Neuron view**: how one weight is made from q and k")
         c1, c2 = st.columns(2)
         qi = index_picker("query", tokens, key="rm_nq", container=c1)
         kj = index_picker("key", tokens, key="rm_nk", container=c2, default=min(1, T - 1))
@@ -113,21 +148,20 @@ def _draw() -> list[Question]:
             st.caption(arun.no_parity)
         else:
             nv = neuron_view(arun, layer, head, qi, kj)
+            spec = bar_chart(
+                nv.products, [str(d) for d in range(len(nv.q))], title="q ⊙ k, dimension by dimension", value_name="q×k"
+            )
             st.vega_lite_chart(
-                bar_chart(
-                    nv.products,
-                    [str(d) for d in range(len(nv.q))],
-                    title="q ⊙ k, dimension by dimension",
-                    value_name="q×k",
-                )
+                {
+                    **spec,
+                    "description": f"Bar chart of q times k for each of the {len(nv.q)} dimensions of layer "
+                    f"{layer + 1}, head {head + 1}, query {tokens[qi]} and key {tokens[kj]}; they sum to "
+                    f"q · k = {fmt(nv.dot)}.",
+                }
             )
             cols = st.columns(4)
             cols[0].metric("q · k", fmt(nv.dot))
-            cols[1].metric(
-                "× scale" + (f" ÷ τ={arun.temperature:g}" if arun.temperature != 1 else ""),
-                fmt(nv.logit),
-                help=f"scale = 1/√d_k = {fmt(arun.scale)}" if arun.scale != 1 else "scaling off",
-            )
+            cols[1].metric("× scale", fmt(nv.logit), help=f"scale = 1/√d_k = {fmt(arun.scale)}")
             cols[2].metric("softmax weight", fmt(nv.weight))
             cols[3].metric("the model's weight", fmt(float(attn[layer, head, qi, kj])))
             st.caption(
@@ -135,38 +169,32 @@ def _draw() -> list[Question]:
                 f"e^(logits) of the row's {nv.visible} visible key{'s' if nv.visible != 1 else ''}."
             )
             st.dataframe(
-                pd.DataFrame(
-                    {
-                        "dim": np.arange(len(nv.q)),
-                        "q": np.round(nv.q, 4),
-                        "k": np.round(nv.k, 4),
-                        "q × k": np.round(nv.products, 4),
-                    }
-                ),
+                pd.DataFrame({"dim": np.arange(len(nv.q)), "q": nv.q, "k": nv.k, "q × k": nv.products}).round(4),
                 hide_index=True,
                 width="stretch",
+                height=220,
             )
-    with tab_parity:
-        if arun.parity is None:
-            st.caption(arun.no_parity)
-        else:
-            st.metric(f"layer {layer + 1}: max |difference| over all heads", f"{arun.parity[layer]:.1e}")
-            st.markdown(
-                f"attention_core recomputed the weights of every layer from the input that layer received and its "
-                f"own W_q, W_k (and biases): the largest difference from the model's `output_attentions` is "
-                f"{arun.parity.max():.1e}, float rounding."
-            )
-            st.dataframe(
-                pd.DataFrame({"layer": np.arange(1, L + 1), "max |attention_core − model|": arun.parity}),
-                hide_index=True,
-                column_config={"max |attention_core − model|": st.column_config.NumberColumn(format="%.2e")},
-            )
+
+    st.subheader("Parity with attention_core")
+    if arun.parity is None:
+        st.caption(arun.no_parity)
+    else:
+        st.metric("max |attention_core − model| over every layer and head", f"{arun.parity.max():.1e}")
+        st.markdown(
+            f"attention_core recomputed the weights of all {L} layers from the input each layer received and its "
+            f"own W_q, W_k (and biases): the largest difference from the model's `output_attentions` is "
+            f"{arun.parity.max():.1e}, float rounding (the model computes in float32, attention_core in float64)."
+        )
+        st.dataframe(
+            pd.DataFrame({"layer": np.arange(1, L + 1), "max |attention_core − model|": arun.parity}),
+            hide_index=True,
+            column_config={"max |attention_core − model|": st.column_config.NumberColumn(format="%.2e")},
+        )
 
     questions = [
         (
             f"In layer {layer + 1}, head {head + 1}, which key does query {md_escape(tokens[row])} (#{row + 1}) "
-            "look at most, "
-            "and with what weight?",
+            "look at most, and with what weight?",
             f"**{md_escape(tokens[top])}** (#{top + 1}), weight {fmt(float(W[row, top]))}.",
         )
     ]
@@ -175,10 +203,8 @@ def _draw() -> list[Question]:
             (
                 f"How is the weight from query “{md_escape(tokens[qi])}” to key “{md_escape(tokens[kj])}” made "
                 "from q and k?",
-                f"q · k = {fmt(nv.dot)}; times the scale {fmt(arun.scale)}"
-                + (f" and divided by τ = {arun.temperature:g}" if arun.temperature != 1 else "")
-                + f" gives the logit {fmt(nv.logit)}; the softmax over the row's {nv.visible} visible keys "
-                f"turns it into {fmt(nv.weight)}.",
+                f"q · k = {fmt(nv.dot)}; times the scale {fmt(arun.scale)} gives the logit {fmt(nv.logit)}; the "
+                f"softmax over the row's {nv.visible} visible keys turns it into {fmt(nv.weight)}.",
             )
         )
     questions.append(
@@ -190,4 +216,4 @@ def _draw() -> list[Question]:
     return questions
 
 
-page.run(_draw, code=(model_attention_run, recompute_layer, neuron_view))
+page.run(_draw, code=(model_attention_run, recompute_layer, head_roles, neuron_view))

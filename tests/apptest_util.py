@@ -5,8 +5,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 import ui.partial
-from ui.live import LIVE_KEY
 from ui.registry import PAGES as REGISTRY
+from ui.state import LIVE_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [p.path for p in REGISTRY]  # every page, in reading order (ui/registry checks it against pages/)

@@ -16,15 +16,24 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def browser_and_base():
-    """One `streamlit run` on 127.0.0.1 and one headless Chromium (Debian's) for every browser test of the run:
-    starting them costs seconds each, and CI pays it once."""
+def app_server():
+    """One `streamlit run` on 127.0.0.1 for every browser test of the run (starting it costs seconds)."""
+    from tests.server_util import streamlit_server
+
+    with streamlit_server() as (base, proc):
+        yield base, proc
+
+
+@pytest.fixture(scope="module")
+def browser_and_base(app_server):
+    """A headless Chromium (Debian's) for the tests of one module, on the shared server. Playwright's sync API
+    keeps an event loop running on the test thread while it is open, so it is closed at the end of each module:
+    the protocol tests that follow run their own loops with asyncio.run."""
     from playwright.sync_api import sync_playwright
 
-    from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server
+    from tests.server_util import CHROMIUM_FLAGS, chromium_path
 
-    with streamlit_server() as (base, _proc):
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
-            yield browser, base
-            browser.close()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        yield browser, app_server[0]
+        browser.close()

@@ -348,9 +348,7 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
     with opened(browser, base + "/Real_model?model=" + quote(str(folder))) as (page, dialogs):
         main = page.inner_text('[data-testid="stMain"]')
         assert "Could not load" not in main
-        assert page.locator('[data-testid="stImage"]').count() >= 1  # the model view
-        page.get_by_role("tab", name="Parity").click()
-        page.wait_for_timeout(300)
+        page.wait_for_selector(".mv[data-drawn]", timeout=30000)  # the model view's canvas
         assert "float rounding" in page.inner_text('[data-testid="stMain"]')
         assert_no_errors(page)
         page.screenshot(path=str(tmp_path / "real_model.png"), full_page=True)

@@ -259,9 +259,12 @@ def test_the_keyboard_moves_the_live_slider_and_the_maps(browser_and_base):
         before = _frames(page)
         for _ in range(3):
             page.keyboard.press("ArrowRight")
-        page.wait_for_url(lambda url: _url_temperature(url) > 1.0, timeout=60000)
-        assert _frames(page) > before
-        tau = _url_temperature(page.url)
+        assert _frames(page) > before  # the maps moved with each key, before any answer from the server
+        tau = page.locator(MAPS).first.evaluate(  # what the third key set (taken at once; drawn at the next frame)
+            "el => el.parentNode.__attentionExplorerLive.panels[0].setting.temperature"
+        )
+        assert tau > 1.0
+        page.wait_for_url(lambda url: _url_temperature(url) == tau, timeout=60000)  # its release, in the URL
         wait_for_app(page)
         page.wait_for_timeout(500)
         _assert_maps_show(page, WhatIf(seq_len=6, d_model=32, n_heads=2, temperature=tau, scaled=False))

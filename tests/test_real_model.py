@@ -9,6 +9,7 @@ import pytest
 from attention_core.config import DEFAULT_SENTENCE
 from tests.apptest_util import app, chart_titles, run_ok, texts
 from tests.tiny_models import make_tiny_bert, make_tiny_gpt2
+from ui.real_model import CHOICES
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # the network is unreachable in tests: nothing is downloaded
 PAGE = "pages/Real_model.py"
@@ -65,23 +66,7 @@ def test_attention_run_and_neuron_view_match_the_model(tiny, kind):
     with pytest.raises(ValueError, match="kj=99 is not allowed"):
         neuron_view(arun, 0, 0, 0, 99)
     long = model_attention_run(model, tok, " ".join(["word"] * 40), max_tokens=16)
-    assert long.truncated and long.shape[2] == 16
-
-
-def test_toy_attention_run_is_the_whatif_as_one_layer():
-    from attention_core import WhatIf, run_whatif
-    from attention_core.model_views import neuron_view, toy_attention_run
-
-    cfg = WhatIf(seq_len=6, d_model=8, n_heads=2, mask="causal+padding", pad_count=2, temperature=2.0, scaled=False)
-    toy = run_whatif(cfg)
-    arun = toy_attention_run(toy)
-    assert arun.shape == (1, 2, 6) and arun.causal and arun.parity is None and "attention_core" in arun.no_parity
-    for qi in range(6):
-        for kj in range(6):
-            nv = neuron_view(arun, 0, 1, qi, kj)
-            assert nv.weight == pytest.approx(float(toy.weights[1, qi, kj]), abs=1e-6)
-            assert nv.visible == int(toy.mask[qi].sum())
-    assert nv.logit == pytest.approx(nv.dot / 2.0)
+    assert long.truncated and long.shape[2] == 16 and long.sentence_tokens > 16
 
 
 def test_hide_special_renormalises():
@@ -97,8 +82,8 @@ def test_page_with_local_model(tiny, kind):
     at = run_ok(app(PAGE, {"model": str(tiny[kind])}, timeout=120))
     assert not at.warning, [w.value for w in at.warning]
     titles = chart_titles(at)
-    assert "layer 1, head 1" in titles and "layer 1, head 1, enlarged" in titles
-    assert any("Every layer" in img.caption for el in at.get("image") for img in el.proto.imgs)
+    assert any(t.startswith("layer ") for t in titles)
+    assert len(at.get("bidi_component")) == 1 and "Every layer (rows, 1 to 2)" in texts(at)
     parity = at.dataframe[-1].value
     assert len(parity) == 2 and (parity["max |attention_core − model|"] < 1e-5).all()
     assert "float rounding" in texts(at)
@@ -111,6 +96,7 @@ def test_page_with_local_model(tiny, kind):
     at.selectbox(key="rm_nk").set_value(2 if kind == "bert" else 3)
     run_ok(at)
     assert "layer 2, head 4" in chart_titles(at)
+    assert "**Head view**: layer 2, head 4" in texts(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["softmax weight"] == metrics["the model's weight"]
     if kind == "bert":
@@ -125,44 +111,20 @@ def test_page_with_local_model(tiny, kind):
     assert f"2 layers x 4 heads = 8 maps, each {T} x {T}." in maps
 
 
-def test_unknown_model_shows_message_and_toy_still_works():
+def test_unknown_model_shows_message_and_the_page_ends_cleanly():
     at = run_ok(app(PAGE, {"model": "no-such-user/no-such-model-xyz"}, timeout=120))
     assert any("Could not load 'no-such-user/no-such-model-xyz'" in w.value for w in at.warning)
     assert any("toy pages keep working" in w.value for w in at.warning)
+    assert not at.get("bidi_component") and not at.get("vega_lite_chart")
     at.button(key="rm_retry").click()
     run_ok(at)
-    at.radio(key="rm_source").set_value("the toy attention (sidebar what-if)")
-    run_ok(at)
-    assert "layer 1, head 1" in chart_titles(at)
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["softmax weight"] == metrics["the model's weight"]
+    assert any("Could not load" in w.value for w in at.warning)
     at.switch_page("pages/Playground.py")
     run_ok(at)
 
 
-def test_default_model_offline_gives_message_not_traceback():
-    at = run_ok(app(PAGE, timeout=120))
-    assert any("Could not load 'google/bert_uncased_L-4_H-256_A-4'" in w.value for w in at.warning)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "query",
-    [{"seq_len": "1"}, {"seq_len": "512", "d_model": "1024", "heads": "16"}, {"mask": "causal", "temperature": "0.1"}],
-)
-def test_toy_attention_extremes(query):
-    from attention_core import run_whatif
-
-    at = app(PAGE, {"model": "no-such-user/no-such-model-xyz", **query}, timeout=300)
-    at.session_state["rm_source"] = "the toy attention (sidebar what-if)"
+def test_hub_model_offline_gives_message_not_traceback():
+    at = app(PAGE, timeout=120)
+    at.session_state["rm_choice"] = next(c for c, n in CHOICES.items() if n == "google/bert_uncased_L-4_H-256_A-4")
     run_ok(at)
-    cfg = at.session_state["whatif"]
-    toy = run_whatif(cfg)
-    T = toy.T
-    assert f"All {T} tokens" in texts(at)
-    W = toy.weights[0]
-    row = int(np.argmax(W.max(axis=1)))
-    assert f"with weight {W[row].max():.3g}" in texts(at)
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["softmax weight"] == metrics["the model's weight"]
-    assert any(f"1 layer x {cfg.n_heads} head" in m.value for e in at.expander for m in e.markdown)
+    assert any("Could not load 'google/bert_uncased_L-4_H-256_A-4'" in w.value for w in at.warning)

@@ -114,7 +114,7 @@ def cached_block(cfg: WhatIf, it_sentence: bool, norm_first: bool, decoder_token
     return run_block(cfg, DEFAULT_SENTENCE if it_sentence else None, norm_first, decoder_tokens)
 
 
-# ---- Playground, Compare, Multi-head, Cross-attention (pages/1, 8, 4, 7)
+# ---- Playground, Compare, Multi-head, Cross-attention
 
 
 @cached(max_mb=1)
@@ -262,14 +262,62 @@ class ModelHolder:
 MODELS = ModelHolder(max_models=2)
 
 
-@cached(max_mb=64)
-def cached_attention_run(name: str, text: str):
-    """model_attention_run for a model and a sentence: the model's weights with q, k and parity per layer
-    (about 10 MB for bert-base at 128 tokens, 0.3 MB for the default model on the default sentence)."""
+@cached(max_mb=160)
+def cached_attention_run(name: str, text: str, max_tokens: int = 128):
+    """model_attention_run for a model, a sentence and a token limit: the model's weights with q, k and parity
+    per layer (0.3 MB for the embedded model on the default sentence, 85 MB at 512 tokens: L x H x T x T
+    float32 weights are 75 MB of it), so one run at 512 tokens and many short ones stay."""
     from attention_core.model_views import model_attention_run
 
     model, tokenizer = MODELS.get(name)
-    return model_attention_run(model, tokenizer, text)
+    return model_attention_run(model, tokenizer, text, max_tokens=max_tokens)
+
+
+@cached(max_mb=2)
+def cached_head_roles(name: str, text: str, max_tokens: int = 128):
+    """(HeadRoles, random attention's Sharpness at the model's shape, or None when the toy pages cannot make
+    that shape): a few kilobytes an entry."""
+    from attention_core.real_heads import head_roles
+
+    arun = cached_attention_run(name, text, max_tokens)
+    roles = head_roles(arun.attentions, arun.tokens, arun.special)
+    L, H, T = arun.shape
+    return roles, (cached_random_sharpness(T, H * arun.q.shape[-1], H) if arun.q is not None else None)
+
+
+@cached(max_mb=1)
+def cached_random_sharpness(T: int, d_model: int, n_heads: int):
+    """Per-head saturation of the toy pages' seeded random attention at a model's shape (T tokens, d_model,
+    n_heads), from their own cached run; None for a shape the toy pages do not allow. Under 1 KB an entry."""
+    from attention_core.real_heads import sharpness
+
+    try:
+        cfg = WhatIf(seq_len=T, d_model=d_model, n_heads=n_heads)
+    except ValueError:  # a model wider than the toy pages' d_model
+        return None
+    return sharpness(cached_run(cfg).weights)  # (H,) each
+
+
+@cached(max_mb=16)
+def cached_model_view(name: str, text: str, max_tokens: int, hide: bool) -> bytes:
+    """The canvas model view's bytes (ui.real_model_view): 1 byte a weight, deflated; about 5 MB for the
+    embedded model at 512 tokens, a few kilobytes on the default sentence."""
+    from attention_core.hf import hide_special
+    from ui.real_model_view import model_view_payload
+
+    arun = cached_attention_run(name, text, max_tokens)
+    attn, tokens = arun.attentions, list(arun.tokens)
+    if hide:
+        attn = hide_special(attn, arun.special)
+        tokens = [t for t, s in zip(arun.tokens, arun.special) if not s]
+    L, H, T = attn.shape[0], attn.shape[1], attn.shape[2]
+    description = (
+        f"Model view: {L} layers x {H} heads of {name} on the sentence, each a {T} x {T} map of weights, "
+        "rows are queries and columns keys, colour 0 (purple) to 1 (yellow) on one scale for every head"
+        + ", where a tile has fewer pixels than tokens each pixel the largest weight it covers"
+        + (", special tokens hidden and rows renormalised." if hide else ".")
+    )
+    return model_view_payload(attn, tokens, description)
 
 
 # ---- Implementations
@@ -315,7 +363,7 @@ def cached_mask_lab(cfg: WhatIf, head: int):
     )
 
 
-# ---- Positions, Efficient attention, Sinks and linear attention (pages/12, 13, 14)
+# ---- Positions, Efficient attention, Sinks and linear attention
 # The views are pure functions (attention_core/position_views.py, efficient_views.py, sinks_linear_views.py);
 # the ones on the what-if's input get the shared cached run from here. Sizes measured with ui.cache.nbytes.
 
@@ -369,7 +417,7 @@ def cached_linear_view(cfg: WhatIf, head: int) -> LinearView:
     return linear_view(cached_run(cfg.replace(positional=False)), head)
 
 
-# ---- Train (pages/15)
+# ---- Train
 # ui.training imports torch (about 2 s): it is imported on the first call, so the pages that never train
 # do not load torch.
 

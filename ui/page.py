@@ -32,6 +32,7 @@ What comes with it, so that no page can forget it or do it another way:
 
 from __future__ import annotations
 
+import base64
 import inspect
 from pathlib import Path
 
@@ -65,6 +66,10 @@ from ui.runtime import collect_garbage, settle_imports
 from ui.state import enter_page
 from ui.text import md_escape
 from ui.url import URL_NAMES
+
+# the browser tab's icon (a 4 x 4 attention map, every query on B3) as a data URL: a file would be a media file of
+# the session, which a replica that takes the session over has not got; a Material icon is fetched from Google
+FAVICON = "data:image/png;base64," + base64.b64encode((ROOT / "ui" / "favicon.png").read_bytes()).decode()
 
 PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] { font-size: 1.2rem; max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
@@ -233,7 +238,7 @@ def _top(path: str, title: str, icon: str) -> None:
         complete_bare_preset_link(options.preset, path)
     st.set_page_config(
         page_title=f"{title} · Attention Explorer",
-        page_icon=icon,
+        page_icon=FAVICON,
         layout="wide",
         initial_sidebar_state="collapsed" if options.projector else "auto",
     )

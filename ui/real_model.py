@@ -1,19 +1,24 @@
-"""The Real model page's two sources of attention, each a ``*_ui()`` helper returning an AttentionRun:
-a pretrained Hugging Face model (chosen, loaded and run on the sentence) or the toy what-if."""
+"""The Real model page's helpers: the model picker (the embedded model first), loading with a message when a
+model cannot be had, and the sentences that say what the heads do, computed for the sentence on screen."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-from attention_core import WhatIf
+from attention_core.embedded import EMBEDDED_ID
 from attention_core.hf import ModelLoadError
-from attention_core.model_views import AttentionRun, toy_attention_run
-from ui.compute import MODELS, cached_attention_run, cached_run
+from attention_core.model_views import AttentionRun
+from attention_core.real_heads import PRONOUN, REFERENT, ROLE_THRESHOLD, HeadRoles, Sharpness, strongest
+from ui.compute import MODELS, cached_attention_run
+from ui.text import md_escape
 
 CHOICES = {
-    "BERT mini: google/bert_uncased_L-4_H-256_A-4 (4 layers x 4 heads, 45 MB)": "google/bert_uncased_L-4_H-256_A-4",
-    "bert-base-uncased (12 x 12, 440 MB)": "bert-base-uncased",
-    "gpt2 (causal, 12 x 12, 550 MB)": "gpt2",
+    "all-MiniLM-L6-v2 (embedded: 6 layers x 12 heads, no network needed)": EMBEDDED_ID,
+    "BERT mini: google/bert_uncased_L-4_H-256_A-4 (from the hub: 4 x 4, 45 MB)": "google/bert_uncased_L-4_H-256_A-4",
+    "bert-base-uncased (from the hub: 12 x 12, 440 MB)": "bert-base-uncased",
+    "gpt2 (from the hub: causal, 12 x 12, 550 MB)": "gpt2",
     "another model id or a local folder": "",
 }
 
@@ -40,8 +45,8 @@ def _model_name() -> str:
     return name
 
 
-def hf_model_ui(text: str) -> AttentionRun | None:
-    """Pick and load a pretrained model and run ``text`` through it; None (with a message) if that fails."""
+def hf_model_ui(text: str, max_tokens: int) -> tuple[str, AttentionRun] | None:
+    """Pick and load a model and run ``text`` through it: (name, run), or None (with a message) if that fails."""
     name = _model_name()
     failed = st.session_state.setdefault("rm_failed", {})  # per session: a failed name is not retried on every rerun
     if not name:
@@ -51,9 +56,10 @@ def hf_model_ui(text: str) -> AttentionRun | None:
     if name not in failed:
         try:
             if name not in MODELS:
-                with st.spinner(f"Loading {name} (the first time it is downloaded; later every session shares it)…"):
+                where = "checked and loaded" if name == EMBEDDED_ID else "loaded (the first time it is downloaded)"
+                with st.spinner(f"{name} is being {where}; later every session shares it…"):
                     MODELS.get(name)
-            arun = cached_attention_run(name, text)
+            arun = cached_attention_run(name, text, max_tokens)
         except ModelLoadError as exc:
             failed[name] = str(exc)
     if name in failed:
@@ -61,13 +67,116 @@ def hf_model_ui(text: str) -> AttentionRun | None:
         if st.button("Try loading again", key="rm_retry"):
             failed.pop(name)
             st.rerun()
-    return arun
+        return None
+    return name, arun
 
 
-def toy_model_ui(cfg: WhatIf) -> AttentionRun:
-    """The sidebar's what-if attention as a one-layer model."""
-    st.caption(
-        "The toy attention of the sidebar's what-if (seeded random, untrained weights), shown as one layer: "
-        "the same views work for it."
+def _head(lh) -> str:
+    return f"layer {lh[0] + 1}, head {lh[1] + 1}"
+
+
+def _quoted(tokens, i: int) -> str:
+    return f"“{md_escape(tokens[i])}”"
+
+
+def _neighbour_sentence(kind: str, scores: np.ndarray, n_words: int) -> str:
+    """Previous- or next-token heads: the strongest, how many pass ROLE_THRESHOLD, against even spreading."""
+    layer, head, value = strongest(scores)
+    if np.isnan(value):
+        return f"**{kind.capitalize()} token**: the sentence has fewer than two words, so there is no {kind} word."
+    count = int((scores > ROLE_THRESHOLD).sum())
+    heads = ("1 head puts" if count == 1 else f"{count} heads put") if count else "no head puts"
+    return (
+        f"**{kind.capitalize()} token**: {_head((layer, head))} gives the {kind} word {value:.2f} of each word's "
+        f"weight on average ({heads} more than {ROLE_THRESHOLD:g} there; spread evenly over the "
+        f"{n_words} words it would be {1 / max(n_words, 1):.2f})."
     )
-    return toy_attention_run(cached_run(cfg))
+
+
+def role_sentences(roles: HeadRoles, tokens, special: np.ndarray, toy: Sharpness | None) -> list[str]:
+    """What the heads do on this sentence, each sentence computed from ``roles`` (and ``toy``, random attention
+    of the same shape)."""
+    L, H = roles.previous.shape
+    n_words = int((~special).sum())
+    out = [_neighbour_sentence("previous", roles.previous, n_words), _neighbour_sentence("next", roles.next, n_words)]
+    parks = []
+    for where, scores, i in (("first", roles.first, 0), ("last", roles.last, len(tokens) - 1)):
+        layer, head, value = strongest(scores)
+        count = int((scores > ROLE_THRESHOLD).sum())
+        label = _quoted(tokens, i) + (", a special token" if special[i] else "")
+        parks.append(
+            f"{count} of {L * H} heads put more than {ROLE_THRESHOLD:g} of the words' weight on the {where} token "
+            f"({label}; most: {_head((layer, head))}, {value:.2f})"
+        )
+    out.append(
+        "**Parking**: "
+        + "; ".join(parks)
+        + ". A head with nothing to find in a sentence leaves its weight on such a token (a 'no-op')."
+    )
+    if roles.to_referent is None:
+        out.append(
+            f"**“{PRONOUN}” → “{REFERENT}”**: the sentence on screen does not have both words, so there is no "
+            "such head to look for here (the class's sentence has both)."
+        )
+    else:
+        layer, head, value = strongest(roles.to_referent)
+        tops = int(roles.referent_is_top.sum())
+        it, ref = _quoted(tokens, roles.pronoun), _quoted(tokens, roles.referent)
+        if tops == 0:
+            out.append(
+                f"**{it} → {ref}**: no head makes {ref} the word {it} looks at most (itself excepted); the most "
+                f"{ref} gets is {value:.2f}, in {_head((layer, head))}."
+            )
+        else:
+            top = "more than any other word" if roles.referent_is_top[layer, head] else "not the most, though"
+            out.append(
+                f"**{it} → {ref}**: in {_head((layer, head))}, {it} gives {ref} {value:.2f} of its weight ({top}); "
+                f"in {tops} of {L * H} heads {ref} is the word {it} looks at most (itself excepted)."
+            )
+    mw = roles.sharp.max_weight
+    hi, lo = strongest(mw), strongest(-mw)
+    one_hot = int((roles.sharp.near_one_hot > 0).sum())
+    text = (
+        f"**Sharpness**: the heads' mean max weight runs from {-lo[2]:.2f} ({_head(lo)}, spread over "
+        f"{roles.sharp.effective_tokens[lo[:2]]:.1f} tokens) to {hi[2]:.2f} ({_head(hi)}, "
+        f"{roles.sharp.effective_tokens[hi[:2]]:.1f} tokens); {one_hot} head{'s have' if one_hot != 1 else ' has'} "
+        "near-one-hot rows (largest weight above 0.99)."
+    )
+    if toy is not None:
+        sharper = int((mw > toy.max_weight.max()).sum())
+        text += (
+            f" Random attention of the same shape (the toy pages' what-if with {len(tokens)} tokens, d_model and "
+            f"heads as this model, untrained) gives {toy.max_weight.min():.2f} to {toy.max_weight.max():.2f} in "
+            f"every head ({toy.effective_tokens.min():.1f} to {toy.effective_tokens.max():.1f} tokens): "
+            f"{sharper} of {L * H} trained heads are sharper than the sharpest random one."
+        )
+    out.append(text)
+    return out
+
+
+def roles_table(roles: HeadRoles) -> pd.DataFrame:
+    """One row per head: its role scores and its saturation (the toy pages' figures)."""
+    L, H = roles.previous.shape
+    layer, head = np.divmod(np.arange(L * H), H)
+    table = {
+        "layer": layer + 1,
+        "head": head + 1,
+        "previous word": roles.previous.ravel(),
+        "next word": roles.next.ravel(),
+        "first token": roles.first.ravel(),
+        "last token": roles.last.ravel(),
+    }
+    if roles.to_referent is not None:
+        table[f"{PRONOUN} → {REFERENT}"] = roles.to_referent.ravel()
+    table["mean max weight"] = roles.sharp.max_weight.ravel()
+    table["effective tokens"] = roles.sharp.effective_tokens.ravel()
+    table["near-one-hot rows"] = roles.sharp.near_one_hot.ravel()
+    return pd.DataFrame(table)
+
+
+def default_head(roles: HeadRoles) -> tuple[int, int]:
+    """The head the pickers open on: the "it" -> "animal" head when the sentence has both, else the sharpest
+    previous-token head."""
+    scores = roles.to_referent if roles.to_referent is not None else roles.previous
+    layer, head, value = strongest(scores)
+    return (layer, head) if not np.isnan(value) else (0, 0)

@@ -40,6 +40,14 @@ PAGES: tuple[PageInfo, ...] = (
         predicts=True,
     ),
     PageInfo(
+        "pages/Soft_lookup.py",
+        "Soft lookup",
+        ":material/manage_search:",
+        "Attention as a dictionary whose keys match by degree: a mix of every value, and how a falling "
+        "temperature turns it into the hard lookup of a Python dict.",
+        predicts=True,
+    ),
+    PageInfo(
         "pages/Softmax_saturation.py",
         "Softmax saturation",
         ":material/thermostat:",

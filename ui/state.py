@@ -14,6 +14,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 _PAGE, _ENTERED, _VISIT = "_state_page", "_state_entered", "_state_visit"
 STRETCH_KEY = "stretch_colours"  # the sidebar's "stretch the colour scales" toggle (off by default: 0 to 1)
+LIVE_KEY = "live_maps"  # the "live maps" toggle (ui/live; on by default)
 CLASSROOM_KEY = "classroom_on"  # the sidebar's classroom-mode toggle (ui/classroom.py)
 
 

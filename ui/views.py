@@ -1,16 +1,11 @@
-"""BertViz-style views, for real and toy attention alike: the head view (lines from each query token
-to the key tokens) and the model view (all layers x heads at once, as one small image)."""
+"""The BertViz-style head view: lines from each query token to the key tokens (the model view of all layers x
+heads is a canvas: ui/real_model_view.py)."""
 
 from __future__ import annotations
-
-import io
 
 import altair as alt
 import numpy as np
 import pandas as pd
-from PIL import Image
-
-from ui.images import _LUTS, pool
 
 MIN_LINE = 0.02  # weights below this are not drawn as lines (they would be invisible anyway)
 
@@ -66,24 +61,3 @@ def head_view_chart(
     )
     chart = alt.layer(rules, left, right).properties(width=width, height=height)
     return chart.properties(title=title) if title else chart
-
-
-def model_view_png(attn: np.ndarray, tile: int = 64, gap: int = 4) -> bytes:
-    """All (L, H, T, T) maps as one PNG grid: a row per layer, a column per head, weights 0..1 in viridis.
-
-    Maps of more than ``tile`` tokens are mean-pooled to at most ``tile`` pixels a side."""
-    L, H, T, _ = attn.shape
-    n = pool(attn[0, 0], tile)[0].shape[0]  # pixels per map before enlarging
-    scale = max(1, tile // n)
-    size = n * scale
-    canvas = np.full((L * (size + gap) - gap, H * (size + gap) - gap, 3), 255, dtype=np.uint8)
-    lut = _LUTS["viridis"]
-    for layer in range(L):
-        for h in range(H):
-            idx = (np.clip(pool(attn[layer, h], tile)[0], 0, 1) * 255).round().astype(np.int64)
-            tile_rgb = np.repeat(np.repeat(lut[idx], scale, axis=0), scale, axis=1)
-            r, c = layer * (size + gap), h * (size + gap)
-            canvas[r : r + size, c : c + size] = tile_rgb
-    buf = io.BytesIO()
-    Image.fromarray(canvas, "RGB").save(buf, format="PNG", compress_level=6)
-    return buf.getvalue()

@@ -35,6 +35,7 @@ from attention_core.whatif import WhatIfRun
 from ui.cache import ByteLRU, register
 from ui.charts import PROJECTOR_SCALE, projector
 from ui.images import lut
+from ui.state import LIVE_KEY
 from ui.vega import digest
 
 HERE = Path(__file__).parent
@@ -200,9 +201,6 @@ def release_into(cs, pickers: dict[str, str] | None = None):
                 st.session_state[widget] = v
 
     return apply
-
-
-LIVE_KEY = "live_maps"  # the kept toggle "live maps" (on by default)
 
 
 def live_on() -> bool:
