@@ -62,6 +62,8 @@ class WindowView:
     influence: np.ndarray  # (L + 1, T) bool: tokens that can influence the last token after 0..L layers
     measured: np.ndarray  # (L + 1,) tokens that can influence the last token after 0..L layers
     formula: tuple[int, ...]  # (L + 1,) min(T, l (w - 1) + 1) for l = 0..L
+    scores: int  # scores one layer computes: the window mask's allowed cells
+    causal_scores: int  # the same for the plain causal mask, T (T + 1) / 2
 
 
 def window_view(T: int, window: int, layers: int) -> WindowView:
@@ -69,7 +71,9 @@ def window_view(T: int, window: int, layers: int) -> WindowView:
     measured and by the formula."""
     influence = influence_by_layer(T, window, layers)
     formula = (1, *(receptive_field_formula(window, layer, T) for layer in range(1, layers + 1)))
-    return WindowView(sliding_window_mask(T, window), influence, influence.sum(axis=1), formula)
+    mask = sliding_window_mask(T, window)  # (T, T)
+    causal = int(causal_mask(T).sum())
+    return WindowView(mask, influence, influence.sum(axis=1), formula, int(mask.sum()), causal)
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,6 @@ def flash_view(run: WhatIfRun, mask: str, head: int, tile: int) -> FlashView:
     ref, _ = scaled_dot_product_attention(q, k, v, mask=full_mask, scaled=cfg.scaled, temperature=cfg.temperature)
     note = " and ".join(n for n, on in (("causal (computed per tile)", causal), (f"padding ({pad} keys)", pad)) if on)
     rescaled = np.zeros(T, dtype=bool)  # (T,)
-    for s in flash.steps[1:]:
-        rescaled |= np.isfinite(s.m_before) & (s.rescale < 1)
+    for s in flash.steps:
+        rescaled |= s.rescaled
     return FlashView(flash, float(np.abs(flash.output - ref).max()), note or "none", rescaled)

@@ -35,6 +35,24 @@ class TileStep:
     rescale: np.ndarray  # (T_q,) exp(m_before - m): what the old sum and output were multiplied by
     l: np.ndarray  # (T_q,) running sum of exp(logit - m) after the tile
 
+    @property
+    def rescaled(self) -> np.ndarray:
+        """(T_q,) bool: this tile raised a running max that earlier keys had set, so the old sum and output were
+        multiplied by ``rescale`` = exp(m_before - m). False before the row's first allowed key (nothing to rescale:
+        ``rescale`` is 0 times an empty sum) and when the max did not change (``rescale`` is 1)."""
+        return np.isfinite(self.m_before) & (self.m > self.m_before)
+
+    def rescale_note(self, row: int) -> str:
+        """What happened to query ``row``'s old sum and output at this tile, in words: the factor
+        e^(m - m') when the running max rose, else why nothing was rescaled."""
+        if self.rescaled[row]:
+            factor, rise = float(self.rescale[row]), float(self.m_before[row] - self.m[row])
+            shown = f"{factor:.4g}"
+            return f"× {shown} = e^({rise:.3g})" if shown != "1" else f"× e^({rise:.2e}) (rounds to 1)"
+        if np.isfinite(self.m_before[row]):
+            return "— (max unchanged)"
+        return "— (first allowed keys)" if np.isfinite(self.m[row]) else "— (all keys masked so far)"
+
 
 @dataclass(frozen=True)
 class FlashRun:

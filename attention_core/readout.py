@@ -85,6 +85,22 @@ def sharpness(max_weight: float, uniform: float) -> str:
     return "nearly uniform" if r < NEARLY_UNIFORM_BELOW else "soft"
 
 
+def sharpness_bands(uniform: float) -> tuple[tuple[str, float, float, float, float], ...]:
+    """The sharpness words as bands of r and of the mean max weight m = uniform + r (1 - uniform), from the
+    thresholds above: ``(word, r from, r below, m from, m below)`` for "nearly uniform", "soft", "peaked" and
+    "sharp" (the last band ends at r = m = 1 inclusive). :func:`sharpness` names a value by these bands.
+
+    Args:
+        uniform: the mean max weight of uniform rows, in [0, 1) (1 / T for T keys without a mask).
+    """
+    if not 0.0 <= uniform < 1.0:
+        raise ValueError(f"uniform={uniform!r} must lie in [0, 1): with one key per row there is no scale")
+    edges = (0.0, NEARLY_UNIFORM_BELOW, PEAKED_FROM, SHARP_FROM, 1.0)  # r
+    words = SHARPNESS_LEVELS[1:]
+    m = [uniform + r * (1.0 - uniform) for r in edges]
+    return tuple((w, edges[i], edges[i + 1], m[i], m[i + 1]) for i, w in enumerate(words))
+
+
 def logit_std(q, k, scaled: bool = True, temperature: float = 1.0, mask=None) -> np.ndarray:
     """Standard deviation of the logits the softmax sees, per head: q . k (/ sqrt(d_k)) / temperature.
 

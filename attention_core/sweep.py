@@ -1,34 +1,53 @@
 """Saturation measured over d_k: the numbers behind the "why 1/sqrt(d_k)" page.
 
-One point = one (d_k, seq_len, scaled, temperature): for each seed, queries q (N, d_k) and one
-sequence of keys k (T, d_k) with i.i.d. N(0, 1) entries, scores = q k^T (/ sqrt(d_k) if scaled),
-logits = scores / temperature, weights = softmax(logits). The gradient reaching the logits is
-measured with torch autograd for a fixed random upstream gradient (:func:`score_gradient`). Each
-measure is averaged over rows, then summarised over seeds. A sweep runs the points for d_k = 1, 2,
-4, ... scaled, unscaled, and unscaled at temperature * sqrt(d_k) (which must equal scaled).
+One point = one (d_k, seq_len, scaled, temperature). For each seed: queries q (N, d_k) and one sequence of keys
+k (T, d_k) with i.i.d. N(0, 1) entries give raw scores q k^T (:func:`score_samples`); an upstream gradient g
+(N, T) ~ N(0, 1), the same for every d_k, stands for what the loss sends back to the weights
+(:func:`upstream_gradients`). Neither depends on the scaling or the temperature, so a new temperature only
+re-applies the softmax to them (:func:`point_from_samples`): logits = scores (/ sqrt(d_k) if scaled) /
+temperature, weights = softmax(logits), and the gradient that reaches the logits J^T g with
+J = diag(p) - p p^T (:func:`softmax_backward`, checked against torch autograd in the tests, :func:`score_gradient`).
+Each measure is averaged over rows, then summarised over seeds. A sweep runs the points for d_k = 1, 2, 4, ...
+scaled, unscaled, and unscaled at temperature * sqrt(d_k) (which must equal scaled).
+
+Shapes: S seeds, N query rows, T keys, P points of a sweep.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._checks import check_positive_int, check_temperature
-from .saturation import jacobian_frobenius, saturation_metrics, softmax_jacobian
+from .saturation import NEAR_ONE_HOT, jacobian_frobenius, softmax_jacobian
 from .softmax import softmax
 
 MEASURES = ("score_std", "max_weight", "normalized_entropy", "effective_tokens", "near_one_hot_share", "grad_norm")
 
 
+def softmax_backward(weights: np.ndarray, upstream: np.ndarray) -> np.ndarray:
+    """The gradient that reaches the logits, J^T g = p * (g - sum(p * g)), J = diag(p) - p p^T (symmetric).
+
+    Args:
+        weights: ``(..., T)`` softmax rows p; upstream: ``(..., T)`` dL/dp.
+
+    Returns:
+        ``(..., T)`` dL/dlogits; each row sums to 0 (adding a constant to a row's logits changes nothing).
+    """
+    return weights * (upstream - (weights * upstream).sum(axis=-1, keepdims=True))
+
+
 @dataclass(frozen=True)
 class ScoreGradient:
-    """One seed's sampled scores, their softmax weights and the gradient that reaches the logits."""
+    """One seed's sampled scores, their softmax weights and the gradient that reaches the logits (autograd)."""
 
     scores: np.ndarray  # (N, T) q k^T, divided by sqrt(d_k) if scaled (before the temperature)
     weights: np.ndarray  # (N, T) softmax(scores / temperature)
-    grad: np.ndarray  # (N, T) d(sum(weights * g)) / d logits for the upstream gradient g ~ N(0, 1)
+    upstream: np.ndarray  # (N, T) g ~ N(0, 1): dL/dweights
+    grad: np.ndarray  # (N, T) d(sum(weights * g)) / d logits
 
     @property
     def grad_norm(self) -> np.ndarray:
@@ -39,7 +58,8 @@ class ScoreGradient:
 def score_gradient(
     d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0, n_rows: int = 256, seed: int = 0
 ) -> ScoreGradient:
-    """Sample scores, push a random upstream gradient back through the softmax with autograd.
+    """Sample scores, push a random upstream gradient back through the softmax with torch autograd: the
+    reference the closed form :func:`softmax_backward` of the sweep is tested against.
 
     Reference::
 
@@ -54,7 +74,7 @@ def score_gradient(
         scaled: divide the scores by sqrt(d_k); temperature: > 0, divides the logits.
 
     Returns:
-        :class:`ScoreGradient` with ``(N, T)`` scores, weights and gradient (float64 NumPy).
+        :class:`ScoreGradient` with ``(N, T)`` scores, weights, upstream gradient and gradient (float64 NumPy).
     """
     import torch
 
@@ -72,7 +92,46 @@ def score_gradient(
     logits = (scores / t).requires_grad_(True)  # (N, T)
     weights = torch.softmax(logits, dim=-1)  # (N, T)
     (weights * g).sum().backward()
-    return ScoreGradient(scores.numpy(), weights.detach().numpy(), logits.grad.numpy())
+    return ScoreGradient(scores.numpy(), weights.detach().numpy(), g.numpy(), logits.grad.numpy())
+
+
+@dataclass(frozen=True)
+class ScoreSamples:
+    """Raw scores of one (d_k, seq_len) for every seed: what a new scaling or temperature starts from."""
+
+    d_k: int  # query/key width
+    scores: np.ndarray  # (S, N, T) raw scores q . k_j, kept as float32 (computed in float64)
+    std_raw: np.ndarray  # (S,) standard deviation of the raw scores per seed (from the float64 scores)
+    std_scaled: np.ndarray  # (S,) the same divided by sqrt(d_k)
+
+
+def score_samples(d_k: int, seq_len: int, n_seeds: int = 4, n_rows: int = 256) -> ScoreSamples:
+    """For each seed s, queries (N, d_k) and keys (T, d_k) with N(0, 1) entries from a generator seeded with
+    (s, seq_len, d_k), and their raw scores. The scores are kept in float32 (half the memory: a sweep at T = 512
+    stores 23 MB); each point computes in float64 from them, so its rounding (a few units in the seventh digit of
+    a logit) is the same for every scaling and temperature."""
+    d_k = check_positive_int("d_k", d_k, high=4096)
+    seq_len = check_positive_int("seq_len", seq_len, high=4096)
+    n_seeds = check_positive_int("n_seeds", n_seeds, high=64)
+    n_rows = check_positive_int("n_rows", n_rows, high=100000)
+    scores = np.empty((n_seeds, n_rows, seq_len))  # (S, N, T)
+    for s in range(n_seeds):
+        rng = np.random.default_rng([s, seq_len, d_k, 1])
+        q = rng.standard_normal((n_rows, d_k))  # (N, d_k)
+        k = rng.standard_normal((seq_len, d_k))  # (T, d_k)
+        np.matmul(q, k.T, out=scores[s])  # (N, T)
+    std_raw = scores.std(axis=(1, 2))  # (S,)
+    std_scaled = (scores / math.sqrt(d_k)).std(axis=(1, 2))  # (S,) as the scaled logits are formed
+    return ScoreSamples(d_k, scores.astype(np.float32), std_raw, std_scaled)
+
+
+def upstream_gradients(seq_len: int, n_seeds: int = 4, n_rows: int = 256) -> np.ndarray:
+    """``(S, N, T)`` the upstream gradients g ~ N(0, 1), one per seed from a generator seeded with (s, seq_len),
+    the same for every d_k (so a curve over d_k shows what the softmax does, not a new g)."""
+    seq_len = check_positive_int("seq_len", seq_len, high=4096)
+    n_seeds = check_positive_int("n_seeds", n_seeds, high=64)
+    n_rows = check_positive_int("n_rows", n_rows, high=100000)
+    return np.stack([np.random.default_rng([s, seq_len, 0]).standard_normal((n_rows, seq_len)) for s in range(n_seeds)])
 
 
 @dataclass(frozen=True)
@@ -109,31 +168,76 @@ class SaturationPoint:
         return out
 
 
-def _one_seed(d_k: int, seq_len: int, scaled: bool, temperature: float, n_rows: int, seed: int) -> dict[str, float]:
-    sg = score_gradient(d_k, seq_len, scaled, temperature, n_rows, seed=int(seed) * 100003 + d_k * 7 + seq_len)
-    m = saturation_metrics(sg.weights).summary()
+def _row_measures(logits: np.ndarray, upstream: np.ndarray | None) -> dict[str, np.ndarray]:
+    """Per-seed row means of each softmax measure of ``logits`` (S, N, T) (overwritten); returns (S,) arrays.
+    Without ``upstream`` only the largest weight is measured (what the third curve of a sweep draws)."""
+    T = logits.shape[-1]
+    z = logits
+    z -= z.max(axis=-1, keepdims=True)  # (S, N, T) <= 0, 0 at each row's largest logit
+    p = np.exp(z)
+    total = p.sum(axis=-1)  # (S, N) >= 1
+    max_weight = 1.0 / total  # the largest entry is exp(0) / total
+    if upstream is None:
+        return {"max_weight": max_weight.mean(axis=-1)}
+    p /= total[..., None]  # softmax rows
+    pz = np.einsum("snt,snt->sn", p, z)  # (S, N) sum p z, no (S, N, T) temporary
+    entropy = np.maximum(np.log(total) - pz, 0.0)  # -sum p log p, log p = z - log total
+    grad = softmax_backward(p, upstream)  # (S, N, T)
     return {
-        "score_std": float(sg.scores.std()),
-        "grad_norm": float(sg.grad_norm.mean()),
-        **{name: m[name] for name in MEASURES if name in m},
+        "max_weight": max_weight.mean(axis=-1),
+        "normalized_entropy": (entropy / math.log(T) if T > 1 else np.zeros_like(entropy)).mean(axis=-1),
+        "effective_tokens": np.exp(entropy).mean(axis=-1),
+        "near_one_hot_share": (max_weight > NEAR_ONE_HOT).mean(axis=-1),
+        "grad_norm": np.sqrt(np.einsum("snt,snt->sn", grad, grad)).mean(axis=-1),
     }
 
 
-def saturation_point(
-    d_k: int, seq_len: int, scaled: bool, temperature: float = 1.0, n_seeds: int = 4, n_rows: int = 256
+NOT_MEASURED = Spread(math.nan, math.nan, math.nan)  # a measure a point left out
+
+
+def point_from_samples(
+    samples: ScoreSamples, upstream: np.ndarray | None, scaled: bool, temperature: float
 ) -> SaturationPoint:
-    """Saturation measures at one setting over ``n_seeds`` seeds of ``n_rows`` query rows each."""
+    """The saturation measures of ``samples`` at one scaling and temperature (``upstream`` from
+    :func:`upstream_gradients` with the same seeds, rows and keys). With ``upstream=None`` only the spread of
+    the scores and the largest weight are measured; the other measures are NaN (:data:`NOT_MEASURED`)."""
+    t = check_temperature(temperature)
+    if upstream is not None and upstream.shape != samples.scores.shape:
+        raise ValueError(f"upstream {upstream.shape} must match the scores {samples.scores.shape} (S, N, T)")
+    d_k = samples.d_k
+    if scaled:  # (S, N, T) a fresh float64 array: scores / sqrt(d_k) / t
+        logits = np.divide(samples.scores, math.sqrt(d_k), dtype=np.float64)
+        logits /= t
+    else:
+        logits = np.divide(samples.scores, t, dtype=np.float64)
+    per_seed = _row_measures(logits, upstream)
+    per_seed["score_std"] = samples.std_scaled if scaled else samples.std_raw
+    spreads = {name: NOT_MEASURED for name in MEASURES}
+    spreads |= {name: Spread(float(v.mean()), float(v.min()), float(v.max())) for name, v in per_seed.items()}
+    T = samples.scores.shape[-1]
+    return SaturationPoint(d_k, T, bool(scaled), t, 1.0 if scaled else math.sqrt(d_k), **spreads)
+
+
+Sampler = Callable[[int, int, int, int], ScoreSamples]  # (d_k, seq_len, n_seeds, n_rows) -> samples
+Upstream = Callable[[int, int, int], np.ndarray]  # (seq_len, n_seeds, n_rows) -> (S, N, T)
+
+
+def saturation_point(
+    d_k: int,
+    seq_len: int,
+    scaled: bool,
+    temperature: float = 1.0,
+    n_seeds: int = 4,
+    n_rows: int = 256,
+    samples: Sampler = score_samples,
+    upstream: Upstream = upstream_gradients,
+) -> SaturationPoint:
+    """Saturation measures at one setting over ``n_seeds`` seeds of ``n_rows`` query rows each (``samples`` and
+    ``upstream`` may be cached versions of :func:`score_samples` and :func:`upstream_gradients`)."""
     d_k = check_positive_int("d_k", d_k, high=4096)
     seq_len = check_positive_int("seq_len", seq_len, high=4096)
-    n_seeds = check_positive_int("n_seeds", n_seeds, high=64)
-    n_rows = check_positive_int("n_rows", n_rows, high=100000)
-    t = check_temperature(temperature)
-    per_seed = [_one_seed(d_k, seq_len, bool(scaled), t, n_rows, s) for s in range(n_seeds)]
-    spreads = {}
-    for name in MEASURES:
-        vals = np.array([p[name] for p in per_seed])  # (n_seeds,)
-        spreads[name] = Spread(float(vals.mean()), float(vals.min()), float(vals.max()))
-    return SaturationPoint(d_k, seq_len, bool(scaled), t, 1.0 if scaled else math.sqrt(d_k), **spreads)
+    g = upstream(seq_len, n_seeds, n_rows)
+    return point_from_samples(samples(d_k, seq_len, n_seeds, n_rows), g, bool(scaled), temperature)
 
 
 def sweep_d_ks(max_d_k: int = 1024) -> list[int]:
@@ -151,7 +255,7 @@ class SaturationSweep:
     d_ks: tuple[int, ...]  # (P,) 1, 2, 4, ... max_d_k
     scaled: tuple[SaturationPoint, ...]  # (P,) scores / sqrt(d_k), temperature tau
     unscaled: tuple[SaturationPoint, ...]  # (P,) raw scores, temperature tau
-    unscaled_sqrt_dk: tuple[SaturationPoint, ...]  # (P,) raw scores, temperature tau * sqrt(d_k)
+    unscaled_sqrt_dk: tuple[SaturationPoint, ...]  # (P,) raw scores at tau * sqrt(d_k): score spread, max weight
 
     @property
     def temperature_gap(self) -> float:
@@ -166,21 +270,36 @@ class SaturationSweep:
 
 
 def saturation_sweep(
-    seq_len: int, temperature: float = 1.0, max_d_k: int = 1024, n_seeds: int = 4, n_rows: int = 256
+    seq_len: int,
+    temperature: float = 1.0,
+    max_d_k: int = 1024,
+    n_seeds: int = 4,
+    n_rows: int = 256,
+    samples: Sampler = score_samples,
+    upstream: Upstream = upstream_gradients,
 ) -> SaturationSweep:
     """Measure :func:`saturation_point` for every d_k of :func:`sweep_d_ks`, three ways.
 
     The third curve runs the unscaled scores at temperature ``temperature * sqrt(d_k)``: dividing
-    the scores by sqrt(d_k) *is* a temperature, so it lies on the scaled curve.
+    the scores by sqrt(d_k) *is* a temperature, so it lies on the scaled curve. It measures the largest weight
+    only (the one chart that draws it; its other measures are NaN), a third of a new temperature's work saved.
     """
     d_ks = sweep_d_ks(max_d_k)
     t = check_temperature(temperature)
+    seq_len = check_positive_int("seq_len", seq_len, high=4096)
+    g = upstream(seq_len, n_seeds, n_rows)  # (S, N, T)
+    drawn = [samples(d, seq_len, n_seeds, n_rows) for d in d_ks]
 
-    def curve(scaled: bool, factor) -> tuple[SaturationPoint, ...]:
-        return tuple(saturation_point(d, seq_len, scaled, t * factor(d), n_seeds, n_rows) for d in d_ks)
+    def curve(scaled: bool, factor, grads) -> tuple[SaturationPoint, ...]:
+        return tuple(point_from_samples(s, grads, scaled, t * factor(s.d_k)) for s in drawn)
 
     return SaturationSweep(
-        int(seq_len), t, tuple(d_ks), curve(True, lambda d: 1.0), curve(False, lambda d: 1.0), curve(False, math.sqrt)
+        seq_len,
+        t,
+        tuple(d_ks),
+        curve(True, lambda d: 1.0, g),
+        curve(False, lambda d: 1.0, g),
+        curve(False, math.sqrt, None),  # drawn in the chart of the largest weight only: measured alone
     )
 
 
@@ -221,54 +340,3 @@ def row_up_close(d_k: int, seq_len: int, temperature: float = 1.0, seed: int = 0
     scores = k @ q  # (T,)
     unscaled, scaled = scores / t, scores / (math.sqrt(d_k) * t)
     return RowUpClose(d_k, t, scores, unscaled, scaled, softmax(unscaled), softmax(scaled))
-
-
-def _g(x: float) -> str:
-    """3 significant digits; an exact 0 reads as 0."""
-    return "0" if x == 0 else f"{x:.3g}"
-
-
-def setting_sentence(now: SaturationPoint, other: SaturationPoint) -> str:
-    """What the current scaling choice ``now`` does at its d_k, against the other choice ``other``.
-
-    Both points must share d_k, seq_len and temperature and differ in ``scaled``.
-    """
-    if (now.d_k, now.seq_len, now.temperature) != (
-        other.d_k,
-        other.seq_len,
-        other.temperature,
-    ) or now.scaled == other.scaled:
-        raise ValueError("now and other must share d_k, seq_len and temperature and differ in scaled")
-    if now.seq_len == 1:
-        return (
-            "With a single key every row puts all its weight (1) on it: there is nothing to choose, so scaling "
-            "changes nothing and no gradient reaches the score."
-        )
-    mode = "scaled by 1/√d_k" if now.scaled else "unscaled"
-    share, mw = now.near_one_hot_share.mean, now.max_weight.mean
-    head = (
-        f"Your setting, {mode} at d_k = {now.d_k}: {share:.0%} of rows put over 99% of their weight on one key "
-        f"(mean largest weight {_g(mw)})"
-    )
-    if now.d_k == 1:
-        return (
-            head
-            + ". At d_k = 1, √d_k = 1, so scaling changes nothing; raise d_model or lower the heads to see it matter."
-        )
-    switch = "Turning scaling off" if now.scaled else "Turning scaling on"
-    g_now, g_other = now.grad_norm.mean, other.grad_norm.mean
-    if g_now > 0:
-        ratio = g_other / g_now
-        grad = (
-            f"the gradient reaching the scores {_g(ratio)} times larger"
-            if ratio >= 1
-            else f"the gradient reaching the scores {_g(1 / ratio)} times smaller"
-            if ratio > 0
-            else "the gradient reaching the scores exactly 0"
-        )
-    else:
-        grad = f"the gradient reaching the scores {_g(g_other)} instead of 0"
-    return (
-        head + f". {switch} would make that {other.near_one_hot_share.mean:.0%} (mean largest weight "
-        f"{_g(other.max_weight.mean)}) and {grad}."
-    )

@@ -27,6 +27,15 @@ def sliding_window_mask(T: int, window: int) -> np.ndarray:
     return (offset >= 0) & (offset < window)
 
 
+def window_score_count(T: int, window: int) -> int:
+    """Scores one window layer computes: ``T w - w (w - 1) / 2`` for ``w <= T`` (``T (T + 1) / 2``, the causal
+    mask's, for ``w >= T``). Query i sees ``min(i + 1, w)`` keys, so the first ``w - 1`` rows see fewer than w: the
+    count is below ``T w``. The page counts the mask's allowed cells; the tests check this formula against them."""
+    T = check_positive_int("T", T)
+    w = min(check_positive_int("window", window), T)
+    return T * w - w * (w - 1) // 2
+
+
 def receptive_field_formula(window: int, layers: int, T: int | None = None) -> int:
     """``L (w - 1) + 1``: tokens that can reach one query after L stacked window layers (capped at T if given)."""
     n = check_positive_int("layers", layers) * (check_positive_int("window", window) - 1) + 1

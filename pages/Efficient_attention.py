@@ -71,6 +71,33 @@ def page_params(T: int, H: int, kv_options: list[int]) -> dict[str, PageParam]:
     return {p.url: p for p in params}
 
 
+def window_cost(wv, T: int, window: int) -> str:
+    """The scores one window layer computes, counted from its mask (``wv.scores``), beside the causal mask's."""
+    if window >= T:
+        return (
+            f"With w ≥ T = {T} the window is the whole causal mask: each layer computes all T(T+1)/2 = "
+            f"{wv.causal_scores} scores."
+        )
+    if window == 1:
+        return f"Each layer computes {wv.scores} scores (one a query, itself) instead of T(T+1)/2 = {wv.causal_scores}."
+    first = "the first query sees 1 key" if window == 2 else f"the first {window - 1} see 1 to {window - 1} keys"
+    return (
+        f"Each layer computes {wv.scores} scores, the mask's allowed cells: the last {T - window + 1} queries see "
+        f"w = {window} keys each and {first} (T·w − w(w−1)/2 = {T} × {window} − {window * (window - 1) // 2}), "
+        f"instead of T(T+1)/2 = {wv.causal_scores} for the causal mask."
+    )
+
+
+def _layers_needed(T: int, window: int) -> str:
+    """The answer to "how many layers of window w until the last token sees all T tokens?"."""
+    if T == 1:
+        return "There is one token: the last token is the only one, and one layer lets it see itself."
+    if window == 1:
+        return "With w = 1 a token sees only itself, in every layer: never."
+    n = -(-(T - 1) // (window - 1))
+    return f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {n} layer{'s' if n > 1 else ''}."
+
+
 page = Page(
     __file__,
     "How models like Llama and Mistral make attention affordable without changing its answer: a cache of "
@@ -277,7 +304,7 @@ def _draw() -> list[Question]:
         f"{layers}({window}−1)+1 = {raw}"
         + (f", capped at the {T} tokens there are: {wv.formula[-1]}" if raw > T else "")
         + (". They agree." if agree else ". They disagree: this would be a bug.")
-        + f" Each layer costs T × w = {T * min(window, T)} scores instead of T(T+1)/2 = {T * (T + 1) // 2}. "
+        + f" {window_cost(wv, T, window)} "
         f"Mistral 7B uses w = 4096 over 32 layers: 32 × 4095 + 1 = {32 * 4095 + 1:,} tokens can reach the last one."
     )
 
@@ -305,7 +332,7 @@ def _draw() -> list[Question]:
             "tile max": [num(s.tile_max[fq]) for s in steps],
             "m before": [num(s.m_before[fq]) for s in steps],
             "m after": [num(s.m[fq]) for s in steps],
-            "rescale": [num(s.rescale[fq]) for s in steps],
+            "rescale": [s.rescale_note(fq) for s in steps],
             "l after": [num(s.l[fq]) for s in steps],
         }
     )
@@ -321,7 +348,9 @@ def _draw() -> list[Question]:
         height=min(300, 35 * len(table) + 38),
         column_config={
             "rescale": st.column_config.TextColumn(
-                help="e^(m_old − m_new): what the old sum and output were multiplied by"
+                help="When the tile raised the running max from m to m′: the factor e^(m − m′) the old sum and "
+                "output were multiplied by. — when nothing was rescaled (the max did not change, or no key came "
+                "before)."
             ),
             "tile max": st.column_config.TextColumn(help="the largest allowed score of this tile (−∞: all masked)"),
         },
@@ -341,7 +370,7 @@ def _draw() -> list[Question]:
         ),
         width="stretch",
     )
-    rises = [s.index + 1 for s in steps[1:] if s.rescale[fq] < 1 and np.isfinite(s.m_before[fq])]
+    rises = [s.index + 1 for s in steps if s.rescaled[fq]]
     last = steps[-1]
     flash_text = (
         f"With B = {tile}, query **{md_escape(tokens[fq])}** (head {head + 1}, mask: {fv.mask_note}) met "
@@ -353,7 +382,7 @@ def _draw() -> list[Question]:
         flash_text += (
             f"Its running max rose at tile{'s' if len(rises) > 1 else ''} {', '.join(map(str, rises[:8]))}"
             f"{' …' if len(rises) > 8 else ''}; the smallest rescale factor was "
-            f"{fmt(min(float(s.rescale[fq]) for s in steps[1:]))}. "
+            f"{fmt(min(float(s.rescale[fq]) for s in steps if s.rescaled[fq]))}. "
         )
     else:
         flash_text += "Its running max was set by the first tile with an allowed key and never rose again: no rescaling was needed. "
@@ -390,9 +419,7 @@ def _draw() -> list[Question]:
         ),
         (
             f"How many layers of window {window} does the last token need to see all {T} tokens?",
-            f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {-(-(T - 1) // (window - 1))} layers."
-            if window > 1
-            else "With w = 1 a token sees only itself, in every layer: never.",
+            _layers_needed(T, window),
         ),
     ]
 

@@ -1,83 +1,126 @@
-"""Softmax saturation lab: why 1/sqrt(d_k), measured."""
+"""Softmax saturation lab: why 1/sqrt(d_k), measured. What needs no calculus comes first (how far the scores
+spread, how peaked the rows get); the gradient through the softmax is in a part a reader opens."""
 
 import math
 
 import numpy as np
 import streamlit as st
 
+from attention_core.saturation import NEAR_ONE_HOT
 from attention_core.sweep import (
     RowUpClose,
+    point_from_samples,
     row_up_close,
-    saturation_point,
     saturation_sweep,
-    score_gradient,
-    setting_sentence,
+    score_samples,
+    softmax_backward,
+    upstream_gradients,
 )
 from ui.charts import Axes, bar_chart, shared_domain, show_heatmap, weight_axis
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
+from ui.glossary import defined
 from ui.lesson import Question
 from ui.page import Page
+from ui.saturation_text import gradient_sentence, setting_sentence, thresholds_sentence, words_sentence
 from ui.text import fmt
-from ui.vega import draw, spec_from_json
+from ui.vega import draw
 
 page = Page(
     __file__,
-    "A score q·k is a sum of d_k products. With unit-variance entries its spread grows like √d_k, "
-    "so for wide heads the softmax sees huge logits, puts all weight on one key and passes almost no "
-    "gradient back. Dividing by √d_k keeps the spread at 1. Here both are **measured**.",
+    "A score q·k is a sum of d_k products. With entries of spread 1, its spread grows like √d_k, so for wide heads "
+    "the scores of one query differ by a lot, and the softmax gives nearly all the weight to the largest. Dividing "
+    "by √d_k keeps the spread at 1 whatever d_k is. Here both are **measured** on random queries and keys.",
 )
+DERIVATIVES = "For readers who know derivatives: the gradient through the softmax"
+DERIVATIVES_KEY = "sat_derivatives"  # the expander's open state (a full run draws its content when it opens)
 
 
 def _controls() -> tuple:
-    """The full-run part: the sidebar's controls, and the place for their notices and share link."""
+    """The full-run part: the sidebar's controls, the place of the lesson, and the part a reader opens. That part
+    is drawn only while it is open (its two charts and two maps would be redrawn by the browser at every change)."""
     page.whatif(show=("seq_len", "d_model", "n_heads", "scaled", "temperature", "seed"))
-    return ()
+    lesson = st.container()
+    calculus = st.expander(DERIVATIVES, key=DERIVATIVES_KEY, on_change="rerun")
+    return lesson, calculus
 
 
-def _draw() -> list[Question]:
-    """The sweep over d_k for the sidebar's T and temperature, the marked setting, one row up close."""
+def _chart(box, spec: dict) -> None:
+    draw(box, spec, width="stretch", height=330)
+
+
+def _draw(lesson, calculus) -> list[Question]:
+    """The sweep over d_k for the sidebar's T and temperature, the marked setting, one row up close (into
+    ``lesson``), and the gradient for those who open ``calculus``."""
+    with lesson:
+        return _lesson(calculus)
+
+
+def _lesson(calculus) -> list[Question]:
     cfg = page.setting()
     T, tau, d_k = cfg.seq_len, cfg.temperature, cfg.d_k
     mode = "scaled by 1/√d_k" if cfg.scaled else "unscaled"
 
-    st.latex(
-        r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k"
-        r"\;\Rightarrow\;\operatorname{std}(q\cdot k)=\sqrt{d_k},\qquad "
-        r"\operatorname{std}\!\left(\tfrac{q\cdot k}{\sqrt{d_k}}\right)=1"
-    )
-
-    with st.spinner(f"Measuring the sweep over d_k (33 points of {SWEEP_SEEDS} x {SWEEP_ROWS} rows)…"):
+    with st.spinner(f"Measuring over d_k = 1 … 1024 ({SWEEP_SEEDS} seeds x {SWEEP_ROWS} rows a point)…"):
         sweep = cached_saturation_sweep(T, tau)
         now = cached_saturation_point(d_k, T, cfg.scaled, tau)
         other = cached_saturation_point(d_k, T, not cfg.scaled, tau)
         specs = cached_sweep_specs(T, tau, d_k, cfg.scaled)
     scaled_pt, unscaled_pt = (now, other) if cfg.scaled else (other, now)
-
     keys = "1 key" if T == 1 else f"{T} keys"
-    st.subheader(f"Sweep over d_k, T = {keys}, temperature {tau:g}")
+
+    # ---- 1. the spread of the scores
+    st.subheader("1. The scores spread out as d_k grows")
+    left, right = st.columns(2)
+    _chart(left, specs["score_std"])
+    right.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")  # two lines: one
+    right.latex(  # is wider than half a 1280 px window
+        r"\operatorname{std}(q\cdot k)=\sqrt{d_k},\qquad\operatorname{std}\!\left(\tfrac{q\cdot k}{\sqrt{d_k}}\right)=1"
+    )
+    right.markdown(
+        "The spread (standard deviation) of a query's scores over many random queries and keys: the d_k products "
+        "q_i k_i each vary by 1, and their sum varies by d_k, so its spread is √d_k."
+    )
+    right.caption(
+        f"Check of the theory at d_k = {d_k}: the raw scores' measured spread is {fmt(unscaled_pt.score_std.mean)} "
+        f"(theory √{d_k} = {fmt(math.sqrt(d_k))}); divided by √d_k it is {fmt(scaled_pt.score_std.mean)} (theory 1)."
+    )
+
+    # ---- 2. how peaked the rows get
+    st.subheader(f"2. How peaked the rows get: T = {keys}, temperature τ = {tau:g}")
+    st.markdown(
+        "Each query's row of weights is the softmax of its scores. The **temperature** τ divides the scores first "
+        "(τ = 1 leaves them as they are). What the charts measure: " + words_sentence(T)
+    )
+    st.markdown(thresholds_sentence(T))
     st.caption(
         f"Each point: the mean over {SWEEP_SEEDS} seeds of {SWEEP_ROWS} query rows with N(0, 1) entries; the band "
         f"spans the seeds. Your setting ({mode}) is the thick line; the dashed rule and the filled diamond mark "
         f"d_k = {cfg.d_model} / {cfg.n_heads} = {d_k}, the hollow diamond the other choice at the same d_k."
     )
-    st.info(setting_sentence(now, other), icon="💡")
-    for i in range(0, len(specs), 2):
-        cols = st.columns(2)
-        for col, spec in zip(cols, specs[i : i + 2]):
-            draw(col, spec_from_json(spec), width="stretch", height=330)
-    st.caption(
-        "**Gradient reaching the scores**: a random gradient is put on the attention weights and pushed back "
-        "through the softmax with autograd; the chart shows the length (L2 norm) of what arrives at a row's scores "
-        "(‖∂L/∂logits‖), averaged over rows. A one-hot row passes almost none back, so its scores stop learning."
-    )
-    st.caption(
-        f"Check of the theory at d_k = {d_k}: the raw scores' measured spread is {fmt(unscaled_pt.score_std.mean)} "
-        f"(theory √{d_k} = {fmt(math.sqrt(d_k))}); divided by √d_k it is {fmt(scaled_pt.score_std.mean)} (theory 1)."
+    st.info(setting_sentence(now, other), icon=":material/lightbulb:")
+    a, b = st.columns(2)
+    _chart(a, specs["max_weight"])
+    _chart(b, specs["effective_tokens"])
+    a, b = st.columns(2)
+    _chart(a, specs["near_one_hot_share"])
+    half = next((p for p in sweep.unscaled if p.near_one_hot_share.mean >= 0.5), None)
+    top = max(sweep.unscaled, key=lambda p: p.near_one_hot_share.mean)
+    b.markdown(
+        (
+            f"Unscaled, at least half of the rows are near one-hot from d_k = {half.d_k} on "
+            f"({half.near_one_hot_share.mean:.0%} there); scaled, that share is "
+            f"{sweep.scaled[sweep.d_ks.index(half.d_k)].near_one_hot_share.mean:.0%} at the same d_k."
+            if half
+            else f"Unscaled, no d_k up to {sweep.d_ks[-1]} makes half of the rows near one-hot here: the largest share "
+            f"is {top.near_one_hot_share.mean:.0%} (at d_k = {top.d_k})."
+        )
+        + " Scaled, the curves stay flat: the spread of the logits no longer depends on d_k."
     )
 
-    # ---- one row up close
+    # ---- 3. one row up close
     row = row_up_close(d_k, T, tau, seed=cfg.seed)
-    st.subheader(f"One row up close: d_k = {d_k}, T = {T}, temperature {tau:g}")
+    st.subheader(f"3. One row up close: d_k = {d_k}, T = {T}, temperature {tau:g}")
+    st.caption(defined("logits"))
     labels = [f"k{j + 1}" for j in range(T)]
     sides = [
         ("scaled", row.logits_scaled, row.weights_scaled, "q·k / (√d_k τ)"),
@@ -100,13 +143,13 @@ def _draw() -> list[Question]:
                 value_name="logit",
                 domain=logit_axis,
                 group="logits",
-            ),
+            ),  # fmt: skip
             width="stretch",
         )
         col.vega_lite_chart(
             bar_chart(
                 weights, labels, title=f"softmax, {name}{tag}", domain=w_axis.domain, note=w_note, group="softmax"
-            ),
+            ),  # fmt: skip
             width="stretch",
         )
     w_now = row.weights_scaled if cfg.scaled else row.weights_unscaled
@@ -118,60 +161,34 @@ def _draw() -> list[Question]:
         st.caption(
             f"With your setting ({mode}) the largest weight is {fmt(float(w_now.max()))} on "
             f"{labels[int(np.argmax(w_now))]}; {other_mode} it would be {fmt(float(w_other.max()))}. The logits' "
-            f"spread is {fmt(row.logit_spread(False))} unscaled and {fmt(row.logit_spread(True))} "
-            "scaled."
+            f"spread is {fmt(row.logit_spread(False))} unscaled and {fmt(row.logit_spread(True))} scaled."
         )
-    if T <= 32:
-        cols = st.columns(2)
-        norms = {}
-        for col, (name, *_) in zip(cols, sides):
-            J = row.jacobian(name == "scaled")  # (T, T)
-            norms[name] = row.jacobian_norm(name == "scaled")
-            lim = 0.25  # |diag(p) - p p^T| <= 1/4 entrywise
-            tag = " (your setting)" if (name == "scaled") == cfg.scaled else ""
-            show_heatmap(
-                J,
-                labels,
-                labels,
-                title=f"Jacobian diag(p) − ppᵀ, {name}{tag}",
-                axes=Axes("∂p_i", "∂logit_j", "∂p_i/∂logit_j"),
-                scheme="diverging",
-                domain=(-lim, lim),
-                container=col,
-            )
-        st.caption(
-            f"Colour range −0.25 to 0.25 (no entry of diag(p) − ppᵀ can be larger). The Jacobian multiplies every "
-            f"gradient that flows back into the scores. Its norm is {fmt(norms['scaled'])} scaled and "
-            f"{fmt(norms['unscaled'])} unscaled; a one-hot row has a zero Jacobian, so nothing flows back."
-        )
-    else:
-        st.caption("The Jacobian heatmap is drawn for rows of up to 32 keys; lower seq_len to see it.")
 
-    # ---- temperature beside scaling
-    st.subheader("Scaling is a temperature")
+    # ---- 4. temperature beside scaling
+    st.subheader("4. Scaling is a temperature")
     gap = sweep.temperature_gap
     gap_text = "exactly 0" if gap == 0 else f"{gap:.1e} (floating-point rounding)"
     st.markdown(
         f"Dividing the scores by √d_k is the same as a softmax temperature of √d_k. In the chart of the largest weight, "
         f"the dashed green curve is the **unscaled** attention run at temperature τ·√d_k; it lies on the scaled curve at "
         f"temperature τ = {tau:g}: the largest gap between them over the whole sweep is {gap_text}. A temperature below 1 "
-        "sharpens every row (towards argmax), above 1 flattens it (towards uniform)."
+        "sharpens every row (towards one key), above 1 flattens it (towards uniform)."
     )
 
-    half = next((p for p in sweep.unscaled if p.near_one_hot_share.mean >= 0.5), None)
-    top = max(sweep.unscaled, key=lambda p: p.near_one_hot_share.mean)
+    if calculus.open:
+        with calculus:
+            _gradient(specs["grad_norm"], now, other, row, sides, labels, cfg.scaled)
+
     return [
         (
             f"At your d_k = {d_k}, how large is the spread (std) of the raw scores q·k, and what does dividing by "
             "√d_k make it?",
             f"Measured {fmt(unscaled_pt.score_std.mean)} (theory √{d_k} = {fmt(math.sqrt(d_k))}); divided by √d_k it "
-            "is "
-            f"{fmt(scaled_pt.score_std.mean)} (theory 1).",
+            f"is {fmt(scaled_pt.score_std.mean)} (theory 1).",
         ),
         (
-            f"In this sweep (T = {T}, τ = {tau:g}), from which d_k on does the unscaled softmax put over 99% of its "
-            "weight on "
-            "one key in at least half of the rows?",
+            f"In this sweep (T = {T}, τ = {tau:g}), from which d_k on does the unscaled softmax put over "
+            f"{NEAR_ONE_HOT:.0%} of its weight on one key in at least half of the rows?",
             f"From d_k = {half.d_k} ({half.near_one_hot_share.mean:.0%} of rows); scaled, that share is "
             f"{sweep.scaled[sweep.d_ks.index(half.d_k)].near_one_hot_share.mean:.0%} there."
             if half
@@ -180,16 +197,64 @@ def _draw() -> list[Question]:
         ),
         (
             f"Which temperature makes the unscaled softmax at d_k = {d_k} give exactly the weights of the scaled one "
-            "at "
-            f"τ = {tau:g}?",
+            f"at τ = {tau:g}?",
             f"τ·√d_k = {tau:g} × {fmt(math.sqrt(d_k))} = {fmt(tau * math.sqrt(d_k))}: dividing by √d_k is a "
             "temperature.",
         ),
     ]
 
 
+def _gradient(spec: dict, now, other, row: RowUpClose, sides, labels: list[str], scaled: bool) -> None:
+    """The calculus part: the gradient that reaches the scores over d_k, and the Jacobian of one row."""
+    st.markdown(
+        "Training changes the scores through the gradient of the loss L. The softmax passes the gradient on the "
+        "weights, ∂L/∂p, back to the logits z through its Jacobian J = ∂p/∂z:"
+    )
+    st.latex(
+        r"\frac{\partial L}{\partial z} = J^\top \frac{\partial L}{\partial p},\qquad "
+        r"J = \operatorname{diag}(p) - p\,p^\top,\qquad \text{so}\quad "
+        r"\frac{\partial L}{\partial z_j} = p_j\Big(g_j - \sum_i p_i g_i\Big),\; g = \frac{\partial L}{\partial p}"
+    )
+    left, right = st.columns(2)
+    _chart(left, spec)
+    right.caption(
+        "**Gradient reaching the scores**: a random upstream gradient g ~ N(0, 1) (the same for every d_k) is put on "
+        "each row's weights and pushed back through the softmax with the formula above (the tests check it against "
+        "torch autograd); the chart shows the length (L2 norm) of what arrives at a row's scores, ‖∂L/∂logits‖, "
+        "averaged over rows. A one-hot row passes almost none back, so its scores stop learning."
+    )
+    right.info(gradient_sentence(now, other), icon=":material/lightbulb:")
+    T = len(labels)
+    if T > 32:
+        st.caption("The Jacobian heatmap is drawn for rows of up to 32 keys; lower seq_len to see it.")
+        return
+    cols = st.columns(2)
+    norms = {}
+    for col, (name, *_) in zip(cols, sides):
+        J = row.jacobian(name == "scaled")  # (T, T)
+        norms[name] = row.jacobian_norm(name == "scaled")
+        tag = " (your setting)" if (name == "scaled") == scaled else ""
+        show_heatmap(J, labels, labels, title=f"Jacobian diag(p) − ppᵀ, {name}{tag}",
+                     axes=Axes("∂p_i", "∂logit_j", "∂p_i/∂logit_j"), scheme="diverging", domain=(-0.25, 0.25),
+                     container=col)  # fmt: skip  # |diag(p) - p p^T| <= 1/4 entrywise
+    st.caption(
+        f"The row of section 3. Colour range −0.25 to 0.25 (no entry of diag(p) − ppᵀ can be larger). The Jacobian "
+        f"multiplies every gradient that flows back into the scores. Its norm (Frobenius: the square root of the sum "
+        f"of its squared entries) is {fmt(norms['scaled'])} scaled and {fmt(norms['unscaled'])} unscaled; a one-hot "
+        "row has a zero Jacobian, so nothing flows back."
+    )
+
+
 page.run(
     _draw,
     _controls,
-    code=(saturation_sweep, saturation_point, score_gradient, row_up_close, RowUpClose, setting_sentence),
+    code=(
+        saturation_sweep,
+        score_samples,
+        upstream_gradients,
+        point_from_samples,
+        softmax_backward,
+        row_up_close,
+        RowUpClose,
+    ),  # fmt: skip
 )

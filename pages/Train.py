@@ -189,13 +189,14 @@ def ready_section() -> None:
     index = scrubber(traj, key=f"tr_scrub_{name}")
     marks = [(cliff, "2 layers: phase change")] if cliff else []
     shown = int(traj.steps[index])
+    length = max(int(two.steps[-1]), int(one.steps[-1]))  # the step axis: 0 to the runs' length
     for curve, curve_title, score, score_title in (  # one row each: a curve of both runs, a head score of both
         ("loss", "Loss (held-out solid, train dashed)", "prefix-matching", "Prefix-matching score of every head"),
         ("accuracy", "Accuracy on repeated tokens", "previous-token", "Previous-token score of every head"),
     ):
         a, b = st.columns(2)
-        a.vega_lite_chart(layered(curve_title, layers[curve], marks, shown), width="stretch")
-        b.vega_lite_chart(layered(score_title, layers[score], marks, shown), width="stretch")
+        a.vega_lite_chart(layered(curve_title, layers[curve], marks, shown, length), width="stretch")
+        b.vega_lite_chart(layered(score_title, layers[score], marks, shown, length), width="stretch")
     qp.update({"mode": "ready", "run": name, "show": str(shown)})
     show_details(traj, index, lambda layer, head: cached_ready_snapshot_view(name, index, layer, head), key="ready")
 
@@ -262,12 +263,18 @@ def live_section() -> None:
     b[1].button("⏸ Pause", disabled=not ss.tr_playing, width="stretch", on_click=_pause)
     b[2].button("+1 step", disabled=ss.tr_playing, width="stretch", on_click=_single_step)
     b[3].button("↺ Reset", width="stretch", on_click=_reset)
+    st.fragment(live_view, run_every=0.3 if ss.tr_playing else None)()
+
+
+def server_status() -> str:
+    """Who trains on the server and what is left of this session's budget, read after this run's chunk: drawn in
+    the live fragment, so it is as fresh as the step it sits beside (drawn above the fragment, it kept saying
+    "0 training now ... 3000 of 3000" through a whole run)."""
     running, waiting = QUEUE.status()
-    b[4].caption(
+    return (
         f"Server: {running} training now, {waiting} waiting. Your budget: {STEP_BUDGET - ss.tr_used} of "
         f"{STEP_BUDGET} live steps left."
     )
-    st.fragment(live_view, run_every=0.3 if ss.tr_playing else None)()
 
 
 def live_view() -> None:
@@ -300,6 +307,7 @@ def live_view() -> None:
         f"**Step {trainer.step}** of {cfg.steps} ({status}); held-out loss "
         f"{traj.heldout_loss[-1]:.3f}, held-out accuracy {traj.heldout_acc[-1]:.1%}."
     )
+    st.caption(server_status())
     if ss.tr_playing:
         index = len(traj.steps) - 1
         st.caption("Following the newest snapshot; pause to scrub.")
@@ -310,13 +318,15 @@ def live_view() -> None:
     cliff = None if np.isnan(best).all() else find_phase_change(traj.steps, best)
     marks = [(cliff, "phase change")] if cliff else []
     df, sf = curve_frame(traj, "live"), score_frame(traj, "live")
+    length = max(cfg.steps, stop_at, trainer.step)  # the step axis: 0 to where this run stops
     a, b = st.columns(2)
-    a.vega_lite_chart(curves_chart(df, "loss", "Loss", marks, shown), width="stretch")
-    b.vega_lite_chart(curves_chart(df, "accuracy", "Accuracy", marks, shown), width="stretch")
+    a.vega_lite_chart(curves_chart(df, "loss", "Loss", marks, shown, steps=length), width="stretch")
+    b.vega_lite_chart(curves_chart(df, "accuracy", "Accuracy", marks, shown, steps=length), width="stretch")
     names = list(dict.fromkeys(sf["score"]))
     cols = st.columns(len(names))
     for col, name in zip(cols, names):
-        col.vega_lite_chart(scores_chart(sf, name, f"{name} score of every head", marks, shown), width="stretch")
+        title = f"{name} score of every head"
+        col.vega_lite_chart(scores_chart(sf, name, title, marks, shown, steps=length), width="stretch")
     if cliff:
         st.markdown(
             f"Phase change at about **step {cliff}**: the best head's prefix-matching score went from "

@@ -56,9 +56,51 @@ def test_defaults_show_exact_numbers_and_llama_70b_memory():
     for s in steps[1:]:
         rows |= np.isfinite(s.m_before) & (s.rescale < 1)  # a later tile raised the row's max
     assert rows.any() and f"{int(rows.sum())} of the 8 query rows had their sum and output rescaled" in text
+    # w = 3 on 8 tokens: the mask allows 3 keys to the last 6 queries and 1, 2 to the first two: 21, not T x w = 24
+    assert "Each layer computes 21 scores" in text and "24" not in text.split("Each layer computes")[1][:200]
+    assert "instead of T(T+1)/2 = 36 for the causal mask" in text
     bars = [f for el in at.get("vega_lite_chart") for f in chart_datasets(el) if "GB" in f.columns][0]
     assert list(bars["KV heads"]) == [64, 8, 1]
     np.testing.assert_allclose(bars["GB"], [10.737418240, 1.34217728, 0.16777216])
+
+
+def flash_table(at):
+    return [d.value for d in at.dataframe if "rescale" in d.value.columns][0]
+
+
+@pytest.mark.parametrize("query", [{}, {"tile": "1", "fq": "5"}, {"tile": "1", "fq": "1", "temperature": "0.1"}])
+def test_rescale_column_shows_what_happened(query):
+    """A factor e^(m − m′) only where the followed row's running max rose; a dash with the reason elsewhere."""
+    at = run_ok(app(PAGE, query))
+    tile, fq = int(query.get("tile", 2)), int(query.get("fq", 8)) - 1
+    run = run_whatif(at.session_state["whatif"].replace(mask="none"))
+    steps = flash_attention_steps(
+        run.q[0], run.k[0], run.v[0], tile_size=tile, temperature=at.session_state["whatif"].temperature
+    ).steps
+    shown = list(flash_table(at)["rescale"])
+    assert len(shown) == len(steps)
+    for s, cell in zip(steps, shown):
+        if s.rescaled[fq]:
+            assert cell.startswith("× ") and f"{float(s.rescale[fq]):.4g}" in cell and float(s.rescale[fq]) < 1
+        else:
+            assert cell.startswith("— (") and cell != "1"
+    assert shown[0] == "— (first allowed keys)"
+    assert "1" not in shown and "0" not in shown  # the old column read 1 (nothing rescaled) and 0 (nothing before)
+
+
+@pytest.mark.parametrize(
+    "query, says",
+    [
+        ({"window": "1"}, "Each layer computes 8 scores (one a query, itself) instead of T(T+1)/2 = 36."),
+        ({"window": "2"}, "Each layer computes 15 scores, the mask's allowed cells: the last 7 queries see w = 2 keys"),
+        ({"window": "8"}, "With w ≥ T = 8 the window is the whole causal mask: each layer computes all T(T+1)/2 = 36"),
+        ({"seq_len": "512", "window": "512"}, "each layer computes all T(T+1)/2 = 131328 scores"),
+        ({"seq_len": "512", "window": "100"}, f"Each layer computes {512 * 100 - 100 * 99 // 2} scores"),
+        ({"seq_len": "1"}, "With w ≥ T = 1 the window is the whole causal mask: each layer computes all T(T+1)/2 = 1"),
+    ],
+)
+def test_window_cost_is_counted_from_the_mask(query, says):
+    assert says in texts(run_ok(app(PAGE, query, timeout=120)))
 
 
 def test_every_control_moves():
@@ -195,3 +237,16 @@ def test_kv_cache_sentence_counts_heads_right(query, says):
     for part in says:
         assert part in shown
     assert "1 heads" not in shown and "1 query head share" not in shown
+
+
+@pytest.mark.parametrize(
+    "query, answer",
+    [
+        ({"seq_len": "1"}, "There is one token: the last token is the only one, and one layer lets it see itself."),
+        ({"window": "1"}, "With w = 1 a token sees only itself, in every layer: never."),
+        ({"window": "8"}, "L ≥ (T−1)/(w−1) = 1, so 1 layer."),
+        ({"window": "3"}, "L ≥ (T−1)/(w−1) = 3.5, so 4 layers."),
+    ],
+)
+def test_layers_needed_answer_at_the_edges(query, answer):
+    assert answer in texts(run_ok(app(PAGE, query)))

@@ -120,6 +120,58 @@ def test_live_play_pause_step_and_the_link():
     assert again.session_state["tr_trainer"].train_loss == at.session_state["tr_trainer"].train_loss
 
 
+def charts(at) -> dict[str, dict]:
+    """Every Vega-Lite spec of the page by its title."""
+    import json
+
+    return {(spec := json.loads(el.proto.spec)).get("title", ""): spec for el in at.get("vega_lite_chart")}
+
+
+def test_step_axes_are_whole_steps_over_the_run_at_step_0_and_after():
+    """At step 0 a run has one point, and Vega's ticks for the range [0, 0] read 0.000000: every curve's step axis
+    runs from 0 to the run's length in whole steps, accuracy in percent from 0 to 1, the loss from 0."""
+    at = page(LIVE)
+    assert shown_step(at) == 0
+    live = charts(at)
+    for title in ("Loss", "Accuracy", "previous-token score of every head"):
+        for layer in live[title]["layer"]:
+            x = layer["encoding"]["x"]
+            assert x["scale"]["domain"] == [0, 40] and x["axis"]["format"] == "d", (title, x)
+    assert live["Accuracy"]["layer"][0]["encoding"]["y"]["scale"]["domain"] == [0, 1]
+    assert live["Accuracy"]["layer"][0]["encoding"]["y"]["axis"]["format"] == ".0%"
+    assert live["Loss"]["layer"][0]["encoding"]["y"]["scale"]["zero"] is True
+    button(at, "+1").click()
+    run_ok(at)
+    assert charts(at)["Loss"]["layer"][0]["encoding"]["x"]["scale"]["domain"] == [0, 40]
+    over_steps = [
+        s
+        for s in charts(page()).values()
+        if s.get("layer", [{}])[0].get("encoding", {}).get("x", {}).get("field") == "step"
+    ]
+    assert len(over_steps) == 4 and all(
+        layer["encoding"]["x"]["scale"]["domain"] == [0, 1500] for spec in over_steps for layer in spec["layer"]
+    )
+
+
+def test_server_status_is_fresh_while_training():
+    """The line beside the step says what this run did: a session that trains holds a slot and has spent steps
+    (drawn above the live fragment it said "0 training now ... 3000 of 3000" through a whole run)."""
+    at = page(LIVE)
+    status = next(c.value for c in at.caption if c.value.startswith("Server:"))
+    assert status.endswith("Your budget: 3000 of 3000 live steps left.")
+    button(at, "▶").click()
+    run_ok(at)
+    used = at.session_state["tr_used"]
+    assert used == shown_step(at) > 0
+    status = next(c.value for c in at.caption if c.value.startswith("Server:"))
+    running = int(re.search(r"Server: (\d+) training now", status).group(1))
+    assert running >= 1 and f"Your budget: {3000 - used} of 3000 live steps left." in status
+    button(at, "⏸").click()
+    run_ok(at)
+    status = next(c.value for c in at.caption if c.value.startswith("Server:"))
+    assert int(re.search(r"Server: (\d+) training now", status).group(1)) == running - 1
+
+
 def test_live_training_waits_in_the_queue_when_the_server_is_full(monkeypatch):
     from collections import OrderedDict
 

@@ -33,6 +33,7 @@ from attention_core.windows import (
     reach_matrix,
     receptive_field_formula,
     sliding_window_mask,
+    window_score_count,
 )
 
 torch.set_num_threads(1)
@@ -235,6 +236,18 @@ def test_sliding_window_mask(T, w):
         np.testing.assert_array_equal(m, causal_mask(T))
 
 
+@given(st.integers(1, 40), st.integers(1, 45))
+def test_window_score_count_is_the_masks_allowed_cells(T, w):
+    """T w - w(w - 1)/2, not T w: the first w - 1 queries see fewer than w keys (T = 8, w = 3: 21, not 24)."""
+    n = window_score_count(T, w)
+    assert n == int(sliding_window_mask(T, w).sum()) == sum(min(i + 1, w) for i in range(T))
+    if w >= T:
+        assert n == int(causal_mask(T).sum()) == T * (T + 1) // 2
+    else:
+        assert (n < T * w) == (w > 1)
+    assert window_score_count(8, 3) == 21 and window_score_count(8, 8) == 36 == window_score_count(8, 100)
+
+
 @pytest.mark.parametrize(
     "call",
     [
@@ -304,6 +317,10 @@ def test_stepper_records_the_running_max_sum_and_rescale(T, tile, seed, causal):
         np.testing.assert_allclose(s.l, np.exp(logits[:, : s.stop] - m_safe[:, None]).sum(axis=1), rtol=1e-10)
         np.testing.assert_allclose(s.rescale, np.exp(s.m_before - m_safe))
         assert np.all(s.rescale <= 1)
+        rose = np.isfinite(s.m_before) & (s.m > s.m_before)
+        np.testing.assert_array_equal(s.rescaled, rose)
+        assert np.all(s.rescale[rose] < 1) or np.all(s.m[rose] - s.m_before[rose] < 1e-15)
+        assert np.all(s.rescale[np.isfinite(s.m_before) & ~rose] == 1)  # unchanged max: factor 1, nothing rescaled
     assert run.tile_bytes == T * min(tile, T) * 8 and run.full_bytes == T * T * 8
 
 
@@ -386,6 +403,22 @@ def test_cached_views_are_the_views_of_the_shared_run(mask):
     for view in ("positions", "decode", "window", "flash", "sinks", "streaming", "linear", "ready_snapshot"):
         assert f"ui.compute.cached_{view}_view" in names
     assert "ui.compute.cached_ready_trajectory" in names
+
+
+def test_rescale_note_says_what_happened():
+    """The table's "rescale" column: the factor e^(m - m') only when the running max rose, else why not."""
+    q = np.ones((1, 1))
+    k = np.array([[1.0], [0.0], [3.0], [-2.0]])  # logits 1, 0, 3, -2 for the one query (d_k = 1: no scaling)
+    mask = np.array([[False, True, True, True]])  # the first tile of one key is fully masked for the query
+    steps = flash_attention_steps(q, k, k, mask=mask, tile_size=1).steps
+    assert [s.rescale_note(0) for s in steps] == [
+        "— (all keys masked so far)",
+        "— (first allowed keys)",
+        f"× {np.exp(-3.0):.4g} = e^(-3)",
+        "— (max unchanged)",
+    ]
+    assert [bool(s.rescaled[0]) for s in steps] == [False, False, True, False]
+    assert steps[3].rescale[0] == 1.0 and steps[1].rescale[0] == 0.0  # the numbers the old column showed
 
 
 @pytest.mark.parametrize("tile", [1, 3, 8, 11])

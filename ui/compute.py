@@ -32,6 +32,7 @@ from attention_core import (
 )
 from attention_core.efficient_views import DecodeView, FlashView, WindowView, decode_view, flash_view, window_view
 from attention_core.position_views import PositionsView, positions_view
+from attention_core.saturation import NEAR_ONE_HOT
 from attention_core.sinks_linear_views import (
     LinearView,
     SinksView,
@@ -153,49 +154,76 @@ def cached_cross(cfg: WhatIf, kv_cfg: WhatIf):
 
 
 # ---- Softmax saturation
-# Measured with ui.cache.nbytes: a point ~1 KB, a sweep (33 points) ~35 KB, the six specs of one setting ~140 KB.
+# A new temperature re-applies the softmax to stored raw scores (attention_core/sweep.py): the scores of one
+# (d_k, seq_len) are 4 seeds x 256 rows x T float32 (4 KB x T: 2.1 MB at T = 512, 23 MB for the 11 d_k of a
+# sweep), the upstream gradients one float64 array of that shape per seq_len (4.2 MB at T = 512). Measured with ui.cache.nbytes: a point ~1 KB, a sweep
+# (33 points) ~35 KB, the six charts of one setting 20-70 KB (Arrow datasets).
 
 SWEEP_SEEDS, SWEEP_ROWS = 4, 256  # each point: the mean over 4 seeds of 256 query rows
 
 
+@cached(max_mb=32)
+def cached_score_samples(d_k: int, seq_len: int, n_seeds: int = SWEEP_SEEDS, n_rows: int = SWEEP_ROWS):
+    """score_samples: the raw scores of one (d_k, seq_len), whatever the scaling and temperature."""
+    from attention_core.sweep import score_samples
+
+    return score_samples(d_k, seq_len, n_seeds, n_rows)
+
+
+@cached(max_mb=8)
+def cached_upstream(seq_len: int, n_seeds: int = SWEEP_SEEDS, n_rows: int = SWEEP_ROWS):
+    """upstream_gradients of one seq_len (the same for every d_k)."""
+    from attention_core.sweep import upstream_gradients
+
+    return upstream_gradients(seq_len, n_seeds, n_rows)
+
+
 @cached(max_mb=2)
 def cached_saturation_point(d_k: int, seq_len: int, scaled: bool, temperature: float):
-    """saturation_point at the page's seeds and rows (the marked point at the current d_k)."""
+    """saturation_point at the page's seeds and rows (the marked point at the current d_k), from stored scores."""
     from attention_core.sweep import saturation_point
 
-    return saturation_point(d_k, seq_len, scaled, temperature, n_seeds=SWEEP_SEEDS, n_rows=SWEEP_ROWS)
+    return saturation_point(
+        d_k, seq_len, scaled, temperature, SWEEP_SEEDS, SWEEP_ROWS, cached_score_samples, cached_upstream
+    )
 
 
 @cached(max_mb=8)
 def cached_saturation_sweep(seq_len: int, temperature: float):
-    """saturation_sweep over d_k = 1 .. 1024 at the page's seeds and rows."""
+    """saturation_sweep over d_k = 1 .. 1024 at the page's seeds and rows, from stored scores."""
     from attention_core.sweep import saturation_sweep
 
-    return saturation_sweep(seq_len, temperature, max_d_k=1024, n_seeds=SWEEP_SEEDS, n_rows=SWEEP_ROWS)
+    return saturation_sweep(seq_len, temperature, 1024, SWEEP_SEEDS, SWEEP_ROWS, cached_score_samples, cached_upstream)
+
+
+SWEEP_CHARTS = {  # measure: (title, y axis title, log y axis, with the unscaled-at-tau*sqrt(d_k) curve, theory lines)
+    "score_std": ("spread (std) of the scores; dashed: theory √d_k and 1", "std of the scores", True, False, True),
+    "max_weight": ("mean largest weight of a row", "largest weight", False, True, False),
+    "effective_tokens": ("effective tokens e^entropy", "effective tokens", False, False, False),
+    "near_one_hot_share": (
+        f"share of near-one-hot rows (largest weight > {NEAR_ONE_HOT:g})",
+        "near-one-hot share",
+        False,
+        False,
+        False,
+    ),
+    "grad_norm": ("gradient reaching the scores, ‖∂L/∂logits‖", "gradient length", True, False, False),
+}
 
 
 @cached(max_mb=16)
-def cached_sweep_specs(seq_len: int, temperature: float, d_k: int, scaled: bool) -> tuple[str, ...]:
-    """The six sweep charts of the Softmax saturation page as Vega-Lite JSON (Altair validates slowly)."""
-    import json
-
+def cached_sweep_specs(seq_len: int, temperature: float, d_k: int, scaled: bool) -> dict[str, dict]:
+    """The sweep charts of the Softmax saturation page by measure, as Vega-Lite specs with Arrow datasets (their
+    layouts are built by Altair once per kind, ui/saturation_charts.py)."""
     from ui.saturation_charts import sweep_chart_spec
 
     sweep = cached_saturation_sweep(seq_len, temperature)
     now = cached_saturation_point(d_k, seq_len, scaled, temperature)
     other = cached_saturation_point(d_k, seq_len, not scaled, temperature)
-    charts = [
-        ("score_std", "spread (std) of the scores; dashed: theory √d_k and 1", "std of the scores", True, False, True),
-        ("grad_norm", "gradient reaching the scores (autograd)", "gradient length", True, False, False),
-        ("max_weight", "mean largest weight of a row", "largest weight", False, True, False),
-        ("normalized_entropy", "mean entropy / log T (1 = uniform)", "entropy / log T", False, False, False),
-        ("effective_tokens", "effective tokens exp(entropy)", "effective tokens", False, False, False),
-        ("near_one_hot_share", "share of rows with largest weight > 0.99", "near-one-hot share", False, False, False),
-    ]
-    return tuple(
-        json.dumps(sweep_chart_spec(sweep, m, title, y, now, other, log_y=log_y, with_sqrt_dk=sq, theory=th))
-        for m, title, y, log_y, sq, th in charts
-    )
+    return {
+        m: sweep_chart_spec(sweep, m, title, y, now, other, log_y=log_y, with_sqrt_dk=sq, theory=th)
+        for m, (title, y, log_y, sq, th) in SWEEP_CHARTS.items()
+    }
 
 
 # ---- Real model

@@ -71,12 +71,26 @@ def score_frame(traj: Trajectory, run: str = "") -> pd.DataFrame:
     return df
 
 
-def layered(title: str, base: dict, marks=(), shown_step=None) -> dict:
+# Whole steps on the x axis. At step 0 a run has one point; Vega's ticks for the empty range [0, 0] read 0.000000,
+# so the charts also fix the step range to the run's length (``steps``).
+STEP_AXIS = {"format": "d", "tickMinStep": 1, "title": "step"}
+
+
+def step_scale(steps: int | None) -> dict:
+    """The x scale of a chart over steps: 0 to the run's length (at least 1), or Vega's own range without one."""
+    return {} if steps is None else {"scale": {"domain": [0, max(int(steps), 1)], "nice": False}}
+
+
+def layered(title: str, base: dict, marks=(), shown_step=None, steps: int | None = None) -> dict:
     """A Vega-Lite spec (a plain dict: Altair's validation costs ~0.2 s a chart, too slow for a live redraw)
     of the layer ``base`` (curves_layer, scores_layer) with the phase changes as red dashed rules and the shown
-    step as a grey rule. ``base``'s rows travel as a named Arrow dataset of the whole spec (inline records were
-    ~400 KB of JSON per change; the shipped runs' layers are built once per process, ui.compute.cached_ready_layers)."""
-    layers = [{k: v for k, v in base.items() if k != "datasets"}]
+    step as a grey rule; ``steps`` (the run's length) fixes the step axis from 0 to it, so a live run's axis
+    stays still as it trains. ``base``'s rows travel as a named Arrow dataset of the whole spec (inline records
+    were ~400 KB of JSON per change; the shipped runs' layers are built once per process,
+    ui.compute.cached_ready_layers)."""
+    x = {"field": "step", "type": "quantitative", "axis": STEP_AXIS, **step_scale(steps)}
+    first = {k: v for k, v in base.items() if k != "datasets"}
+    layers = [{**first, "encoding": {**first["encoding"], "x": {**first["encoding"]["x"], **x}}}]
     if marks:
         layers.append(
             {
@@ -88,10 +102,7 @@ def layered(title: str, base: dict, marks=(), shown_step=None) -> dict:
                     "strokeWidth": 2,
                     "description": "red dashed rules: phase changes",
                 },
-                "encoding": {
-                    "x": {"field": "step", "type": "quantitative"},
-                    "tooltip": [{"field": "label"}, {"field": "step", "type": "quantitative"}],
-                },
+                "encoding": {"x": x, "tooltip": [{"field": "label"}, {"field": "step", "type": "quantitative"}]},
             }
         )
     if shown_step is not None:
@@ -99,7 +110,7 @@ def layered(title: str, base: dict, marks=(), shown_step=None) -> dict:
             {
                 "data": {"values": [{"step": int(shown_step)}]},
                 "mark": {"type": "rule", "color": "#444", "description": f"grey rule: step {int(shown_step)} shown"},
-                "encoding": {"x": {"field": "step", "type": "quantitative"}},
+                "encoding": {"x": x},
             }
         )
     said = [f"phase changes at step {', '.join(str(m[0]) for m in marks)} (red dashed)"] if marks else []
@@ -115,14 +126,27 @@ def layered(title: str, base: dict, marks=(), shown_step=None) -> dict:
     return spec
 
 
-def curves_chart(df: pd.DataFrame, metric: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
+def curves_chart(
+    df: pd.DataFrame, metric: str, title: str, marks=(), shown_step=None, by_run=False, steps: int | None = None
+) -> dict:
     """Lines of one metric over steps (colour = curve, or run and dash = curve), phase changes as red rules."""
-    return layered(title, curves_layer(df, metric, by_run), marks, shown_step)
+    return layered(title, curves_layer(df, metric, by_run), marks, shown_step, steps)
 
 
-def scores_chart(df: pd.DataFrame, score: str, title: str, marks=(), shown_step=None, by_run=False) -> dict:
+def scores_chart(
+    df: pd.DataFrame, score: str, title: str, marks=(), shown_step=None, by_run=False, steps: int | None = None
+) -> dict:
     """One score over steps, one line per head (and per run), phase changes as red rules."""
-    return layered(title, scores_layer(df, score, by_run), marks, shown_step)
+    return layered(title, scores_layer(df, score, by_run), marks, shown_step, steps)
+
+
+def value_axis(metric: str) -> dict:
+    """The y encoding's scale and axis of a curve: accuracy as a percentage from 0 to 1, the loss from 0 with
+    short numbers (``~g`` drops trailing zeros: a run at step 0 has one value, and Vega's default ticks for a
+    one-value range read 0.000000)."""
+    if metric == "accuracy":
+        return {"scale": {"domain": [0, 1]}, "axis": {"format": ".0%"}}
+    return {"scale": {"zero": True}, "axis": {"format": "~g"}}
 
 
 def curves_layer(df: pd.DataFrame, metric: str, by_run: bool = False) -> dict:
@@ -130,8 +154,8 @@ def curves_layer(df: pd.DataFrame, metric: str, by_run: bool = False) -> dict:
     data = df[df["metric"] == metric]
     legend = {"orient": "bottom", "title": None}
     enc = {
-        "x": {"field": "step", "type": "quantitative", "title": "step"},
-        "y": {"field": "value", "type": "quantitative", "title": metric},
+        "x": {"field": "step", "type": "quantitative", "axis": STEP_AXIS},
+        "y": {"field": "value", "type": "quantitative", "title": metric, **value_axis(metric)},
         "color": {"field": "run" if by_run else "curve", "type": "nominal", "legend": legend},
         "tooltip": [{"field": f} for f in ("run", "curve", "step", "value")],
     }
@@ -145,8 +169,14 @@ def scores_layer(df: pd.DataFrame, score: str, by_run: bool = False) -> dict:
     data = df[df["score"] == score].copy()
     data["line"] = (data["run"] + " " + data["head"]) if by_run else data["head"]
     enc = {
-        "x": {"field": "step", "type": "quantitative", "title": "step"},
-        "y": {"field": "value", "type": "quantitative", "title": score, "scale": {"domain": [0, 1]}},
+        "x": {"field": "step", "type": "quantitative", "axis": STEP_AXIS},
+        "y": {
+            "field": "value",
+            "type": "quantitative",
+            "title": score,
+            "scale": {"domain": [0, 1]},
+            "axis": {"format": "~g"},
+        },
         "color": {"field": "line", "type": "nominal", "legend": {"orient": "right", "title": None}},
         "tooltip": [{"field": f} for f in ("run", "head", "step", "value")],
     }

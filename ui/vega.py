@@ -2,15 +2,14 @@
 
 An Altair chart's ``to_dict()`` carries its rows inline (``datasets: {name: [records]}``). Given such a spec,
 ``st.vega_lite_chart`` converts every dataset from records to pandas to Arrow on every call: on the Softmax
-saturation page that was two thirds of a rerun's server CPU. Bytes pass through untouched, so a spec is
-converted once here, kept in the process-wide cache, and each draw hands Streamlit a shallow copy (Streamlit
-takes the datasets out of the dict it is given).
+saturation page that was two thirds of a rerun's server CPU. Bytes pass through untouched, so a chart's rows are
+converted once here (:func:`arrow_datasets`, :func:`arrow_rows`) and kept, and each draw hands Streamlit a shallow
+copy of a stored spec (Streamlit takes the datasets out of the dict it is given).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 
 import numpy as np
@@ -21,7 +20,6 @@ from streamlit import dataframe_util
 from ui.cache import ByteLRU, register
 from ui.chart_text import describe_spec
 
-_SPECS = register(ByteLRU("ui.vega.arrow_specs", 16 * 2**20))
 _ROWS = register(ByteLRU("ui.vega.arrow_rows", 80 * 2**20))  # chart rows (map cells, bars, curves) as Arrow
 
 
@@ -59,12 +57,6 @@ def arrow_datasets(spec: dict) -> dict:
     if not out["datasets"]:
         del out["datasets"]
     return out
-
-
-def spec_from_json(spec_json: str) -> dict:
-    """The Vega-Lite spec in ``spec_json`` with Arrow datasets, converted once per distinct JSON text."""
-    key = hashlib.blake2b(spec_json.encode("utf-8"), digest_size=16).digest()
-    return _SPECS.get_or_compute(key, lambda: arrow_datasets(json.loads(spec_json)))
 
 
 def draw(box, spec: dict, **kwargs) -> None:
