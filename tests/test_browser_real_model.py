@@ -9,7 +9,7 @@ import pytest
 
 from attention_core.config import DEFAULT_SENTENCE
 from attention_core.embedded import EMBEDDED_ID
-from tests.test_browser import assert_no_errors, browser_and_base, horizontal_overflow, opened  # noqa: F401
+from tests.test_browser import assert_no_errors, horizontal_overflow, opened
 from ui.compute import cached_attention_run
 
 pytestmark = pytest.mark.browser
