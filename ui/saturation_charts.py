@@ -23,6 +23,7 @@ from streamlit import dataframe_util
 
 from attention_core.sweep import MEASURES, SaturationPoint, SaturationSweep
 from ui.cache import cached
+from ui.chart_text import describe_spec
 
 COLORS = {"scaled": "#4c78a8", "unscaled": "#e45756", "unscaled_sqrt_dk": "#54a24b"}
 NAMES = {"scaled": "scaled by 1/√d_k", "unscaled": "unscaled", "unscaled_sqrt_dk": "unscaled at temperature τ·√d_k"}
@@ -175,8 +176,11 @@ def sweep_chart_spec(
             if y and "scale" in y:
                 y["scale"]["domain"], y["axis"]["values"] = domain, log_ticks(*domain)
     marks = (now, other)
+    curves = _points_table(curve_points, measure, curve_names, curve_mine)
+    # its text alternative, from the curves it draws (ui/chart_text.py); Vega reads it as the chart's aria-label
+    spec["description"] = describe_spec(spec, {"curves": curves.to_pandas()})
     spec["datasets"] = {
-        "curves": _arrow(_points_table(curve_points, measure, curve_names, curve_mine)),
+        "curves": _arrow(curves),
         "marks": _arrow(
             _points_table(
                 marks,
