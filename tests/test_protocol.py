@@ -10,6 +10,7 @@ import urllib.request
 
 import pytest
 from streamlit.proto.Delta_pb2 import Delta
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NumberInput_pb2 import NumberInput
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -200,3 +201,39 @@ def test_a_flood_beside_a_small_class_is_folded_paced_and_told(server):
     assert int(re.search(r"sent ([\d,]+) changes", said[-1]).group(1).replace(",", "")) > FLOOD_REQUESTS
     for changes in students:
         assert all(r.ok for r in changes), [r.errors or r.verified for r in changes]
+
+
+@pytest.mark.slow
+def test_the_url_ends_on_the_last_value_when_a_change_is_sent_before_the_last_run_wrote_its_url(server):
+    """A browser sends each change with the URL it shows. When a second change leaves before the first run's new URL
+    has arrived, that run starts from the stale URL: a page that wrote only the parameters that differ from it sent
+    nothing (the stale URL already named the value), and the browser kept the first run's URL while its slider
+    showed the second value (found with 121 arrow presses on Compare). Every run now sends the whole URL."""
+
+    async def go():
+        async with StreamlitClient(server, "Playground") as c:
+            label = "temperature"
+            first = c.page.widget(label).value
+            other = next(o for o in c.page.widget(label).options if o != first)
+            a = c.client_state(label, other)  # both carry the URL as it is now (temperature = first)
+            b = c.client_state(label, first)
+            await c.ws.send(c.rerun_message(a))
+            errors, finished, sent_b = [], False, False
+            async with asyncio.timeout(90):
+                while True:  # until a run has finished after b was sent and nothing more comes for 2 s
+                    try:
+                        async with asyncio.timeout(2 if finished else 60):
+                            raw = await c.ws.recv(decode=False)
+                    except TimeoutError:
+                        break
+                    msg = ForwardMsg()
+                    msg.ParseFromString(raw)
+                    if msg.WhichOneof("type") == "new_session" and not sent_b:
+                        await c.ws.send(c.rerun_message(b))  # the first run has started, its URL not yet sent
+                        sent_b = True
+                    finished = bool(c.handle(msg, errors)) and sent_b or finished
+            assert not errors, errors
+            return first, c.query_params.get("temperature")
+
+    first, in_url = run(go())
+    assert in_url is not None and float(in_url) == float(first), (first, in_url)

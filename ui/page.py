@@ -213,6 +213,10 @@ class Page:
             show_notices(cs, self.notes)
             write_url(current(cs), cs)
         page_params.write_params(self._params)
+        # and the whole URL once more, every run: a run starts from the URL the browser sent with its request, which
+        # can be older than the one the run before it has just written, so writing only what differs from it could
+        # leave the browser on that earlier run's URL (tests/test_protocol.py). update() with nothing sends it all.
+        st.query_params.update({})
         page_params.show_notes(self.notes)
         if self._share is None:
             self._share = st.sidebar.container()
