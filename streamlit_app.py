@@ -13,11 +13,12 @@ from ui.registry import PAGES
 page = Page(
     __file__,
     title="Attention Explorer",
-    intro="Self-attention lets every token of a sequence look at every other token and take a weighted "
-    "mix of what it finds. The weights are learned *similarities*: each token asks a question "
+    intro="Self-attention lets every **token** of a sequence (a word or a piece of a word) look at every other "
+    "token and take a weighted mix of what it finds. The weights are learned *similarities*: each token asks a question "
     "(its **query**), every token offers a description of itself (its **key**), and the answer is a "
-    "blend of the tokens' contents (their **values**), weighted by how well query and key match. "
-    "Move the sliders on any page and watch the weights, the outputs and the softmax change.",
+    "blend of the tokens' contents (their **values**), weighted by how well query and key match: the **softmax** "
+    "turns each token's match scores into weights that are positive and add up to 1, the best match getting the "
+    "most. Move the sliders on any page and watch the weights, the outputs and the softmax change.",
     formula=r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V,"
     r"\qquad Q = X W_q,\; K = X W_k,\; V = X W_v",
 )
@@ -30,9 +31,12 @@ def _draw() -> list[Question]:
     c2.markdown("**Key** $k_j = x_j W_k$: what token *j* offers to be found by; $q_i \\cdot k_j$ scores the match.")
     c3.markdown("**Value** $v_j = x_j W_v$: what token *j* hands over when it is attended to.")
     st.markdown(
-        "$X$ holds one row per token (its embedding, $d_{model}$ numbers). $d_k$ is the length of a query or key "
-        "vector: the scores $q_i \\cdot k_j$ are sums of $d_k$ products, so they grow with $d_k$, and dividing by "
-        "$\\sqrt{d_k}$ keeps them in a range where the softmax still spreads its weight."
+        "$X$ holds one row per token (its **embedding**, $d_{model}$ numbers that stand for the token); $W_q$, $W_k$, "
+        "$W_v$ are learned matrices, the **projections**, that turn an embedding into its query, key and value. "
+        "$d_k$ is the length of a query or key vector: the scores $q_i \\cdot k_j$ are sums of $d_k$ products, so "
+        "they grow with $d_k$, and dividing by $\\sqrt{d_k}$ keeps them in a range where the softmax still spreads "
+        "its weight. A model runs several such attentions side by side, its **heads**, each with its own $W_q$, "
+        "$W_k$, $W_v$ and queries and keys of $d_k$ numbers."
     )
 
     st.subheader("A live example: every token looks for B")
@@ -53,8 +57,9 @@ def _draw() -> list[Question]:
         f"weight on B3 and {A[0, 0]:.4f} on each A.",
     )
     right.markdown(
-        f"Tokens **A1 A2 B3 A4** are one-hot (A = [1, 0], B = [0, 1]), so queries and keys have d_k = {d_k} "
-        f"numbers. $W_q$ maps every token to the query [0, 1], *looking for B*; $W_k = 10\\,I$ boosts the keys. "
+        f"Tokens **A1 A2 B3 A4** are one-hot (a single 1 in each vector: A = [1, 0], B = [0, 1]), so queries and "
+        f"keys have d_k = {d_k} numbers. $W_q$ maps every token to the query [0, 1], *looking for B*; "
+        "$W_k = 10\\,I$ (I the identity matrix, so each key is its embedding scaled up) boosts the keys. "
         f"Every query therefore puts **{A[0, 2]:.4f}** of its weight on B3 and only {A[0, 0]:.4f} on each A, so each "
         f"output row Z = α V = [{Z[0, 0]:.4f}, {Z[0, 1]:.4f}] has moved almost all the way to B. Without the booster "
         f"($W_k = I$) B3 would get only {A_plain[0, 2]:.4f}."

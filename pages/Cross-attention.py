@@ -22,8 +22,9 @@ DEFAULT_Q, DEFAULT_KV = "the cat sat on the mat", "le chat est assis sur le tapi
 page = Page(
     __file__,
     "In self-attention Q, K and V all come from the same sequence. In cross-attention the **queries** come "
-    "from one sequence (say, the translation being written) and the **keys and values** from another (the "
-    "sentence being translated), so the weight map is T_q x T_k, not square.",
+    "from one sequence (say, the translation being written by the decoder) and the **keys and values** from another "
+    "(the sentence being translated, read by the **encoder**: the part of the model that reads the whole input "
+    "first), so the weight map is T_q x T_k, not square.",
 )
 st.latex(
     r"\mathrm{CrossAttention}(X_q, X_{kv}) = \mathrm{softmax}\!\left(\frac{(X_q W_q)(X_{kv} W_k)^\top}"

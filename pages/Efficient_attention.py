@@ -66,7 +66,17 @@ def page_params(T: int, H: int, kv_options: list[int]) -> dict[str, PageParam]:
         PageParam(
             "eff_batch", "batch", 1, lo=1, hi=MAX_BATCH, integer=True, label="batch (sequences)", widget="number"
         ),
-        PageParam("eff_dtype", "dtype", "float16", choices=tuple(DTYPE_BYTES), label="dtype", widget="selectbox"),
+        PageParam(
+            "eff_dtype",
+            "dtype",
+            "float16",
+            choices=tuple(DTYPE_BYTES),
+            label="dtype",
+            widget="selectbox",
+            help="The number type: how many bytes one number takes ("
+            + ", ".join(f"{name}: {size}" for name, size in DTYPE_BYTES.items())
+            + ").",
+        ),
     ]
     return {p.url: p for p in params}
 
@@ -101,8 +111,10 @@ def _layers_needed(T: int, window: int) -> str:
 page = Page(
     __file__,
     "How models like Llama and Mistral make attention affordable without changing its answer: a cache of "
-    "keys and values for decoding, fewer K/V heads (GQA, MQA), windows of recent tokens, and FlashAttention's "
-    "tiles. Each section checks the shortcut against plain attention and shows the difference as a number.",
+    "keys and values for decoding (writing one token at a time), fewer K/V heads (GQA, grouped-query attention: "
+    "each group of query heads shares one key/value head; MQA, multi-query attention: all share one), windows of "
+    "recent tokens, and FlashAttention, which computes the softmax one tile of keys at a time. Each section checks "
+    "the shortcut against plain attention and shows the difference as a number.",
 )
 
 
@@ -257,7 +269,8 @@ def _draw() -> list[Question]:
     st.subheader("3. Sliding windows and the receptive field")
     st.markdown(
         "A sliding-window mask lets each token see only its last w tokens (itself included). Information still "
-        "travels further: every layer passes it one window on, so stacked layers see far back."
+        "travels further: every layer passes it one window on, so stacked layers see far back. The tokens that can "
+        "reach a token through L layers are its **receptive field**."
     )
     st.latex(
         r"\text{mask}_{ij} = [\,0 \le i - j < w\,],\qquad \text{receptive field after } L \text{ layers} = L(w-1)+1"

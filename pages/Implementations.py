@@ -122,7 +122,8 @@ def _draw() -> list[Question]:
         (
             "Which implementations return no attention weights, and why?",
             (", ".join(no_weights) if no_weights else "None in this run")
-            + ": a fused kernel computes softmax(QKᵀ)V without ever storing the T x T weights, which saves memory.",
+            + ": it computes softmax(QKᵀ)V in one fused step (a single routine for the whole formula, like "
+            "FlashAttention) without ever storing the T x T weights, which saves memory.",
         ),
         (
             "What is the largest difference from the NumPy reference in this table, and where does it come from?",

@@ -22,7 +22,7 @@ page = Page(
     "A mask decides which keys a query may see. Blocked scores are set to −∞ before the softmax, so "
     "e^−∞ = 0 and they get exactly zero weight while the allowed keys share all of it. "
     "**Causal** masks hide the future (a decoder must not peek at the next word); **padding** masks hide "
-    "the filler tokens that make sequences of a batch equally long.",
+    "the filler tokens that make the sequences of a batch (sequences processed together) equally long.",
 )
 st.latex(
     r"\alpha = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big),\qquad "
@@ -210,6 +210,12 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
                 }
             ),
             hide_index=True,
+            column_config={
+                "e^(masked score − max)": st.column_config.NumberColumn(
+                    help="The softmax's numerator. Subtracting the row's largest score (max) first changes no "
+                    "weight (it cancels in the division) and keeps e^x from overflowing."
+                )
+            },
         )
         real = float(padding.weights[row, : T - pad].sum())
         if pad == 0:
@@ -237,8 +243,9 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
         same = bool(np.array_equal(lab.full_weights[1:], lab.run("causal").weights[1:]))
         st.markdown(
             f"Block every key for query **{md_escape(tokens[0])}** (row 1). A textbook softmax computes "
-            f"−∞ − (−∞) = NaN in that row and returns **{nan_count} NaN** {'weight' if nan_count == 1 else 'weights'}, which "
-            f"would then poison every later layer. attention_core gives that row weights of exactly 0 (sum "
+            f"−∞ − (−∞) = NaN (not a number) in that row and returns **{nan_count} NaN** "
+            f"{'weight' if nan_count == 1 else 'weights'}, which would then poison everything computed from them. "
+            f"attention_core (this app's own attention code) gives that row weights of exactly 0 (sum "
             f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output (largest |z| = "
             f"{fmt(float(np.abs(lab.full_output[0]).max()))}), with {bad} NaN anywhere"
             + ("; the other rows are the causal weights, unchanged." if T > 1 and same else ".")

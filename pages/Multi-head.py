@@ -9,7 +9,7 @@ from attention_core.readout import sharpness, uniform_max_weight
 from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
-from ui.glossary import defined, scale_sentence
+from ui.glossary import TERMS, defined, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
@@ -161,7 +161,7 @@ def _draw(grid, rest) -> list[Question]:
         )
 
         # ---- how different are the heads
-        st.subheader("How different are the heads?")
+        st.subheader("How different are the heads?", help=TERMS["js_divergence"])
         questions = []
         if H == 1:
             st.caption("With one head there is nothing to compare; raise the head count in the sidebar.")

@@ -13,7 +13,7 @@ from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_t
 from ui.controls import LEAF_CONTROLS, SHARED
 from ui.downloads import download_buttons
 from ui.export import snippet_core, snippet_torch
-from ui.glossary import MEANINGS, defined, position, scale_sentence
+from ui.glossary import MEANINGS, TERMS, defined, position, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
@@ -99,7 +99,7 @@ def _heads_table(sat: list[dict]) -> dict[str, list]:
 def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_level: str, twin_name: str, uniform):
     """Head ``head``'s saturation against its scaling twin: the metrics, what they mean, every head's table."""
     T, H, d_k = run.T, cfg.n_heads, cfg.d_k
-    st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)")
+    st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)", help=TERMS["twin"])
     hints = {
         "entropy": f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform",
         "max_weight": f"1 = one-hot, {fmt(uniform)} = uniform",
@@ -260,6 +260,8 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
                 "text/x-python",
                 key="dl_torch",
                 on_click="ignore",
+                help="A script that needs only PyTorch (imported as torch), the Python library most transformers "
+                "are written in.",
             )
             with st.expander("Show the reproduce scripts"):
                 st.code(core_src, language="python")

@@ -155,10 +155,11 @@ def _draw(table, middle, shuffle) -> list[Question]:
             st.markdown(
                 f"Each token's output after shuffling, put back in the original order, is compared with its output before "
                 f"(same seeded random, untrained weights). **Without** positional encoding the largest difference is "
-                f"{sci(diff_without)}, which is 0 up to float64 rounding: attention saw a bag of words and gave every word "
+                f"{sci(diff_without)}, which is 0 up to float64 rounding (float64: the 64-bit numbers the app computes "
+                f"with, about {np.finfo(np.float64).precision} significant digits): attention saw a bag of words and gave every word "
                 f"the same answer whatever its place. **With** the encoding the outputs change by up to {fmt(diff_with)}: "
                 "the same word at a new position is now a different input. That is why transformers add positions before "
-                "the first attention layer."
+                "the first attention."
             )
 
         questions = [

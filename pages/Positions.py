@@ -25,7 +25,7 @@ from ui.text import fmt, md_escape
 page = Page(
     __file__,
     "Attention by itself cannot tell where a token is. Four answers are in use: **add** a sinusoidal or a "
-    "**learned** vector to each input, **rotate** queries and keys by their position (RoPE, Llama), or "
+    "**learned** vector to each input, **rotate** queries and keys by their position (RoPE, used by the Llama models), or "
     "**bias** each score by the distance (ALiBi). The question that separates them: does the score of two "
     "tokens depend on *where* they are, or only on *how far apart*?",
     title="Positions: sinusoidal, learned, RoPE, ALiBi",
@@ -129,7 +129,7 @@ def _draw() -> list[Question]:
     ]
     st.markdown("\n".join(rows))
     st.caption(
-        "The learned table is a seeded random N(0, ½) table standing in for a trained one (GPT-2's wpe): "
+        "The learned table is a seeded random N(0, ½) table standing in for a trained one (GPT-2's position table, wpe): "
         "what matters here is that it has one free row per position, not its values."
     )
 

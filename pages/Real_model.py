@@ -183,7 +183,8 @@ def _draw() -> list[Question]:
         st.markdown(
             f"attention_core recomputed the weights of all {L} layers from the input each layer received and its "
             f"own W_q, W_k (and biases): the largest difference from the model's `output_attentions` is "
-            f"{arun.parity.max():.1e}, float rounding (the model computes in float32, attention_core in float64)."
+            f"{arun.parity.max():.1e}, float rounding (the model computes in float32, 32-bit numbers with about half the digits of "
+            "float64, attention_core in float64)."
         )
         st.dataframe(
             pd.DataFrame({"layer": np.arange(1, L + 1), "max |attention_core − model|": arun.parity}),

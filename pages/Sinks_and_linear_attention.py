@@ -25,7 +25,8 @@ page = Page(
     __file__,
     "A softmax must hand out a total weight of exactly 1, even when a head has nothing to read. **Attention "
     "sinks** give it somewhere else to put it. **Linear attention** drops the softmax altogether and turns "
-    "attention into a recurrence with a state of fixed size.",
+    "attention into a recurrence, an RNN (a recurrent network: it reads one token at a time and carries a state of "
+    "fixed size from each token to the next).",
     see_also=("pages/Masks.py", "pages/Positions.py"),
 )
 NO_SINK = PageParam("sk_none", "nosink", False, boolean=True, label="no sink (s = −∞): plain attention")
@@ -60,9 +61,10 @@ def _draw() -> list[Question]:
         r",\qquad \sum_j w_{ij} = 1 - \frac{e^{s_h}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}} < 1"
     )
     st.markdown(
-        "gpt-oss learns one logit s_h per head that joins the softmax's denominator but has **no value**: the "
+        "gpt-oss (an open model by OpenAI) learns one logit s_h per head that joins the softmax's denominator but has **no value**: the "
         'weight it takes is simply not spent, so a head can attend to "nothing". Without it, trained models '
-        "dump the spare weight on the first token instead (the sink StreamingLLM keeps)."
+        "dump the spare weight on the first token instead: the sink that StreamingLLM (a way to run a model over an "
+        "endless stream of text) keeps."
     )
     no_sink = page.control(NO_SINK)
     with st.expander(f"Sink logit s_h of each of the {H} heads", expanded=True):
@@ -172,7 +174,8 @@ def _draw() -> list[Question]:
         r"S_i = \sum_{j \le i} \phi(k_j)\, v_j^{\top},\quad z_i = \sum_{j \le i} \phi(k_j),\quad \phi(x) = \mathrm{elu}(x) + 1"
     )
     st.markdown(
-        "Replace exp(q·k) by a product of positive features φ(q)·φ(k). The sums over keys then factor out of "
+        "Replace exp(q·k) by a product of positive features φ(q)·φ(k), with φ(x) = elu(x) + 1 (elu(x) is x for "
+        "x > 0 and e^x − 1 below, so φ is always positive). The sums over keys then factor out of "
         "each query: S and z are running sums, an RNN whose state has the same size at token 5 and at "
         "token 5 million. Computed in parallel, the same numbers come from a (masked) T × T matrix."
     )
@@ -193,7 +196,8 @@ def _draw() -> list[Question]:
     c3.metric("state numbers vs T × T weights", f"{lin.state_numbers:,} vs {T * T:,}")
     cross = math.isqrt(lin.state_numbers - 1) + 1  # smallest T with T^2 >= state
     st.markdown(
-        f"The recurrent form (one token at a time, state S of {lin.d_k} × {lin.d_v} plus z of {lin.d_k}) gives the same "
+        f"The recurrent form (one token at a time; its state is S, d_k × d_v = {lin.d_k} × {lin.d_v} numbers with d_v "
+        f"being the length of a value vector, plus z of {lin.d_k}) gives the same "
         f"outputs as the causal parallel form up to {lin.diff_recurrent:.1e}, and the non-causal form computed as "
         f"φ(q)(φ(k)ᵀV) matches the T × T form up to {lin.diff_factorised:.1e}"
         + (": float64 rounding. " if max(lin.diff_recurrent, lin.diff_factorised) < 1e-9 else ". ")

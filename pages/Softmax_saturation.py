@@ -27,9 +27,10 @@ from ui.vega import draw
 
 page = Page(
     __file__,
-    "A score q·k is a sum of d_k products. With entries of spread 1, its spread grows like √d_k, so for wide heads "
-    "the scores of one query differ by a lot, and the softmax gives nearly all the weight to the largest. Dividing "
-    "by √d_k keeps the spread at 1 whatever d_k is. Here both are **measured** on random queries and keys.",
+    "A score q·k is a sum of d_k products. With entries of spread 1, its spread (standard deviation, std) grows like "
+    "√d_k, so for wide heads the scores of one query differ by a lot, and the softmax gives nearly all the weight to "
+    "the largest: it **saturates**. Dividing by √d_k keeps the spread at 1 whatever d_k is. Here both are "
+    "**measured** on random queries and keys.",
 )
 DERIVATIVES = "For readers who know derivatives: the gradient through the softmax"
 DERIVATIVES_KEY = "sat_derivatives"  # the expander's open state (a full run draws its content when it opens)
@@ -93,7 +94,8 @@ def _lesson(calculus) -> list[Question]:
     )
     st.markdown(thresholds_sentence(T))
     st.caption(
-        f"Each point: the mean over {SWEEP_SEEDS} seeds of {SWEEP_ROWS} query rows with N(0, 1) entries; the band "
+        f"Each point: the mean over {SWEEP_SEEDS} seeds of {SWEEP_ROWS} query rows with N(0, 1) entries (random numbers "
+        "drawn from a normal distribution of mean 0 and spread 1); the band "
         f"spans the seeds. Your setting ({mode}) is the thick line; the dashed rule and the filled diamond mark "
         f"d_k = {cfg.d_model} / {cfg.n_heads} = {d_k}, the hollow diamond the other choice at the same d_k."
     )
@@ -114,7 +116,7 @@ def _lesson(calculus) -> list[Question]:
             else f"Unscaled, no d_k up to {sweep.d_ks[-1]} makes half of the rows near one-hot here: the largest share "
             f"is {top.near_one_hot_share.mean:.0%} (at d_k = {top.d_k})."
         )
-        + " Scaled, the curves stay flat: the spread of the logits no longer depends on d_k."
+        + " Scaled, the curves stay flat: the spread of the scores the softmax receives no longer depends on d_k."
     )
 
     # ---- 3. one row up close
@@ -207,8 +209,8 @@ def _lesson(calculus) -> list[Question]:
 def _gradient(spec: dict, now, other, row: RowUpClose, sides, labels: list[str], scaled: bool) -> None:
     """The calculus part: the gradient that reaches the scores over d_k, and the Jacobian of one row."""
     st.markdown(
-        "Training changes the scores through the gradient of the loss L. The softmax passes the gradient on the "
-        "weights, ∂L/∂p, back to the logits z through its Jacobian J = ∂p/∂z:"
+        "Training changes the scores through the gradient of the loss L (the number training makes smaller). The "
+        "softmax passes the gradient on the weights, ∂L/∂p, back to the logits z through its Jacobian J = ∂p/∂z:"
     )
     st.latex(
         r"\frac{\partial L}{\partial z} = J^\top \frac{\partial L}{\partial p},\qquad "

@@ -22,7 +22,8 @@ page = Page(
     __file__,
     "The worked example from the class notes: four tokens **A1 A2 B3 A4**, one-hot embeddings, and "
     "a query matrix that makes every token *look for B*. Follow the numbers from E to Z; edit any "
-    "weight matrix and watch every later step change.",
+    "weight matrix and watch every later step change. τ is the temperature, a dial in the sidebar: the scores are "
+    "divided by it before the softmax (τ = 1 leaves them as they are).",
 )
 st.latex(r"Z = \operatorname{softmax}\!\Big(\frac{(E W_q)(E W_k)^\top}{\sqrt{d_k}\,\tau}\Big)\,E W_v")
 

@@ -29,15 +29,18 @@ page = Page(
     __file__,
     "Every other map in this app comes from weights someone chose. Here a tiny transformer **learns** where to "
     "look: train it on a toy task and watch its heads change. The ready experiment replays the landmark of "
-    "Olsson et al. (2022): with two layers an *induction head* forms in a sudden phase change; one layer "
-    "never gets there.",
+    "Olsson et al. (2022): with two layers an *induction head* (a head that finds the earlier copy of the current "
+    "token and looks at what came next) forms in a sudden phase change; one layer never gets there.",
     title="Train it yourself",
     formula=r"\mathcal{L} = -\frac{1}{N}\sum_t \log p_\theta(y_t \mid x_{\le t}),\qquad "
     r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}",
 )
 st.caption(
-    "The loss is the cross-entropy of the next token; on a run of p random tokens repeated, an induction head "
-    "at a repeated token looks at the token that followed its earlier copy (score 1), then copies it."
+    "The **loss**, the number training makes smaller, is the cross-entropy of the next token: minus the log of the "
+    "probability the model gave the true next token, averaged over the N positions. Training lowers it one step at "
+    "a time (a **step**: one update of the weights from one batch of sequences). On a run of p random tokens "
+    "repeated, an induction head at a repeated token looks at the token that followed its earlier copy (its "
+    "**prefix-matching score**, its weight on such tokens, is then 1), then copies it."
 )
 
 qp = st.query_params
@@ -100,7 +103,10 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     qp.update({"layer": str(layer + 1), "head": str(head + 1)})
     view = view_fn(layer, head)
     st.subheader(f"Every head on the probe at step {snap.step}")
-    st.caption(f"The probe: {' '.join(view.tokens)}. Rows are queries, columns keys (colour 0 to 1).")
+    st.caption(
+        f"The probe (a fixed test sequence: a run of random tokens repeated, ′ marking each repeat): "
+        f"{' '.join(view.tokens)}. Rows are queries, columns keys (colour 0 to 1)."
+    )
     show_head_maps(view.maps, view.tokens, key=f"{key}_maps")
     table = {
         name: [f"{snap.scores[layer_i, h, k]:.2f}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
@@ -112,8 +118,9 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     st.subheader(f"Queries and keys of layer {layer + 1} head {head + 1} in one picture")
     st.vega_lite_chart(qk_chart(view.qk, view.tokens), width="stretch")
     st.caption(
-        f"Keys moved to the queries' centroid and q, k rescaled to the same mean length (neither changes a "
-        f"softmax row), then one PCA of both clouds: the two axes keep {view.qk.explained:.0%} of the variance. "
+        f"Keys moved to the queries' centroid (their mean point) and q, k rescaled to the same mean length (neither "
+        f"changes a softmax row), then one PCA (principal component analysis: the plane in which the points spread "
+        f"most) of both clouds: the two axes keep {view.qk.explained:.0%} of the points' spread (variance). "
         "Lines join each query to its two most attended keys (darker = more weight). After AttentionViz "
         "(Yeh et al., 2023)."
     )
@@ -158,7 +165,7 @@ def ready_section() -> None:
     before = two.index_at(cliff - 100) if cliff else 0
     after = two.index_at(cliff + 200) if cliff else -1
     sentence = (
-        f"With **2 layers** the held-out loss sat on a plateau ({two.heldout_loss[0]:.2f} → "
+        f"With **2 layers** the held-out loss (on sequences never trained on) sat on a plateau ({two.heldout_loss[0]:.2f} → "
         f"{two.heldout_loss[before]:.2f} by step {two.steps[before]}), then fell off a cliff at about "
         f"**step {cliff}** to {two.heldout_loss[after]:.2f} by step {two.steps[after]}, as the best head's "
         f"prefix-matching score jumped ({pm2[before]:.2f} → {pm2[after]:.2f}; {pm2[-1]:.2f} at step "
@@ -172,8 +179,10 @@ def ready_section() -> None:
     st.markdown(sentence)
     c = two.cfg
     st.caption(
-        f"Both runs: attention only, {c.n_heads} heads x d_model {c.d_model}, vocab {c.vocab}, context "
-        f"{c.context}, AdamW lr {c.lr:g}, batch {c.batch}, seed {c.seed}, repeat lengths 4-16 per sequence, "
+        f"Both runs: attention only (no feed-forward layers), {c.n_heads} heads x d_model {c.d_model}, vocab "
+        f"{c.vocab} (kinds of token), context {c.context} (tokens per sequence), AdamW (the optimiser: the rule that "
+        f"updates the weights) with learning rate lr {c.lr:g}, batch {c.batch} (sequences per step), seed {c.seed}, "
+        "repeat lengths 4-16 per sequence, "
         f"{c.steps} steps; the red dashed line is the phase change, found where the best head's prefix-matching "
         "score first crosses halfway from its start to its maximum."
     )

@@ -16,10 +16,12 @@ from ui.widgets import index_picker
 
 page = Page(
     __file__,
-    "Attention is one sub-layer of a transformer block. Around it: a residual connection (add the input "
-    "back), LayerNorm (re-centre and re-scale each token's vector), and a position-wise feed-forward "
-    "network. An encoder block has one attention; a decoder block has a causal self-attention, then a "
-    "cross-attention over the encoder's output.",
+    "Attention is one sub-layer of a transformer block, and a transformer is a stack of such blocks, its "
+    "**layers**. Around attention (MHA: multi-head attention): a residual connection (add the input back), "
+    "LayerNorm (LN: re-centre and re-scale each token's vector), and a position-wise feed-forward network (FFN: "
+    "ReLU(x W₁ + b₁) W₂ + b₂ on each token separately, where ReLU(x) = max(0, x) and b₁, b₂ are learned vectors "
+    "added, the **biases**). An encoder block has one attention; a decoder block has a causal self-attention, then "
+    "a cross-attention over the encoder's output.",
 )
 st.latex(
     r"\begin{aligned}\text{post-norm:}\quad & h = \mathrm{LN}_1(x + \mathrm{MHA}(x)), & "
@@ -121,7 +123,7 @@ def _draw(encoder, looks, decoder) -> list[Question]:
             mean_abs, std = layer_norm_stats(enc.out)
             summary = (
                 f"After the last LayerNorm every row is re-centred to mean 0 and scaled to standard deviation 1, "
-                f"then multiplied by γ and shifted by β (random here, near 1 and 0): the rows' means are at most "
+                f"then multiplied by a learned scale γ and shifted by a learned offset β (random here, near 1 and 0): the rows' means are at most "
                 f"{fmt(mean_abs, 2)} away from 0 and their standard deviations average {fmt(std)}."
             )
         st.markdown(f"The feed-forward layer is {D} → {4 * D} → {D} wide and acts on each token separately. " + summary)

@@ -223,19 +223,40 @@ def whatif_controls(
             f"temperature{sfx}",
             options=sorted(set(TEMPERATURES) | {cfg.temperature}),
             format_func=lambda t: f"{t:g}",
-            help=f"Divides the logits before the softmax; {spec.lo:g} to {spec.hi:g} in log steps.",
+            help=f"τ: divides the scores before the softmax, so below 1 it sharpens every row and above 1 it "
+            f"flattens it; {spec.lo:g} to {spec.hi:g} in log steps.",
             **kw("temperature"),
         )
     if "mask" in show:
-        box.selectbox(f"mask{sfx}", MASK_KINDS, format_func=MASK_LABELS.get, **kw("mask"))
+        box.selectbox(
+            f"mask{sfx}",
+            MASK_KINDS,
+            format_func=MASK_LABELS.get,
+            help="Which keys each query may see. causal: only itself and the tokens before it; padding: every key but "
+            "the last few, which are padding: filler tokens (pads) that make sequences equally long. The Masks page "
+            "shows both.",
+            **kw("mask"),
+        )
     if ("mask" in show and cfg.padded) or "pad_count" in show:
         box.slider(
             f"pad count{sfx}", *bounds("pad_count"), help="How many keys at the end are padding.", **kw("pad_count")
         )
     if "positional" in show:
-        box.checkbox(f"add positional encoding{sfx}", **kw("positional"))
+        box.checkbox(
+            f"add positional encoding{sfx}",
+            help="Adds to each token's embedding a vector that depends on its position, so attention can tell where "
+            "a token is (the Positional encoding page shows why it must).",
+            **kw("positional"),
+        )
     if "seed" in show:
-        box.number_input(f"seed{sfx}", *bounds("seed"), step=1, **kw("seed"))
+        box.number_input(
+            f"seed{sfx}",
+            *bounds("seed"),
+            step=1,
+            help="The random seed: the same seed draws the same random inputs and weights, so a shared link shows "
+            "the same numbers; another seed draws others.",
+            **kw("seed"),
+        )
     return current(cs)
 
 
@@ -268,7 +289,7 @@ def stretch_toggle() -> bool:
         on_change=rerun_body,
         help="Off: every weight map and weight bar runs from 0 to 1, so what looks sharper is sharper. On: the maps "
         "drawn together (a grid of heads, A and B, a pair of twins) share one range fitted to their weights, written "
-        "under each map; soft attention shows its structure, and the maps still compare with each other.",
+        "under each map; spread-out attention shows its structure, and the maps still compare with each other.",
     )
 
 

@@ -14,7 +14,8 @@ from attention_core.saturation import NEAR_ONE_HOT
 TERMS = {
     "max_weight": "A row's largest weight: 1 when one key takes all of it, 1/T when all T keys share it equally. "
     "The mean max weight averages it over the rows.",
-    "entropy": "How spread a row is, in nats: 0 when one key takes all the weight, ln T when T keys share it equally.",
+    "entropy": "How spread a row is, in nats (the unit of the natural logarithm ln): 0 when one key takes all the "
+    "weight, ln T when T keys share it equally.",
     "normalized_entropy": "The entropy divided by its largest possible value ln T: 0 one-hot, 1 uniform.",
     "effective_tokens": "e^entropy: how many keys a row really spreads its weight over, from 1 (one key) to T (all).",
     "near_one_hot_share": f"The share of rows whose largest weight is above {NEAR_ONE_HOT}: rows that have in effect "
@@ -30,6 +31,9 @@ TERMS = {
     "W_o": "The output projection (d_model x d_model): it mixes the heads' outputs, side by side, into one vector of "
     "d_model numbers per token.",
     "d_k": "The length of each query and key vector of a head: d_model / heads.",
+    "js_divergence": "The Jensen-Shannon divergence (JS) of two heads: how differently they spread a query's weight "
+    "over the keys, averaged over the queries; 0 bits when they attend identically, 1 bit when they never look at the "
+    "same keys.",
 }
 
 MEANINGS = {  # what each sharpness word says about the rows
@@ -69,5 +73,6 @@ def defined(*keys: str) -> str:
         "relative_change": "relative change",
         "W_o": "W_o",
         "d_k": "d_k",
+        "js_divergence": "Jensen-Shannon divergence",
     }
     return " ".join(f"**{names[k]}**: {TERMS[k]}" for k in keys)

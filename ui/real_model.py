@@ -29,7 +29,13 @@ def _model_name() -> str:
         st.session_state.rm_custom = st.query_params.get("model", "")
         if st.session_state.rm_custom:
             st.session_state.rm_choice = list(CHOICES)[-1]
-    choice = st.selectbox("Model", list(CHOICES), key="rm_choice")
+    choice = st.selectbox(
+        "Model",
+        list(CHOICES),
+        key="rm_choice",
+        help="The embedded model is installed with the app. The others are downloaded from the Hugging Face hub (an "
+        "online library of trained models) when this machine can reach it; in brackets: layers x heads and the size.",
+    )
     name = (
         CHOICES[choice]
         or st.text_input(
@@ -100,10 +106,14 @@ def role_sentences(roles: HeadRoles, tokens, special: np.ndarray, toy: Sharpness
     n_words = int((~special).sum())
     out = [_neighbour_sentence("previous", roles.previous, n_words), _neighbour_sentence("next", roles.next, n_words)]
     parks = []
+    tokenizer = "the tokenizer (the program that cuts text into tokens)"  # said in full the first time only
     for where, scores, i in (("first", roles.first, 0), ("last", roles.last, len(tokens) - 1)):
         layer, head, value = strongest(scores)
         count = int((scores > ROLE_THRESHOLD).sum())
-        label = _quoted(tokens, i) + (", a special token" if special[i] else "")
+        label = _quoted(tokens, i)
+        if special[i]:
+            label += f", a special token {tokenizer} adds at the {'start' if where == 'first' else 'end'}"
+            tokenizer = "the tokenizer"
         parks.append(
             f"{count} of {L * H} heads put more than {ROLE_THRESHOLD:g} of the words' weight on the {where} token "
             f"({label}; most: {_head((layer, head))}, {value:.2f})"
