@@ -289,7 +289,7 @@ def _draw() -> list[Question]:
         title=f"what reaches {tokens[-1]}",
         axes=Axes("layers", "token", "reaches"),
         container=c2,
-        size=240,
+        size=200,  # its row labels ("after 3") are wider than t8: at 240 its last column label was cut at 1280 px
     )
     rf = pd.DataFrame(
         {
