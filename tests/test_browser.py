@@ -382,6 +382,7 @@ def test_projector_view_fits_1280x720(browser_and_base, path):
         assert horizontal_overflow(page) == []
         assert chart_warnings(page) == []
         assert_no_errors(page)
+        assert_accessible(page, f"{path}, projector view, 1280x720")  # axe-core (tests/a11y_util.py)
 
 
 def test_fast_arrow_keys_end_with_the_slider_and_the_url_on_the_last_value(browser_and_base):

@@ -26,6 +26,7 @@ from tests.apptest_util import PAGES
 from tests.server_util import wait_for_app
 from tests.test_browser import assert_no_errors, full_screenshot, opened, page_url
 from ui.images import BLANK, HATCH
+from ui.registry import predicting
 
 pytestmark = pytest.mark.browser
 LARGE = "seq_len=128&d_model=512&heads=8"
@@ -78,8 +79,9 @@ def _pick_second_with_the_keyboard(page) -> None:
     page.keyboard.press("Enter")
 
 
-@pytest.mark.parametrize("path", ["/Playground", "/Step_by_step"])
+@pytest.mark.parametrize("path", [page_url(p.path) for p in predicting()])
 def test_no_axe_violation_in_classroom_mode_before_and_after_the_reveal(browser_and_base, path):
+    """Every page that asks a question to predict (ui/registry.predicting), before and after its reveal."""
     browser, base = browser_and_base
     with opened(browser, base + path + "?classroom=lock", (1280, 720)) as (page, _):
         main = page.locator('[data-testid="stMain"]')
@@ -89,7 +91,7 @@ def test_no_axe_violation_in_classroom_mode_before_and_after_the_reveal(browser_
         assert_accessible(page, f"{path}, classroom, before the reveal, 1400x1000")
         _pick_second_with_the_keyboard(page)
         page.locator('button:has-text("Reveal the answer")').click()
-        page.get_by_text("you predicted").or_(page.get_by_text("Right: query")).first.wait_for(timeout=90000)
+        page.get_by_text("you predicted").first.wait_for(timeout=90000)
         wait_for_app(page)
         assert_no_errors(page)
         assert_accessible(page, f"{path}, classroom, after the reveal, 1400x1000")

@@ -44,6 +44,16 @@ def test_readme_lists_every_page_in_reading_order():
     assert positions == sorted(positions), "README.md lists the pages out of the reading order of ui/registry.PAGES"
 
 
+def test_readme_names_every_page_that_asks_a_question_to_predict():
+    """The README's "Predict, then reveal" names the pages that ask (ui/registry.predicting), in reading order,
+    and no other: a page that starts or stops asking changes the README with it."""
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("**Predict, then reveal**")
+    said = " ".join(readme[start : readme.index("ask a question", start)].split())
+    named = [p.label for p in registry.PAGES if p.label in said]
+    assert named == [p.label for p in registry.predicting()], (said, named)
+
+
 @pytest.mark.parametrize("path", ["streamlit_app.py", *PAGES])
 def test_every_page_ends_the_same_way(path):
     at = run_ok(app(path, timeout=120))
@@ -68,7 +78,7 @@ def test_a_see_also_link_must_name_a_registered_page():
         registry.info("pages/Nowhere.py")
 
 
-def test_a_page_file_is_small_and_uses_the_skeleton():
+def test_a_page_file_uses_the_skeleton():
     """A page declares its lesson and hands the rest to ui.page.Page: no page draws its own ending or URL."""
     for path in PAGES:
         text = (ROOT / path).read_text()

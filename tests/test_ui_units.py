@@ -9,6 +9,7 @@ from PIL import Image
 
 from ui.charts import heatmap_spec
 from ui.images import heatmap_png, pool
+from ui.step_charts import cell_text
 from ui.text import md_escape
 
 
@@ -249,3 +250,20 @@ def test_wide_maps_are_images_and_long_axis_notes_wrap_inside_the_plot():
     plot_px = 64 * _step(64, 220)
     assert isinstance(lines, list) and " ".join(lines[1:]) == note
     assert all(len(line) * TITLE_CHAR_PX <= plot_px for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [(0.0008, "0.0008"), (0.00012, "0.0001"), (0.00004, "0"), (-0.00004, "0"), (0.4, "0.4"), (0.99751, "0.998"),
+     (12.3456, "12.3"), (-3.14159, "-3.14"), (999.4, "999"), (1234.5, "1234"), (0.0, "0")],
+)  # fmt: skip
+def test_step_cells_read_as_the_tables_do_never_in_exponent_form(value, shown):
+    """Step by step's maps and tables write a cell one way (issue 23: the map said 8e-04 where the table said
+    0.0008): rounded to 4 decimals, at most 3 significant digits, no exponent, no "-0"."""
+    assert cell_text(value) == shown
+
+
+def test_no_step_cell_is_written_with_an_exponent():
+    for v in np.concatenate([np.geomspace(1e-6, 1e5, 400), -np.geomspace(1e-6, 1e5, 400)]):
+        text = cell_text(v)
+        assert "e" not in text and text != "-0", (v, text)
