@@ -243,7 +243,46 @@ def test_a_drag_redraws_the_maps_before_the_release_which_becomes_the_setting(br
         assert f"temperature={tau:g}" in page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text()
         _assert_maps_show(page, WhatIf(seq_len=8, d_model=64, n_heads=4, temperature=tau))
         assert not dialogs
-        assert [t for kind, t in page.console if kind == "error" and "live" in t.lower()] == []
+        errors = [t for kind, t in page.console if kind == "error" and "Failed to load resource" not in t]
+        assert errors == []
+
+
+TIP = f"{MAPS} .ae-tip"
+TIP_TEXT = re.compile(r"^head (\d+) · query (.+) \(#(\d+)\) → key (.+) \(#(\d+)\): weight (\d+\.\d{4})$")
+
+
+@pytest.mark.browser
+def test_hovering_a_cell_names_its_query_key_and_attention_cores_weight(browser_and_base):
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    cfg = WhatIf(seq_len=128, d_model=512, n_heads=8)
+    run = run_whatif(cfg)
+    T = cfg.seq_len
+    i = 37
+    j = 1 + int(np.argmax(run.weights[0, i, 1:]))  # the row's largest weight off key 0: a wrong cell shows less
+    with opened(browser, base + "/Playground?seq_len=128&d_model=512&heads=8") as (page, dialogs):
+        page.wait_for_selector(MAPS)
+        maps = page.locator(MAPS).first.element_handle()  # in the component's shadow root
+        page.wait_for_function("el => Number(el.dataset.frames) > 0", arg=maps)
+        canvas = page.locator(f'{MAPS} .ae-map canvas[data-head="0"]').first
+        canvas.scroll_into_view_if_needed()
+        box = canvas.bounding_box()
+        x = box["x"] + (j + 0.5) * box["width"] / T  # no label margin above 16 tokens: T cells across the box
+        y = box["y"] + (i + 0.5) * box["height"] / T
+        page.mouse.move(x, y)
+        tip = page.locator(TIP).first
+        tip.wait_for(state="visible", timeout=5000)
+        text = tip.text_content()
+        m = TIP_TEXT.match(text)
+        assert m, text
+        head, query, qn, key, kn, weight = m.groups()
+        assert (head, query, int(qn), key, int(kn)) == ("1", run.tokens[i], i + 1, run.tokens[j], j + 1), text
+        assert float(weight) == pytest.approx(float(run.weights[0, i, j]), abs=5e-5 + 1e-7), text
+        assert tip.evaluate("el => el.childElementCount") == 0  # set as text, no element inside
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] - 30)  # off the map: the tip goes
+        tip.wait_for(state="hidden", timeout=5000)
+        assert not dialogs
 
 
 @pytest.mark.browser
@@ -282,6 +321,23 @@ def test_a_typed_sentence_reaches_the_maps_as_text(browser_and_base):
         assert page.locator(f"{MAPS} img, {MAPS} b").count() == 0  # no element made from the text
         rows = page.locator(MAPS).first.evaluate("el => el.parentNode.__attentionExplorerLive.panels[0].spec.rows")
         assert rows[:2] == ["<img", "src=x"] and "<b>tired</b>" in rows
+        i, j = rows.index("<b>tired</b>"), 0  # hover query <b>tired</b>, key <img: the tip shows them as text
+        canvas = page.locator(f'{MAPS} .ae-map canvas[data-head="0"]').first
+        canvas.scroll_into_view_if_needed()
+        L = canvas.evaluate(
+            "c => { const v = c.closest('.ae-live').parentNode.__attentionExplorerLive; return v.layout(v.panels[0]); }"
+        )  # labelled maps: cells after a label margin
+        box = canvas.bounding_box()
+        sx, sy = box["width"] / L["w"], box["height"] / L["hh"]
+        page.mouse.move(
+            box["x"] + sx * (L["margin"] + (j + 0.5) * L["cell"]), box["y"] + sy * (L["margin"] + (i + 0.5) * L["cell"])
+        )
+        tip = page.locator(TIP).first
+        tip.wait_for(state="visible", timeout=5000)
+        m = TIP_TEXT.match(tip.text_content())
+        assert m and (m[2], m[4]) == ("<b>tired</b>", "<img"), tip.text_content()
+        assert tip.evaluate("el => el.childElementCount") == 0
+        assert page.locator(f"{MAPS} img, {MAPS} b").count() == 0
         assert not dialogs
 
 

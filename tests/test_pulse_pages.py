@@ -16,6 +16,7 @@ from attention_core.readout import SHARPNESS_LEVELS
 from classpulse import Outcome, SQLiteStore
 from tests.apptest_util import PAGES, app, chart_datasets, chart_titles, run_ok, texts
 from ui.links import parse_link_options
+from ui.page import PROJECTOR_CSS
 
 PLAYGROUND = "pages/Playground.py"
 SETTING = {"seq_len": "6", "d_model": "16", "heads": "2", "seed": "3"}
@@ -315,6 +316,9 @@ def test_every_page_works_in_a_class_for_the_teacher_and_a_student(page, fresh_s
     teacher = run_ok(app(page, {"class": started.code, "teacher": started.token, "view": "projector"}))
     assert f"Class {started.code}" in texts(teacher)
     assert teacher.query_params["teacher"] == started.token, "the teacher's address keeps the token"
+    # the projector view's larger type reaches every page (the browser tests measure it on three)
+    assert any(m.value == PROJECTOR_CSS for m in teacher.markdown), "view=projector sent no projector style"
+    assert not any(m.value == PROJECTOR_CSS for m in student.markdown)
 
 
 def test_a_teacher_who_opens_the_link_while_the_store_is_away_gets_the_view_when_it_is_back(fresh_store):
