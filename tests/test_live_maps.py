@@ -7,6 +7,7 @@ and k, and compare the weights with attention_core's to 1e-6."""
 
 import base64
 import json
+import math
 import re
 import struct
 from urllib.parse import quote
@@ -251,38 +252,96 @@ TIP = f"{MAPS} .ae-tip"
 TIP_TEXT = re.compile(r"^head (\d+) · query (.+) \(#(\d+)\) → key (.+) \(#(\d+)\): weight (\d+\.\d{4})$")
 
 
+def _cell_point(canvas, i: int, j: int, Tk: int, margin: float = 0.0, cell: float | None = None) -> tuple[int, int]:
+    """A point in whole px (Chromium's mouse events carry whole px) inside cell (query i, key j) of a live map:
+    the drawing is the canvas's box inside its border, the cells after a label margin (none above 16 tokens,
+    where the ``Tk`` cells fill the width)."""
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    border_x, border_y, width = canvas.evaluate("c => [c.clientLeft, c.clientTop, c.clientWidth]")
+    cell = cell or width / Tk
+    x0 = box["x"] + border_x + margin + j * cell  # the cell spans [x0, x0 + cell) on the screen
+    y0 = box["y"] + border_y + margin + i * cell
+    return max(math.ceil(x0), math.floor(x0 + cell / 2)), max(math.ceil(y0), math.floor(y0 + cell / 2))
+
+
 @pytest.mark.browser
-def test_hovering_a_cell_names_its_query_key_and_attention_cores_weight(browser_and_base):
+@pytest.mark.parametrize("where", ["middle", "near-the-edges"])
+def test_hovering_a_cell_names_its_query_key_and_attention_cores_weight(browser_and_base, where):
+    """At 128 tokens a cell is 1 px: the tip names the cell under the pointer, up to the edges. (cellAt measured the
+    pointer against the canvas with its 2 px border, so near the edges it named a cell up to 2 off, and a click
+    picked the wrong query.)"""
     from tests.test_browser import opened
 
     browser, base = browser_and_base
     cfg = WhatIf(seq_len=128, d_model=512, n_heads=8)
     run = run_whatif(cfg)
     T = cfg.seq_len
-    i = 37
-    j = 1 + int(np.argmax(run.weights[0, i, 1:]))  # the row's largest weight off key 0: a wrong cell shows less
+    # (63, 63) holds 0.0399, four times its neighbours': a cell off by one shows another weight
+    cells = [(63, 63)] if where == "middle" else [(1, 2), (T - 3, T - 2)]
     with opened(browser, base + "/Playground?seq_len=128&d_model=512&heads=8") as (page, dialogs):
         page.wait_for_selector(MAPS)
         maps = page.locator(MAPS).first.element_handle()  # in the component's shadow root
         page.wait_for_function("el => Number(el.dataset.frames) > 0", arg=maps)
         canvas = page.locator(f'{MAPS} .ae-map canvas[data-head="0"]').first
-        canvas.scroll_into_view_if_needed()
-        box = canvas.bounding_box()
-        x = box["x"] + (j + 0.5) * box["width"] / T  # no label margin above 16 tokens: T cells across the box
-        y = box["y"] + (i + 0.5) * box["height"] / T
-        page.mouse.move(x, y)
         tip = page.locator(TIP).first
-        tip.wait_for(state="visible", timeout=5000)
-        text = tip.text_content()
-        m = TIP_TEXT.match(text)
-        assert m, text
-        head, query, qn, key, kn, weight = m.groups()
-        assert (head, query, int(qn), key, int(kn)) == ("1", run.tokens[i], i + 1, run.tokens[j], j + 1), text
-        assert float(weight) == pytest.approx(float(run.weights[0, i, j]), abs=5e-5 + 1e-7), text
-        assert tip.evaluate("el => el.childElementCount") == 0  # set as text, no element inside
+        for i, j in cells:
+            page.mouse.move(*_cell_point(canvas, i, j, T))
+            tip.wait_for(state="visible", timeout=5000)
+            text = tip.text_content()
+            m = TIP_TEXT.match(text)
+            assert m, text
+            head, query, qn, key, kn, weight = m.groups()
+            assert (head, query, int(qn), key, int(kn)) == ("1", run.tokens[i], i + 1, run.tokens[j], j + 1), text
+            assert float(weight) == pytest.approx(float(run.weights[0, i, j]), abs=5e-5 + 1e-6), text  # toFixed(4)
+            assert tip.evaluate("el => el.childElementCount") == 0  # set as text, no element inside
+        box = canvas.bounding_box()
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] - 30)  # off the map: the tip goes
         tip.wait_for(state="hidden", timeout=5000)
         assert not dialogs
+
+
+@pytest.mark.browser
+def test_the_keyboard_reads_a_maps_cells_as_the_pointer_does(browser_and_base):
+    """Hover has a keyboard twin: on a focused map, right and left move along the picked query's keys and the tip (a
+    status region, so a screen reader says it) names the cell and attention_core's weight; down picks the next
+    query and reads the same key there; Escape hides it."""
+    from tests.server_util import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    cfg = WhatIf(seq_len=8, d_model=64, n_heads=4)
+    run = run_whatif(cfg)
+    with opened(browser, base + "/Playground?seq_len=8&d_model=64&heads=4") as (page, _):
+        page.wait_for_selector(MAPS)
+        canvas = page.locator(f'{MAPS} .ae-map canvas[data-head="1"]').first
+        tip = page.locator(TIP).first
+        assert tip.get_attribute("role") == "status"
+        canvas.focus()
+        query = page.locator(MAPS).first.evaluate("el => el.parentNode.__attentionExplorerLive.panels[0].setting.query")
+
+        def read(i: int, j: int) -> None:
+            page.wait_for_function(
+                "([el, want]) => el.textContent.includes(want)",
+                arg=[tip.element_handle(), f"query {run.tokens[i]} (#{i + 1}) → key {run.tokens[j]} (#{j + 1})"],
+                timeout=10000,
+            )
+            m = TIP_TEXT.match(tip.text_content())
+            assert m and m[1] == "2", tip.text_content()  # head 2: the focused map
+            assert float(m[6]) == pytest.approx(float(run.weights[1, i, j]), abs=5e-5 + 1e-6)
+
+        page.keyboard.press("ArrowRight")  # the first key
+        read(query, 0)
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowLeft")
+        read(query, 1)
+        page.keyboard.press("ArrowDown")  # the next query (picked: the page reruns with it), the same key
+        read(query + 1, 1)
+        wait_for_app(page)
+        canvas.focus()
+        page.keyboard.press("Escape")
+        tip.wait_for(state="hidden", timeout=5000)
 
 
 @pytest.mark.browser
@@ -323,15 +382,10 @@ def test_a_typed_sentence_reaches_the_maps_as_text(browser_and_base):
         assert rows[:2] == ["<img", "src=x"] and "<b>tired</b>" in rows
         i, j = rows.index("<b>tired</b>"), 0  # hover query <b>tired</b>, key <img: the tip shows them as text
         canvas = page.locator(f'{MAPS} .ae-map canvas[data-head="0"]').first
-        canvas.scroll_into_view_if_needed()
-        L = canvas.evaluate(
+        L = canvas.evaluate(  # labelled maps: the cells after a label margin
             "c => { const v = c.closest('.ae-live').parentNode.__attentionExplorerLive; return v.layout(v.panels[0]); }"
-        )  # labelled maps: cells after a label margin
-        box = canvas.bounding_box()
-        sx, sy = box["width"] / L["w"], box["height"] / L["hh"]
-        page.mouse.move(
-            box["x"] + sx * (L["margin"] + (j + 0.5) * L["cell"]), box["y"] + sy * (L["margin"] + (i + 0.5) * L["cell"])
         )
+        page.mouse.move(*_cell_point(canvas, i, j, len(rows), L["margin"], L["cell"]))
         tip = page.locator(TIP).first
         tip.wait_for(state="visible", timeout=5000)
         m = TIP_TEXT.match(tip.text_content())

@@ -200,11 +200,16 @@ class Panel {
     if (!this.maps.has(h)) {
       const fig = el("figure", { class: "ae-map" }, this.grid);
       const title = el("figcaption", { class: "ae-title" }, fig);
-      const canvas = el("canvas", { role: "img", tabindex: "0", "data-head": String(h) }, fig);
+      const canvas = el(
+        "canvas",
+        { role: "img", tabindex: "0", "data-head": String(h), "aria-keyshortcuts": "ArrowUp ArrowDown ArrowLeft ArrowRight Enter Escape" },
+        fig,
+      );
       const figures = el("div", { class: "ae-figures" }, fig);
       canvas.addEventListener("click", (e) => this.pick(h, this.view.cellAt(this, canvas, e)?.[0]));
       canvas.addEventListener("mousemove", (e) => this.view.hover(this, h, canvas, e));
       canvas.addEventListener("mouseleave", () => this.view.hideTip());
+      canvas.addEventListener("blur", () => this.view.hideTip());
       canvas.addEventListener("keydown", (e) => this.key(h, e));
       this.maps.set(h, { fig, title, canvas, figures });
     }
@@ -221,14 +226,25 @@ class Panel {
     this.view.release("pick");
   }
 
+  /** A focused map: up and down pick the query row; left and right move along its keys and read each cell as a
+   * hover does; Enter or Space picks the head; Escape hides the reading. */
   key(h, e) {
     const s = this.setting;
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
       e.preventDefault();
-      this.pick(h, Math.min(this.Tq - 1, Math.max(0, s.query + (e.key === "ArrowDown" ? 1 : -1))));
+      const q = Math.min(this.Tq - 1, Math.max(0, s.query + (e.key === "ArrowDown" ? 1 : -1)));
+      this.pick(h, q);
+      if (this.cursor !== undefined) this.view.readCell(this, h, q, this.cursor);
+    } else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+      e.preventDefault();
+      const j = this.cursor === undefined ? 0 : this.cursor + (e.key === "ArrowRight" ? 1 : -1);
+      this.cursor = Math.min(this.Tk - 1, Math.max(0, j));
+      this.view.readCell(this, h, Math.min(s.query, this.Tq - 1), this.cursor);
     } else if (e.key === "Enter" || e.key === " ") {
       e.preventDefault();
       this.pick(h);
+    } else if (e.key === "Escape") {
+      this.view.hideTip();
     }
   }
 
@@ -476,14 +492,36 @@ class LiveView {
     return `${name}: ${Tq} x ${Tk} weights; ${where}; mean max weight ${fmt(f.maxWeight)}`;
   }
 
+  /** The drawing's box on screen: the canvas less its border (live.css gives it a transparent 2 px one, for the
+   * focus ring). Measured with the border, a 1 px cell of a 128-token map was named up to 2 cells off. */
+  drawing(canvas) {
+    const rect = canvas.getBoundingClientRect();
+    return {
+      left: rect.left + canvas.clientLeft,
+      top: rect.top + canvas.clientTop,
+      width: canvas.clientWidth,
+      height: canvas.clientHeight,
+    };
+  }
+
   cellAt(p, canvas, e) {
     const L = this.layout(p);
-    const rect = canvas.getBoundingClientRect();
-    const x = ((e.clientX - rect.left) / rect.width) * L.w - L.margin;
-    const y = ((e.clientY - rect.top) / rect.height) * L.hh - L.margin;
+    const d = this.drawing(canvas);
+    const x = ((e.clientX - d.left) / d.width) * L.w - L.margin;
+    const y = ((e.clientY - d.top) / d.height) * L.hh - L.margin;
     const i = Math.floor(y / L.cell);
     const j = Math.floor(x / L.cell);
     return i >= 0 && j >= 0 && i < p.Tq && j < p.Tk ? [i, j] : null;
+  }
+
+  /** The point on screen at the centre of cell (i, j): where a keyboard's reading of it shows its tip. */
+  cellPoint(p, canvas, i, j) {
+    const L = this.layout(p);
+    const d = this.drawing(canvas);
+    return {
+      clientX: d.left + ((L.margin + (j + 0.5) * L.cell) / L.w) * d.width,
+      clientY: d.top + ((L.margin + (i + 0.5) * L.cell) / L.hh) * d.height,
+    };
   }
 
   showTip(text, e) {
@@ -498,18 +536,25 @@ class LiveView {
     this.tip.style.display = "none";
   }
 
-  hover(p, h, canvas, e) {
-    const cell = this.cellAt(p, canvas, e);
-    if (!cell) return this.hideTip();
-    const [i, j] = cell;
+  cellText(p, h, i, j) {
     const blocked = p.mask && !p.mask[i * p.Tk + j];
     const w = p.A[(h * p.Tq + i) * p.Tk + j];
     const name = p.spec.title ? `${p.spec.title}, head ${h + 1}` : `head ${h + 1}`;
-    this.showTip(
+    return (
       `${name} · query ${p.spec.rows[i]} (#${i + 1}) → key ${p.spec.cols[j]} (#${j + 1}): ` +
-        (blocked ? "masked (weight 0)" : `weight ${w.toFixed(4)}`),
-      e,
+      (blocked ? "masked (weight 0)" : `weight ${w.toFixed(4)}`)
     );
+  }
+
+  hover(p, h, canvas, e) {
+    const cell = this.cellAt(p, canvas, e);
+    if (!cell) return this.hideTip();
+    this.showTip(this.cellText(p, h, ...cell), e);
+  }
+
+  /** The keyboard's hover: cell (i, j) of head h in the tip (a status region, so a screen reader says it). */
+  readCell(p, h, i, j) {
+    this.showTip(this.cellText(p, h, i, j), this.cellPoint(p, p.map(h).canvas, i, j));
   }
 
   /** B − A of the picked heads, on the scale of a weight (−1 to 1) unless the reader stretches. */
