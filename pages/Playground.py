@@ -163,7 +163,8 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
             grid_note = (
                 "The maps are drawn by your browser on one colour scale (its range is beside the controls) and "
                 "follow the controls above them while you drag; hover a cell for its tokens and weight, click a row "
-                "to pick its head and query."
+                "to pick its head and query (or Tab to a map: up and down pick the query, left and right read its "
+                "keys)."
             )
         elif revealed:
             grid_note = show_head_grid(
