@@ -14,6 +14,7 @@ from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached
 from ui.lesson import Question
 from ui.page import Page
 from ui.page_params import PageParam
+from ui.tables import show_table
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
@@ -246,7 +247,8 @@ def _draw() -> list[Question]:
         sentence += f" (It was trained on {model.max_context:,} tokens; {context:,} is beyond that.)"
     st.markdown(sentence)
     with st.expander("The model shapes and where they come from"):
-        st.dataframe(
+        show_table(
+            st,
             pd.DataFrame(
                 [
                     {
@@ -355,7 +357,8 @@ def _draw() -> list[Question]:
     m3.metric("full T × T scores", f"{fv.run.full_bytes:,} bytes")
     m4.metric("largest tile", f"{fv.run.tile_bytes:,} bytes")
     c1, c2 = st.columns([3, 2])
-    c1.dataframe(
+    show_table(
+        c1,
         table,
         hide_index=True,
         height=min(300, 35 * len(table) + 38),

@@ -17,6 +17,7 @@ from attention_core.torch_attention import (
 from ui.compute import cached_implementations, cached_run
 from ui.lesson import Question
 from ui.page import Page
+from ui.tables import show_table
 from ui.text import fmt
 
 page = Page(
@@ -57,7 +58,8 @@ def _draw() -> list[Question]:
         f"Same input, same weights: T = {run.T}, d_model = {cfg.d_model}, {cfg.n_heads} head"
         + ("s" if cfg.n_heads > 1 else "")
     )
-    st.dataframe(
+    show_table(
+        st,
         df,
         hide_index=True,
         width="stretch",

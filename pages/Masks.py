@@ -14,6 +14,7 @@ from ui.lesson import Question
 from ui.live import Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
 from ui.page import Page
 from ui.partial import rerun_body
+from ui.tables import show_table
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
@@ -199,7 +200,8 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
         padding = lab.run("padding")
         row = st.session_state["mk_query"]
         num = masked_numerators(lab.logits[row], padding.mask[row])  # (T,)
-        st.dataframe(
+        show_table(
+            st,
             pd.DataFrame(
                 {
                     "key": tokens,

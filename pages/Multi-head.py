@@ -15,7 +15,7 @@ from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
 from ui.page import Page
 from ui.partial import rerun_body
-from ui.tables import frame_table
+from ui.tables import frame_table, show_table
 from ui.text import fmt
 from ui.widgets import index_picker
 
@@ -129,7 +129,7 @@ def _draw(grid, rest) -> list[Question]:
         with big[1].expander("The words on this page"):
             st.markdown(scale_sentence() + "\n\n" + defined("d_k", "max_weight", "entropy", "effective_tokens", "W_o"))
         table = frame_table(("multi-head", cfg), lambda: _heads_table(sat, T, d_k))
-        st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
+        show_table(st, table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400))
 
         # ---- path from heads to output
         st.subheader("From heads to output")
@@ -229,7 +229,7 @@ def _draw(grid, rest) -> list[Question]:
                 "Z, 2 random heads": [f"[{a:.3f}, {b:.3f}]" for a, b in demo.random_output],
             },
         )
-        st.dataframe(demo_table, hide_index=True, width="stretch")
+        show_table(st, demo_table, hide_index=True, width="stretch")
         rand_max = float(demo.random_weights.max(axis=-1).mean())
         z0 = demo.purposeful_output[0]
         st.caption(

@@ -21,7 +21,7 @@ from ui.metrics import SATURATION_LABELS, metric_row, saturation_columns, satura
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.query_bars import query_bars
-from ui.tables import frame_table
+from ui.tables import frame_table, show_table
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
@@ -131,8 +131,8 @@ def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_lev
         )
         st.markdown(defined("jacobian_norm", "twin", "logits", "W_o", "relative_change"))
     table = frame_table(("playground", cfg), lambda: _heads_table(sat))
-    st.dataframe(
-        table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400), column_config=saturation_columns()
+    show_table(
+        st, table, hide_index=True, width="stretch", height=min(38 + 35 * H, 400), column_config=saturation_columns()
     )
 
 

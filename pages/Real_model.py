@@ -15,6 +15,7 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.real_model import default_head, hf_model_ui, role_sentences, roles_table
 from ui.real_model_view import show_model_view
+from ui.tables import show_table
 from ui.text import fmt, md_escape
 from ui.views import head_view_chart
 from ui.widgets import index_picker
@@ -71,7 +72,7 @@ def _draw() -> list[Question]:
             "Mean weight a word gives its previous and next word, the first and last token, and the toy pages' "
             "saturation figures per head (means over the words' rows)."
         )
-        st.dataframe(roles_table(roles).round(3), hide_index=True, width="stretch")
+        show_table(st, roles_table(roles).round(3), hide_index=True, width="stretch")
 
     can_hide = bool(arun.special.any() and not arun.special.all())
     hide = (
@@ -168,7 +169,8 @@ def _draw() -> list[Question]:
                 f"The weight of {md_escape(tokens[qi])} → {md_escape(tokens[kj])} is e^(logit) over the sum of "
                 f"e^(logits) of the row's {nv.visible} visible key{'s' if nv.visible != 1 else ''}."
             )
-            st.dataframe(
+            show_table(
+                st,
                 pd.DataFrame({"dim": np.arange(len(nv.q)), "q": nv.q, "k": nv.k, "q × k": nv.products}).round(4),
                 hide_index=True,
                 width="stretch",
@@ -186,7 +188,8 @@ def _draw() -> list[Question]:
             f"{arun.parity.max():.1e}, float rounding (the model computes in float32, 32-bit numbers with about half the digits of "
             "float64, attention_core in float64)."
         )
-        st.dataframe(
+        show_table(
+            st,
             pd.DataFrame({"layer": np.arange(1, L + 1), "max |attention_core − model|": arun.parity}),
             hide_index=True,
             column_config={"max |attention_core − model|": st.column_config.NumberColumn(format="%.2e")},

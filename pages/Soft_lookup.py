@@ -13,6 +13,7 @@ from ui.lesson import Question
 from ui.modern import vega
 from ui.page import Page
 from ui.page_params import PageParam
+from ui.tables import show_table
 from ui.text import fmt
 
 page = Page(
@@ -72,7 +73,7 @@ def _draw(place, revealed: bool) -> list[Question]:
     table = {"key k": [f"({a:g}, {b:g})" for a, b in r.keys], "value v": v, "score q·k/√d_k": r.scores}
     table |= {"weight": r.weights, "weight × value": r.weights * v}
     three = {c: st.column_config.NumberColumn(format="%.3g") for c in table if c != "key k"}  # as the sentences
-    place.dataframe(pd.DataFrame(table, index=labels), column_config=three)
+    show_table(place, pd.DataFrame(table, index=labels), column_config=three)
     place.caption(
         f"Every key has length {fmt(np.linalg.norm(r.keys, axis=1).max())}, so the key with the highest score is the "
         "key nearest the query. In a transformer each value is a vector (a row of V), mixed coordinate by coordinate."

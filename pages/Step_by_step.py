@@ -14,7 +14,7 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.partial import full_run
 from ui.step_charts import matrix_chart
-from ui.tables import matrix_table, prefixed
+from ui.tables import matrix_table, prefixed, show_table
 from ui.text import fmt
 from ui.widgets import index_picker
 
@@ -61,11 +61,11 @@ def step(title: str, latex: str, table, sentence: str):
     columns (7 tokens or more) takes the page's width, with the sentence under it."""
     st.markdown(f"#### {title}\n$$\n{latex}\n$$")
     if table.num_columns > 7:  # 6 columns + the index: beside a sentence it would scroll sideways at 1280 px
-        st.dataframe(table, width="stretch")
+        show_table(st, table, width="stretch")
         st.markdown(sentence)
         return
     row = st.container(horizontal=True, gap="large")  # one block (columns send three): the body reruns per change
-    row.dataframe(table, width="content")
+    show_table(row, table, width="content")
     row.markdown(sentence, width=360)  # a set width stays beside a table of up to 7 columns at 1280 px
 
 
@@ -278,7 +278,8 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
             rf"\quad \tau = {cfg.temperature:g}"
         )
         left, right = st.columns([3, 2])
-        left.dataframe(
+        show_table(
+            left,
             matrix_table(wt.A, labels, labels, decimals=4, extra=(("row sum", wt.A.sum(1)),)),
             width="stretch" if T > 5 else "content",
         )
@@ -318,8 +319,8 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         )
         st.markdown("#### 9. Before and after: E next to Z")
         c1, c2 = st.columns(2)
-        c1.dataframe(matrix_table(wt.E, labels, prefixed("e", 2)))
-        c2.dataframe(matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4))
+        show_table(c1, matrix_table(wt.E, labels, prefixed("e", 2)))
+        show_table(c2, matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4))
         moved = wt.shift("A", 1)
         n_a = len(wt.rows_of("A"))
         if moved is None:

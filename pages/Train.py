@@ -15,6 +15,7 @@ from attention_core.training.trajectory import Trajectory, find_phase_change, fr
 from ui.compute import cached_ready_layers, cached_ready_snapshot_view, cached_ready_trajectory
 from ui.lesson import Question
 from ui.page import Page
+from ui.tables import show_table
 from ui.training import (
     QUEUE,
     STEP_BUDGET,
@@ -114,7 +115,7 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
         if not np.isnan(snap.scores[..., k]).all()
     }
     heads = [f"L{layer_i + 1}H{h + 1}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
-    st.dataframe({"head": heads, **table}, hide_index=True)
+    show_table(st, {"head": heads, **table}, hide_index=True)
     st.subheader(f"Queries and keys of layer {layer + 1} head {head + 1} in one picture")
     st.vega_lite_chart(qk_chart(view.qk, view.tokens), width="stretch")
     st.caption(

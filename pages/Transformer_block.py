@@ -11,6 +11,7 @@ from ui.compute import cached_block
 from ui.lesson import Question
 from ui.page import Page
 from ui.partial import full_run, rerun_body
+from ui.tables import show_table
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
@@ -197,7 +198,8 @@ def _draw(encoder, looks, decoder) -> list[Question]:
             f"The feed-forward layer "
             f"follows; output shape {dec.out.shape[0]} x {dec.out.shape[1]}. Weights are random and untrained."
         )
-        st.dataframe(
+        show_table(
+            st,
             pd.DataFrame(
                 {
                     "sub-layer": ["masked self-attention", "cross-attention", "feed-forward"],

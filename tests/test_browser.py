@@ -80,6 +80,20 @@ def horizontal_overflow(page) -> list[str]:
     }""")
 
 
+def projector_tables(page) -> list[dict]:
+    """The main area's tables drawn as text (st.table): the type size of their cells, and whether each fits its
+    box (a table wider than its box scrolls sideways inside it, out of a projector's reach)."""
+    return page.evaluate("""() => [...document.querySelectorAll(
+            '[data-testid="stMainBlockContainer"] [data-testid="stTable"]')].map(t => {
+        const td = t.querySelector('td') || t.querySelector('th');
+        const cell = td && (td.querySelector('p') || td);  // a text cell holds its text in a paragraph
+        const wide = [t, ...t.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1
+            && getComputedStyle(e).overflowX !== 'visible');
+        return {size: cell ? parseFloat(getComputedStyle(cell).fontSize) : 0, fits: !wide,
+                text: t.innerText.slice(0, 40)};
+    })""")
+
+
 def full_screenshot(page, path) -> None:
     """The whole page: Streamlit scrolls its main area, not the document, so grow the window to fit it."""
     size = page.viewport_size
@@ -382,6 +396,10 @@ def test_projector_view_fits_1280x720(browser_and_base, path):
         if metric is not None:  # the numbers a class reads are the largest text on the page, not smaller than prose
             assert metric >= 2 * size, (metric, size)
         assert horizontal_overflow(page) == []
+        tables = projector_tables(page)  # drawn as text (ui/tables.show_table), larger than the prose, not cut
+        assert all(t["size"] >= size and t["fits"] for t in tables), tables
+        grids = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stDataFrame"]').count()
+        assert grids == (3 if path == "/Step_by_step" else 0)  # its three weight editors stay grids, to edit
         assert chart_warnings(page) == []
         assert_no_errors(page)
         assert_accessible(page, f"{path}, projector view, 1280x720")  # axe-core (tests/a11y_util.py)

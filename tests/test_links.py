@@ -1,11 +1,16 @@
 """What a link says about the lesson: the preset's question, classroom mode (on or locked), hidden controls,
 the projector view; bad values give a notice and the page still works."""
 
+import re
+
+import numpy as np
+import pandas as pd
 import pytest
 
 from tests.apptest_util import app, chart_titles, run_ok, texts
 from ui.links import LinkOptions, parse_link_options
 from ui.presets import load_presets
+from ui.tables import PROJECTOR_MAX_COLUMNS, PROJECTOR_MAX_ROWS, _fits_a_projector, _plain
 
 PRESETS = load_presets()[0]
 
@@ -86,3 +91,31 @@ def test_a_preset_link_with_settings_of_its_own_keeps_them():
     at = run_ok(app(preset.page, {"preset": preset.slug, "b_heads": "2"}))
     assert at.query_params["b_heads"] == "2" and "a_heads" in at.query_params
     assert "**heads** (A 4, B 2)" in texts(at)  # A from the shared default (4 heads), B from the link
+
+
+def test_the_projector_view_draws_tables_as_text_with_their_formats():
+    """Streamlit's grid paints at a fixed 14 px; in the projector view a table is text (st.table) that the view's
+    larger type reaches, with the grid's number formats (Implementations: %.2e differences, the reference's
+    empty)."""
+    grid = run_ok(app("pages/Implementations.py"))
+    assert len(grid.dataframe) == 1 and len(grid.table) == 0
+    shown = run_ok(app("pages/Implementations.py", {"view": "projector"}))
+    assert len(shown.dataframe) == 0 and len(shown.table) == 1
+    table = shown.table[0].value
+    assert list(table.columns) == list(grid.dataframe[0].value.columns)
+    weights = table["max |Δ weights|"].tolist()
+    assert weights[0] == "" and all(re.fullmatch(r"\d\.\d\de[-+]\d\d", w) for w in weights[1:] if w), weights
+    assert all(re.fullmatch(r"\d+\.\d{3}", t) for t in table["time (ms)"]), table["time (ms)"].tolist()
+
+
+def test_a_table_too_large_for_a_projector_stays_a_grid():
+    frame = pd.DataFrame(np.zeros((PROJECTOR_MAX_ROWS + 1, 2)))
+    assert not _fits_a_projector(frame, hide_index=True)
+    assert _fits_a_projector(frame.iloc[:PROJECTOR_MAX_ROWS], hide_index=True)
+    wide = pd.DataFrame(np.zeros((2, PROJECTOR_MAX_COLUMNS)))
+    assert _fits_a_projector(wide, hide_index=True) and not _fits_a_projector(wide, hide_index=False)  # the index
+    labelled = _plain(
+        pd.DataFrame({"a": [1.0, np.nan], "b": ["x", "y"]}),
+        {"a": {"label": "A", "type_config": {"format": "%.1f"}}, "b": {"label": None}, "missing": {"label": "M"}},
+    )
+    assert labelled.to_dict("list") == {"A": ["1.0", ""], "b": ["x", "y"]}

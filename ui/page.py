@@ -79,6 +79,9 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] { font-size: 1.05rem; }
 [data-testid="stMainBlockContainer"] [data-testid="stMetricValue"],
 [data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 3rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td),
+[data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td) p { font-size: 1.3rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td) * { overflow-wrap: anywhere; }  /* a long name wraps, not cut */
 </style>"""  # static text, never anything a user typed
 # what the theme cannot set for WCAG AA (code colours, KaTeX's strut): a style-only st.html takes no space
 A11Y_CSS = "<style>" + (Path(__file__).parent / "a11y.css").read_text(encoding="utf-8") + "</style>"

@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ui.cache import ByteLRU, register
+from ui.links import link_options
 from ui.vega import digest
 
 _TABLES = register(ByteLRU("ui.tables.matrix_table", 8 * 2**20))
@@ -68,3 +69,64 @@ def frame_table(key: tuple, build) -> pa.Table:
 def prefixed(prefix: str, n: int) -> list[str]:
     """Column names ``prefix0 .. prefix{n-1}`` (e.g. q0, q1 for the dimensions of Q)."""
     return [f"{prefix}{j}" for j in range(n)]
+
+
+PROJECTOR_MAX_ROWS = 32  # a table up to this size is drawn as text in the projector view (st.table), which the
+PROJECTOR_MAX_COLUMNS = 12  # view's larger type reaches; a larger one stays a scrolling grid (st.dataframe)
+
+
+def show_table(place, data, *, column_config: dict | None = None, hide_index: bool | None = None, **grid) -> None:
+    """``data`` (a DataFrame, an Arrow table or a dict of columns) as ``place.dataframe(data, ...)``: a grid that
+    sorts, scrolls and tells each column's help on hover.
+
+    In the projector view (``view=projector``) a table of up to PROJECTOR_MAX_ROWS rows and
+    PROJECTOR_MAX_COLUMNS columns is drawn by ``place.table`` instead: Streamlit's grid paints its text on a
+    canvas at a fixed 14 px that no style reaches, and a class reads the table from the back of the room. The
+    column labels and number formats of ``column_config`` carry over; its help texts (hover) do not.
+
+    Args:
+        place: where to draw (``st``, a column or a container).
+        grid: st.dataframe's other arguments (width, height), used for the grid only.
+    """
+    frame = _as_frame(data)
+    if link_options().projector and _fits_a_projector(frame, hide_index):
+        width = grid.get("width", "stretch")
+        place.table(_plain(frame, column_config or {}), hide_index=hide_index, border="horizontal", width=width)
+        return
+    place.dataframe(data, column_config=column_config, hide_index=hide_index, **grid)
+
+
+def _as_frame(data) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, pa.Table):
+        return data.to_pandas()
+    return pd.DataFrame(data)
+
+
+def _fits_a_projector(frame: pd.DataFrame, hide_index: bool | None) -> bool:
+    columns = frame.shape[1] + (0 if hide_index else 1)
+    return frame.shape[0] <= PROJECTOR_MAX_ROWS and columns <= PROJECTOR_MAX_COLUMNS
+
+
+def _plain(frame: pd.DataFrame, column_config: dict) -> pd.DataFrame:
+    """``frame`` with ``column_config``'s labels and printf-style number formats applied as text (st.table has no
+    column_config); a missing number (None, NaN) is an empty cell, as in the grid."""
+    out = frame.copy()
+    names = {}
+    for name, config in column_config.items():
+        if name not in out.columns or not isinstance(config, dict):
+            continue
+        fmt = (config.get("type_config") or {}).get("format")
+        if fmt and fmt.startswith("%"):
+            out[name] = [_printf(fmt, v) for v in out[name]]
+        if config.get("label"):
+            names[name] = config["label"]
+    return out.rename(columns=names)
+
+
+def _printf(fmt: str, v) -> object:
+    """``v`` as ``fmt`` (printf style) formats it, a missing number as an empty cell (as the grid shows it)."""
+    if v is None or (isinstance(v, float | np.floating) and np.isnan(v)):
+        return ""
+    return fmt % v if isinstance(v, int | float | np.number) else v
