@@ -79,10 +79,12 @@ def test_a_see_also_link_must_name_a_registered_page():
 
 
 def test_a_page_file_uses_the_skeleton():
-    """A page declares its lesson and hands the rest to ui.page.Page: no page draws its own ending or URL."""
+    """A page declares its lesson and hands the rest to ui.page.Page: no page draws its own ending or URL, and its
+    tables go through ui.tables.show_table (text in the projector view)."""
     for path in PAGES:
         text = (ROOT / path).read_text()
         assert "page = Page(" in text and "page.run(" in text, f"{path} does not use the page skeleton"
         for banned in ("set_page_config", "collect_garbage", "st.page_link", "share_box", "write_url("):
             assert banned not in text, f"{path} calls {banned} itself; ui.page.Page does it for every page"
+        assert ".dataframe(" not in text, f"{path} draws a table with st.dataframe; use ui.tables.show_table"
     assert Path(ROOT / "ui" / "page.py").read_text().count("collect_garbage()") >= 1
