@@ -100,16 +100,18 @@ class ScoreSamples:
     """Raw scores of one (d_k, seq_len) for every seed: what a new scaling or temperature starts from."""
 
     d_k: int  # query/key width
-    scores: np.ndarray  # (S, N, T) raw scores q . k_j, kept as float32 (computed in float64)
+    centered: np.ndarray  # (S, N, T) raw scores q . k_j minus their row's largest (<= 0), float32 (from float64)
     std_raw: np.ndarray  # (S,) standard deviation of the raw scores per seed (from the float64 scores)
     std_scaled: np.ndarray  # (S,) the same divided by sqrt(d_k)
 
 
 def score_samples(d_k: int, seq_len: int, n_seeds: int = 4, n_rows: int = 256) -> ScoreSamples:
     """For each seed s, queries (N, d_k) and keys (T, d_k) with N(0, 1) entries from a generator seeded with
-    (s, seq_len, d_k), and their raw scores. The scores are kept in float32 (half the memory: a sweep at T = 512
-    stores 23 MB); each point computes in float64 from them, so its rounding (a few units in the seventh digit of
-    a logit) is the same for every scaling and temperature."""
+    (s, seq_len, d_k), and their raw scores. The scores are kept centered (each row minus its largest score,
+    which the softmax ignores; a positive scaling or temperature keeps the largest score the largest, so a point's
+    logits are the centered scores times one factor, with no row maximum to find again) and in float32 (half the
+    memory: a sweep at T = 512 stores 23 MB); each point computes in float64 from them, so its rounding (a few
+    units in the seventh digit of a logit) is the same for every scaling and temperature."""
     d_k = check_positive_int("d_k", d_k, high=4096)
     seq_len = check_positive_int("seq_len", seq_len, high=4096)
     n_seeds = check_positive_int("n_seeds", n_seeds, high=64)
@@ -122,6 +124,7 @@ def score_samples(d_k: int, seq_len: int, n_seeds: int = 4, n_rows: int = 256) -
         np.matmul(q, k.T, out=scores[s])  # (N, T)
     std_raw = scores.std(axis=(1, 2))  # (S,)
     std_scaled = (scores / math.sqrt(d_k)).std(axis=(1, 2))  # (S,) as the scaled logits are formed
+    scores -= scores.max(axis=-1, keepdims=True)  # (S, N, T) <= 0, 0 at each row's largest score
     return ScoreSamples(d_k, scores.astype(np.float32), std_raw, std_scaled)
 
 
@@ -168,12 +171,11 @@ class SaturationPoint:
         return out
 
 
-def _row_measures(logits: np.ndarray, upstream: np.ndarray | None) -> dict[str, np.ndarray]:
-    """Per-seed row means of each softmax measure of ``logits`` (S, N, T) (overwritten); returns (S,) arrays.
-    Without ``upstream`` only the largest weight is measured (what the third curve of a sweep draws)."""
-    T = logits.shape[-1]
-    z = logits
-    z -= z.max(axis=-1, keepdims=True)  # (S, N, T) <= 0, 0 at each row's largest logit
+def _row_measures(z: np.ndarray, upstream: np.ndarray | None) -> dict[str, np.ndarray]:
+    """Per-seed row means of each softmax measure of the logits ``z`` (S, N, T), centered (each row's largest is
+    0); returns (S,) arrays. Without ``upstream`` only the largest weight is measured (what the third curve of a
+    sweep draws)."""
+    T = z.shape[-1]
     p = np.exp(z)
     total = p.sum(axis=-1)  # (S, N) >= 1
     max_weight = 1.0 / total  # the largest entry is exp(0) / total
@@ -202,19 +204,16 @@ def point_from_samples(
     :func:`upstream_gradients` with the same seeds, rows and keys). With ``upstream=None`` only the spread of
     the scores and the largest weight are measured; the other measures are NaN (:data:`NOT_MEASURED`)."""
     t = check_temperature(temperature)
-    if upstream is not None and upstream.shape != samples.scores.shape:
-        raise ValueError(f"upstream {upstream.shape} must match the scores {samples.scores.shape} (S, N, T)")
+    if upstream is not None and upstream.shape != samples.centered.shape:
+        raise ValueError(f"upstream {upstream.shape} must match the scores {samples.centered.shape} (S, N, T)")
     d_k = samples.d_k
-    if scaled:  # (S, N, T) a fresh float64 array: scores / sqrt(d_k) / t
-        logits = np.divide(samples.scores, math.sqrt(d_k), dtype=np.float64)
-        logits /= t
-    else:
-        logits = np.divide(samples.scores, t, dtype=np.float64)
+    # (S, N, T) a fresh float64 array, each row's largest 0: centered scores / sqrt(d_k) / t, or / t
+    logits = np.multiply(samples.centered, 1.0 / (math.sqrt(d_k) * t) if scaled else 1.0 / t, dtype=np.float64)
     per_seed = _row_measures(logits, upstream)
     per_seed["score_std"] = samples.std_scaled if scaled else samples.std_raw
     spreads = {name: NOT_MEASURED for name in MEASURES}
     spreads |= {name: Spread(float(v.mean()), float(v.min()), float(v.max())) for name, v in per_seed.items()}
-    T = samples.scores.shape[-1]
+    T = samples.centered.shape[-1]
     return SaturationPoint(d_k, T, bool(scaled), t, 1.0 if scaled else math.sqrt(d_k), **spreads)
 
 

@@ -90,8 +90,12 @@ def test_point_from_stored_scores_equals_the_measures_computed_one_by_one(d_k, T
     point = point_from_samples(samples, g, scaled, tau)
     per_seed = []
     for s in range(3):
-        raw = samples.scores[s].astype(np.float64)  # (N, T) stored as float32, computed in float64
-        logits = raw / (math.sqrt(d_k) if scaled else 1.0) / tau
+        rng = np.random.default_rng([s, T, d_k, 1])  # the seed's queries and keys, drawn again: its raw scores
+        raw = rng.standard_normal((16, d_k)) @ rng.standard_normal((T, d_k)).T  # (N, T)
+        stored = samples.centered[s].astype(np.float64)  # (N, T) raw minus each row's largest, kept in float32
+        np.testing.assert_allclose(stored, raw - raw.max(axis=1, keepdims=True), atol=1e-5 * max(1, abs(raw).max()))
+        assert (stored.max(axis=1) == 0).all()
+        logits = stored / (math.sqrt(d_k) if scaled else 1.0) / tau  # the softmax ignores each row's shift
         p = softmax(logits)
         m = saturation_metrics(p).summary()
         m["grad_norm"] = float(np.linalg.norm(softmax_backward(p, g[s]), axis=-1).mean())
@@ -111,7 +115,7 @@ def test_point_from_stored_scores_equals_the_measures_computed_one_by_one(d_k, T
         assert got.mean == pytest.approx(np.mean(vals), rel=rel, abs=1e-12), name
         assert got.lo == pytest.approx(min(vals), rel=rel, abs=1e-12)
         assert got.hi == pytest.approx(max(vals), rel=rel, abs=1e-12)
-    assert samples.scores.shape == g.shape == (3, 16, T)
+    assert samples.centered.shape == g.shape == (3, 16, T)
 
 
 def test_score_gradient_rejects_bad_arguments():

@@ -160,6 +160,24 @@ def test_bar_charts_share_a_skeleton_whatever_their_titles():
     assert "title" not in bar_chart([0.2, 0.5, 0.3], labels)
 
 
+def test_a_long_bar_chart_is_painted_on_a_canvas_with_readable_axis_text():
+    """Over CANVAS_BARS bars (Softmax saturation's rows at 512 keys) Vega paints a canvas: a new setting redraws it
+    faster than one SVG element per bar. ui/a11y.css cannot reach a canvas, so the spec colours its axis text with
+    AA contrast; a short chart stays SVG (the stylesheet's colours)."""
+    from tests.a11y_util import contrast
+    from ui.charts import AXIS_TEXT, CANVAS_BARS, bar_chart
+
+    n = CANVAS_BARS + 1
+    long = bar_chart(np.full(n, 1 / n), [f"k{j}" for j in range(n)])
+    assert long["usermeta"]["embedOptions"] == {"renderer": "canvas"}
+    axis = long["config"]["axis"]
+    assert axis["labelColor"] == axis["titleColor"] == AXIS_TEXT
+    hexrgb = "rgb(" + ", ".join(str(int(AXIS_TEXT[i : i + 2], 16)) for i in (1, 3, 5)) + ")"
+    assert contrast(hexrgb, "rgb(255, 255, 255)") >= 4.5
+    short = bar_chart(np.full(CANVAS_BARS, 1 / CANVAS_BARS), [f"k{j}" for j in range(CANVAS_BARS)])
+    assert "embedOptions" not in short["usermeta"]
+
+
 def _run_script(script) -> list:
     from streamlit.testing.v1 import AppTest
 

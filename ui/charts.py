@@ -480,6 +480,10 @@ def weight_axis(*rows) -> Scale:
     return Scale(0.0, hi, True) if 0 < hi < 1 else ABSOLUTE
 
 
+CANVAS_BARS = 64  # a bar chart of more bars is painted on a canvas (Vega's renderer), not as SVG elements
+AXIS_TEXT = "#555867"  # Streamlit's gray80 (7.0:1 on white), as ui/a11y.css gives SVG axis text
+
+
 def bar_chart(
     values,
     labels: list[str],
@@ -512,6 +516,10 @@ def bar_chart(
     if domain is not None:
         spec["encoding"]["y"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
     spec["usermeta"] = {"group": group or title, "value": value_name}
+    if len(values) > CANVAS_BARS:  # one SVG element a bar redraws slowly; a canvas has no CSS, so its colours here
+        spec["usermeta"]["embedOptions"] = {"renderer": "canvas"}
+        axis = spec.setdefault("config", {}).setdefault("axis", {})
+        axis |= {"labelColor": AXIS_TEXT, "titleColor": AXIS_TEXT}
     big = int(np.argmax(values)) if len(values) else 0
     spec["description"] = (
         f"{title or 'bar chart'}: {len(values)} bars of {value_name}; the largest, {values[big]:.3g}, on {names[big]!r}."
