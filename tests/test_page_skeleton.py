@@ -34,24 +34,23 @@ def test_reading_order_starts_from_zero_and_every_page_has_a_next_but_the_last()
     assert all(p.icon.startswith(":material/") for p in (registry.HOME_INFO, *registry.PAGES))  # no emoji boxes
 
 
-def test_readme_lists_every_page_in_reading_order():
+def test_the_readme_page_list_is_the_registry():
+    """The README's page list is written from ui/registry.PAGES (python -m ui.registry): every page in reading
+    order with what it teaches, the pages that ask a question to predict marked, and nothing else."""
     readme = (ROOT / "README.md").read_text()
-    positions = []
-    for p in registry.PAGES:
-        heading = f"**{p.label}**"
-        assert heading in readme, f"README.md does not describe the page {p.label} ({p.path}): add '{heading}: ...'"
-        positions.append(readme.index(heading))
-    assert positions == sorted(positions), "README.md lists the pages out of the reading order of ui/registry.PAGES"
+    assert registry.with_readme_pages(readme) == readme, (
+        "README.md's page list differs from ui/registry.PAGES: run `python -m ui.registry` to write it"
+    )
+    listed = readme.split(registry.README_START)[1].split(registry.README_END)[0]
+    assert [p.label for p in registry.PAGES if f"**{p.label}** {registry.PREDICTS_MARK}" in listed] == [
+        p.label for p in registry.predicting()
+    ]
+    assert registry.PREDICTS_MARK.replace(" ", "") in readme.replace("\n  ", " ").replace(" ", "")  # the bullet
 
 
-def test_readme_names_every_page_that_asks_a_question_to_predict():
-    """The README's "Predict, then reveal" names the pages that ask (ui/registry.predicting), in reading order,
-    and no other: a page that starts or stops asking changes the README with it."""
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("**Predict, then reveal**")
-    said = " ".join(readme[start : readme.index("ask a question", start)].split())
-    named = [p.label for p in registry.PAGES if p.label in said]
-    assert named == [p.label for p in registry.predicting()], (said, named)
+def test_a_readme_without_the_markers_says_which_it_lacks():
+    with pytest.raises(ValueError, match="markers"):
+        registry.with_readme_pages("# no page list here")
 
 
 @pytest.mark.parametrize("path", ["streamlit_app.py", *PAGES])

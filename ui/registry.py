@@ -1,7 +1,7 @@
 """The pages, in reading order: the sidebar, the home page, every page's "next" link and the README's page list
-come from this one list.
+come from this one list (``python -m ui.registry`` writes the README's; tests/test_page_skeleton.py checks it).
 
-A page is a file ``pages/<Name>.py`` (its address is ``/<Name>``) and one line here. The order of the lines is the
+A page is a file ``pages/<Name>.py`` (its address is ``/<Name>``) and one entry here. The order of the lines is the
 reading order: a learner new to transformers starts with the first page and follows the "next" links. The files
 on disk and the lines here are compared when this module is imported: a page without a line, or a line without a
 page, stops the app with a message that names it (a page missing from the list would silently vanish from the
@@ -28,6 +28,7 @@ class PageInfo(NamedTuple):
     icon: str  # a Material Symbol, ":material/tune:"
     teaches: str  # one sentence: what a learner finds there (home page, "next" links, README)
     predicts: bool = False  # in classroom mode it asks a question worth predicting before it shows the answer
+    details: str = ""  # the README's description of the page, if longer than ``teaches`` (python -m ui.registry)
 
 
 PAGES: tuple[PageInfo, ...] = (
@@ -38,6 +39,12 @@ PAGES: tuple[PageInfo, ...] = (
         "Attention from zero on the class-notes example A A B A: Q, K, V, scores, scaling, softmax and the outputs "
         "Z, one small table at a time, with W_q, W_k, W_v you can edit.",
         predicts=True,
+        details=(
+            "the class-notes example A1 A2 B3 A4: E, Q = E W_q, K, V, S = Q Kᵀ, d_k and √d_k, S/√d_k, the"
+            " row-wise softmax, Z = α V (α the weights), with W_q, W_k, W_v editable; the ×10 key booster"
+            " explained in one click (W_k = 10·I against I: B3's weight 0.9975 against 0.40); tables "
+            "labelled by token; scores on a fixed colour scale"
+        ),
     ),
     PageInfo(
         "pages/Soft_lookup.py",
@@ -46,6 +53,12 @@ PAGES: tuple[PageInfo, ...] = (
         "Attention as a dictionary whose keys match by degree: a mix of every value, and how a falling "
         "temperature turns it into the hard lookup of a Python dict.",
         predicts=True,
+        details=(
+            "attention as a dictionary lookup whose keys match by degree: a Python dict returns the value"
+            " of the key equal to the query (or KeyError), attention a mix of every value weighted by the"
+            " match; a query between two keys, a key stored twice, and the temperature at which the soft "
+            "lookup becomes the hard one"
+        ),
     ),
     PageInfo(
         "pages/Softmax_saturation.py",
@@ -53,6 +66,17 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/thermostat:",
         "Why divide by √d_k: how peaked the rows get as d_k grows, the words sharp, soft and uniform with their "
         "thresholds, and (for those who want it) the gradient through the softmax.",
+        details=(
+            "why 1/√d_k, without calculus first: how the spread of q·k grows like √d_k, and how peaked "
+            "the rows get as d_k grows (mean largest weight, effective tokens = e^entropy, share of near-"
+            "one-hot rows; each word defined where it first appears), scaled against unscaled over d_k = "
+            "1…1024 with your setting highlighted; the words nearly uniform, soft, peaked and sharp with "
+            "their thresholds as weights for your T; one row's logits and softmax up close; scaling as a "
+            "temperature of √d_k. A part to open, for readers who know derivatives: the gradient through "
+            "the softmax (J^T g, checked against torch autograd) over d_k and one row's Jacobian diag(p) "
+            "− ppᵀ. A new temperature re-applies the softmax to stored scores (timings in "
+            "docs/BENCHMARKS.md)"
+        ),
     ),
     PageInfo(
         "pages/Multi-head.py",
@@ -60,6 +84,11 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/grid_view:",
         "Several heads side by side: one map per head, the path heads → concat → W_o → output with shapes, and "
         "how different the heads are.",
+        details=(
+            "one live map per head (up to 16) and an enlarged head with its d_k, saturation and Q/K/V "
+            "shapes; heads → concat → W_o → output with shapes; a head × head Jensen-Shannon matrix; one "
+            "purposeful head against two random heads"
+        ),
     ),
     PageInfo(
         "pages/Masks.py",
@@ -68,6 +97,11 @@ PAGES: tuple[PageInfo, ...] = (
         "Causal and padding masks, the masked scores and the weights; why padded keys get 0 and what a fully "
         "masked row does.",
         predicts=True,
+        details=(
+            "causal, padding and both: the mask, the masked scores (blocked cells blank) and the weights,"
+            " live while the pad count and the temperature move; why blocked keys get exactly 0; a fully "
+            "masked row gives zero weights where a textbook softmax gives NaN"
+        ),
     ),
     PageInfo(
         "pages/Playground.py",
@@ -76,6 +110,14 @@ PAGES: tuple[PageInfo, ...] = (
         "Everything together: every head's weights, the outputs and the saturation for the sliders' setting; pick "
         "a query to see its row.",
         predicts=True,
+        details=(
+            "every head's weights for the sidebar's setting, redrawn by the browser while the "
+            "temperature, the scaling or the mask moves; pick a head and a query to see its row; whether "
+            "the rows are sharp or soft, from the measured max weight; X and Z on one colour scale (and "
+            "Q, K, V); per-head saturation (entropy, max weight, effective tokens, near-one-hot rows) "
+            'against the scaled/unscaled twin; CSV downloads with their size and "reproduce in Python" '
+            "scripts"
+        ),
     ),
     PageInfo(
         "pages/Compare.py",
@@ -84,6 +126,11 @@ PAGES: tuple[PageInfo, ...] = (
         "Two settings side by side (A and B) on one colour scale, their saturation and outputs, and the "
         "difference B − A.",
         predicts=True,
+        details=(
+            "two settings side by side (A and B in the URL) on one colour scale, live: the sentence names"
+            " what really differs, the preset's story, weights, outputs, saturation and B − A on the "
+            "scale of a weight"
+        ),
     ),
     PageInfo(
         "pages/Positional_encoding.py",
@@ -91,6 +138,11 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/pin_drop:",
         "The sinusoidal table, similarity by distance, and the shuffle experiment that shows why attention needs "
         "positions.",
+        details=(
+            "the sinusoidal table, chosen dimensions as curves, PE·PEᵀ and similarity by distance; the "
+            "shuffle experiment: without positions the outputs only move with their tokens (difference "
+            "0), with positions they change"
+        ),
     ),
     PageInfo(
         "pages/Cross-attention.py",
@@ -98,24 +150,50 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/swap_horiz:",
         "Queries from one sequence, keys and values from another: a T_q x T_k map, and how it differs from "
         "self-attention.",
+        details=(
+            "queries from one sequence, keys/values from another: a T_q × T_k map, a query's row (random,"
+            " untrained weights: named as such), and self- against cross-attention"
+        ),
     ),
     PageInfo(
         "pages/Transformer_block.py",
         "Transformer block",
         ":material/stacks:",
         "Encoder and decoder blocks around attention: residuals, LayerNorm (post- vs pre-norm), feed-forward.",
+        details=(
+            "an encoder block (attention, add & LayerNorm, feed-forward; post-norm or pre-norm) with "
+            "every intermediate tensor, a decoder block with causal self-attention and T_q × T_k cross-"
+            "attention"
+        ),
     ),
     PageInfo(
         "pages/Real_model.py",
         "Real model",
         ":material/smart_toy:",
         "A pretrained model on your sentence: head view, model view, neuron view, and parity with attention_core.",
+        details=(
+            "the embedded all-MiniLM-L6-v2 (offline; BERT mini, bert-base, GPT-2 or any model id or local"
+            " folder from the hub when it can be reached) on your sentence, up to 512 tokens: what its "
+            "heads do, computed for the sentence (previous- and next-token heads, heads parking on "
+            '[CLS]/[SEP], the head where "it" looks at "animal", or that none does, each head\'s sharpness'
+            " against random attention of the same shape); the model view of every head on one canvas "
+            "with hover (query, key, weight), the head view, the neuron view; parity: attention_core "
+            "recomputes every layer's weights from the model's own inputs and weights (4e-7 on the "
+            "class's sentence); the same weights BertViz embeds (tested)"
+        ),
     ),
     PageInfo(
         "pages/Train.py",
         "Train",
         ":material/model_training:",
         "Train a tiny transformer live or replay shipped runs: watch heads form, and the induction-head phase change.",
+        details=(
+            "a tiny transformer built from attention_core's modules learns copy, reverse, sort, previous "
+            'token, "find the B" or induction, live (play, pause, step, reset; every setting and the step'
+            " in the link) or replayed from shipped runs: losses, every head's map on a probe, head "
+            "scores with the phase change marked, queries and keys in one picture, parity with "
+            "attention_core; the two-layer / one-layer induction experiment side by side"
+        ),
     ),
     PageInfo(
         "pages/Positions.py",
@@ -123,6 +201,12 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/explore:",
         "Sinusoidal, learned, RoPE and ALiBi on the same input: scores that depend on the offset only, and longer "
         "inputs.",
+        details=(
+            "sinusoidal, learned (a seeded random table, said so), RoPE and ALiBi on the same input: the "
+            "score of two tokens at every pair of positions with its spread per offset (RoPE about 4e-16,"
+            " ALiBi 0: the offset alone decides; sinusoidal and learned: large), the weights per method, "
+            "and what each does beyond the trained length"
+        ),
     ),
     PageInfo(
         "pages/Efficient_attention.py",
@@ -130,21 +214,50 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/bolt:",
         "The KV cache token by token, KV memory of real models (MHA, GQA, MQA), sliding windows, FlashAttention's "
         "tiles.",
+        details=(
+            "the KV cache decoding one token at a time (what is computed, what is reused) and its "
+            "equality with one causal pass; KV memory of GPT-2, Llama-2-7B/70B and Mistral-7B with MHA, "
+            "GQA and MQA (Llama-2-70B at 4k tokens in fp16: 1.34 GB instead of 10.7 GB); sliding windows "
+            "(the scores a layer computes, counted from the mask: the first w − 1 queries see fewer keys)"
+            " and the receptive field L(w − 1) + 1 measured over layers; FlashAttention's tiles: running "
+            "max, sum and the rescaling where it happened (e^(m − m′) when the running max rose, a dash "
+            "otherwise), equal to the full softmax without the T × T matrix"
+        ),
     ),
     PageInfo(
         "pages/Sinks_and_linear_attention.py",
         "Sinks and linear attention",
         ":material/vertical_align_bottom:",
         "A sink logit that lets a head attend to nothing, StreamingLLM's window, and linear attention as an RNN.",
+        details=(
+            "a sink logit per head (gpt-oss): the weight left on real tokens (< 1) per head; "
+            "StreamingLLM's keep-the-first-tokens window and its cache size; linear attention (φ = elu + "
+            "1) as an RNN: parallel and recurrent forms equal (about 2e-16), a d × d state instead of T ×"
+            " T"
+        ),
     ),
     PageInfo(
         "pages/Implementations.py",
         "Implementations",
         ":material/code:",
         "The same attention in NumPy, from-scratch torch, PyTorch's own layers and Keras: differences and times.",
+        details=(
+            "the same attention in NumPy, from-scratch torch (function and modules), "
+            "`F.scaled_dot_product_attention`, `nn.MultiheadAttention` and Keras: differences and times, "
+            "and the code that ran"
+        ),
     ),
 )
-HOME_INFO = PageInfo(HOME, "Home", ":material/home:", "What attention is, the formula, a live example, the pages.")
+HOME_INFO = PageInfo(
+    HOME,
+    "Home",
+    ":material/home:",
+    "What attention is, the formula, a live example, the pages.",
+    details=(
+        "what self-attention is, the formula, Query / Key / Value in a line each, the class-notes example"
+        " live (a labelled map), the classroom experiments with their questions"
+    ),
+)
 
 
 def predicting() -> list[PageInfo]:
@@ -184,6 +297,36 @@ def next_page(path: str) -> PageInfo | None:
     return PAGES[i + 1] if i + 1 < len(PAGES) else None
 
 
+README_START = "<!-- the page list: python -m ui.registry writes it from ui/registry.py; edit the registry -->"
+README_END = "<!-- end of the page list -->"
+
+
+PREDICTS_MARK = "(asks a question to predict)"  # after a predicting page's name in the README's list
+
+
+def readme_pages() -> str:
+    """The README's page list: Home, then every page in reading order, each with what it teaches; a page that
+    asks a question worth predicting in classroom mode carries PREDICTS_MARK."""
+    return "\n".join(
+        f"- **{p.label}**{' ' + PREDICTS_MARK if p.predicts else ''}: {p.details or p.teaches}"
+        for p in (HOME_INFO, *PAGES)
+    )
+
+
+def with_readme_pages(readme: str) -> str:
+    """``readme`` with the text between README_START and README_END replaced by :func:`readme_pages`."""
+    if README_START not in readme or README_END not in readme:
+        raise ValueError(f"README.md lacks the page list's markers {README_START!r} and {README_END!r}")
+    head, rest = readme.split(README_START, 1)
+    return head + README_START + "\n" + readme_pages() + "\n" + README_END + rest.split(README_END, 1)[1]
+
+
 _PROBLEMS = disagreements()
 if _PROBLEMS:  # a developer's mistake: stop with the list rather than draw a sidebar without the page
     raise RuntimeError("The pages on disk and ui/registry.PAGES disagree:\n- " + "\n- ".join(_PROBLEMS))
+
+
+if __name__ == "__main__":  # python -m ui.registry: write the README's page list from the registry
+    _readme = ROOT / "README.md"
+    _readme.write_text(with_readme_pages(_readme.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"README.md: the page list is ui/registry.PAGES' ({len(PAGES)} pages and Home)")
