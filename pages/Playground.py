@@ -5,24 +5,35 @@ import math
 import numpy as np
 import streamlit as st
 
-from attention_core import multi_head_attention, run_whatif, saturation_metrics, scaled_dot_product_attention
-from attention_core.readout import SHARPNESS_LEVELS, logit_std, relative_difference, sharpness, uniform_max_weight
+from attention_core import multi_head_attention, run_whatif, scaled_dot_product_attention
+from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
 from ui.charts import show_token_dims, stretching
 from ui.classroom import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
 from ui.downloads import download_buttons
 from ui.export import snippet_core, snippet_torch
-from ui.glossary import MEANINGS, TERMS, defined, position, scale_sentence
+from ui.glossary import TERMS, defined, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
 from ui.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric
 from ui.page import Page
 from ui.partial import rerun_body
+from ui.playground_text import (
+    LIVE_MAPS_NOTE,
+    check_questions,
+    maps_caption,
+    nearly_uniform_notice,
+    query_caption,
+    saturation_caption,
+    twin_answer,
+    twin_question,
+    xz_caption,
+)
 from ui.query_bars import query_bars
 from ui.tables import frame_table, show_table
-from ui.text import fmt, md_escape
+from ui.text import fmt
 from ui.widgets import index_picker
 
 page = Page(
@@ -61,22 +72,9 @@ def _controls() -> tuple:
 
 
 def _twin_question(cfg, head: int) -> Prediction:
-    """Would head ``head`` get sharper or softer with the scaling flipped? Reasoned from the formula: dividing the
-    scores by √d_k > 1 is a temperature above 1, which flattens every row (the same at d_k = 1)."""
+    """Would head ``head`` get sharper or softer with the scaling flipped? (ui/playground_text.twin_question)"""
     ours, twin = cached_saturation(cfg)[head]["max_weight"], cached_twin_saturation(cfg)[head]["max_weight"]
-    root = fmt(math.sqrt(cfg.d_k))
-    if cfg.scaled:
-        question = (
-            f"Scaling is on: head {head + 1}'s scores are divided by √d_k = √{cfg.d_k} = {root}. If you turned scaling "
-            "off, would its rows get sharper, softer or stay the same?"
-        )
-        why = f"dividing by √d_k = {root}" + (" changes nothing" if cfg.d_k == 1 else " flattens every row")
-    else:
-        question = (
-            f"Scaling is off. If you turned it on, dividing head {head + 1}'s scores by √d_k = √{cfg.d_k} = {root}, "
-            "would its rows get sharper, softer or stay the same?"
-        )
-        why = f"dividing by √d_k = {root}" + (" changes nothing" if cfg.d_k == 1 else " flattens every row")
+    question, why = twin_question(cfg.scaled, cfg.d_k, head)
     twin_name = "unscaled" if cfg.scaled else "scaled"
     return sharper_or_softer(
         "playground.twin",
@@ -84,8 +82,7 @@ def _twin_question(cfg, head: int) -> Prediction:
         twin,
         ours,
         signature=(cfg, head),
-        why=f"Head {head + 1}'s mean max weight is {fmt(ours)} now and {fmt(twin)} {twin_name}: {why}, like a "
-        f"temperature of √d_k.",
+        why=twin_answer(head, ours, twin, twin_name, why),
     )
 
 
@@ -98,7 +95,7 @@ def _heads_table(sat: list[dict]) -> dict[str, list]:
 
 def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_level: str, twin_name: str, uniform):
     """Head ``head``'s saturation against its scaling twin: the metrics, what they mean, every head's table."""
-    T, H, d_k = run.T, cfg.n_heads, cfg.d_k
+    T, H = run.T, cfg.n_heads
     st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)", help=TERMS["twin"])
     hints = {
         "entropy": f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform",
@@ -111,20 +108,7 @@ def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_lev
         ]
     )
     spread = float(cached_logit_std(cfg)[head])
-    scale_words = f"scaling divides q·k by √d_k = {fmt(math.sqrt(d_k))}" if cfg.scaled else "scaling is off"
-    temp_words = (
-        f"temperature {cfg.temperature:g} divides them by {cfg.temperature:g}"
-        if cfg.temperature != 1
-        else "temperature 1 leaves them as they are"
-    )
-    r = position(m["max_weight"], uniform)
-    st.caption(
-        f"Deltas (grey: neither direction is good or bad) are this setting minus its {twin_name} twin, the same "
-        f"setting with the scaling flipped. Head {head + 1} is **{level}** here: mean max weight {fmt(m['max_weight'])} "
-        f"against {fmt(uniform)} for uniform rows (r = {fmt(r)}), so {MEANINGS[level]}. The logits it sees (the scores "
-        f"divided by s·τ) spread with a standard deviation of {fmt(spread)} ({scale_words}; {temp_words}); the "
-        f"{twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
-    )
+    st.caption(saturation_caption(cfg, head, m, t, level, twin_level, twin_name, uniform, spread))
     with st.expander("The words on this page"):
         st.markdown(
             scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "near_one_hot_share")
@@ -160,12 +144,7 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
         uniform = uniform_max_weight(run.mask, T, T)
         if revealed and live:
             live_sync("pg_live", {"": setting_of(cfg, head, query, stretching())})
-            grid_note = (
-                "The maps are drawn by your browser on one colour scale (its range is beside the controls) and "
-                "follow the controls above them while you drag; hover a cell for its tokens and weight, click a row "
-                "to pick its head and query (or Tab to a map: up and down pick the query, left and right read its "
-                "keys)."
-            )
+            grid_note = LIVE_MAPS_NOTE
         elif revealed:
             grid_note = show_head_grid(
                 run.weights,
@@ -176,36 +155,14 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
                 tile_px=128 if H > 4 else 256,
             )
         if revealed:
-            sharpest = int(np.argmax([s["max_weight"] for s in sat]))
-            st.caption(
-                f"{grid_note} Rows are queries, columns keys; each row sums to 1. "
-                + (f"Head {sharpest + 1} is the sharpest: its rows" if H > 1 else "The rows")
-                + " put on average"
-                f" {fmt(sat[sharpest]['max_weight'])} of their weight on a single key (uniform rows would put "
-                f"{fmt(uniform)})."
-            )
-            if sharpness(sat[sharpest]["max_weight"], uniform) == "nearly uniform" and not stretching():
-                st.info(
-                    f"Attention is nearly uniform here (max weight {fmt(sat[sharpest]['max_weight'])} vs uniform "
-                    f"1/T = {fmt(uniform)}): every map looks one colour on the 0 – 1 scale. Lower the temperature or turn "
-                    "scaling off to sharpen it, or switch on “stretch the colour scales” in the sidebar to see its "
-                    "structure."
-                )
+            st.caption(maps_caption(grid_note, sat, uniform))
+            sharpest = max(s["max_weight"] for s in sat)
+            if sharpness(sharpest, uniform) == "nearly uniform" and not stretching():
+                st.info(nearly_uniform_notice(sharpest, uniform))
 
             st.subheader("One query up close")
-            top = int(np.argmax(row))
             note = "" if live else query_bars(row, tokens, title=f"weights of query #{query + 1} in head {head + 1}")
-            if row.sum() == 0:
-                st.caption(
-                    f"Query {md_escape(tokens[query])} may attend to no key under this mask: its weights are all 0 and "
-                    "its output is 0."
-                )
-            else:
-                st.caption(
-                    f"Query **{md_escape(tokens[query])}** attends most to **{md_escape(tokens[top])}** (#{top + 1}) with "
-                    f"weight {fmt(row[top])}; it spreads over about "
-                    f"{fmt(float(saturation_metrics(row[None]).effective_tokens[0]))} effective tokens of {T}. {note}"
-                )
+            st.caption(query_caption(tokens, query, row, note))
 
         twin_name = "unscaled" if cfg.scaled else "scaled"
         m, t = sat[head], twin_sat[head]
@@ -220,19 +177,7 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
         kind = show_token_dims(run.x, tokens, title="X input", value_name="x", domain=(-lim, lim), container=c1)
         show_token_dims(run.output, tokens, title="Z output", domain=(-lim, lim), container=c2)
         change = relative_difference(run.output, run.x)
-        st.caption(
-            f"X and Z ({T} x {cfg.d_model} each) share one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red), so "
-            "their colours compare directly"
-            + (
-                "; drawn as images, each pixel averages a block of values, which pulls random values towards 0 and makes "
-                "large maps look pale"
-                if kind == "image"
-                else ""
-            )
-            + ". Each row of Z is a mix of the value rows, projected by W_o (the output projection). The change "
-            f"from X to Z is {fmt(100 * change)}% of X's own size (‖Z − X‖ / ‖X‖: 0% would mean Z = X; above 100% "
-            "the change is larger than X itself)."
-        )
+        st.caption(xz_caption(T, cfg.d_model, lim, kind, change))
         if show_qkv:
             st.caption(f"Q, K and V of head {head + 1} are {T} x {d_k} each (tokens x d_k).")
             for col, name, arr in zip(st.columns(3), "QKV", (run.q, run.k, run.v)):
@@ -272,36 +217,8 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
                 "any chart as PNG or SVG."
             )
 
-        questions = (
-            []
-            if not revealed
-            else [
-                (
-                    f"Which key does query {md_escape(tokens[query])} (#{query + 1}) attend to most in head {head + 1}, "
-                    "and with what weight?",
-                    (
-                        f"{md_escape(tokens[int(np.argmax(row))])} (#{int(np.argmax(row)) + 1}) with weight "
-                        f"{fmt(float(row.max()))}."
-                        if row.sum() > 0
-                        else "None: the mask allows it no key, so all its weights are 0."
-                    ),
-                ),
-            ]
-        )
-        questions += [
-            (
-                f"How sharp is head {head + 1} at this setting, and what would the {twin_name} twin do?",
-                f"It is {level} (mean max weight {fmt(m['max_weight'])}, uniform {fmt(uniform)}); the {twin_name} twin is "
-                f"{twin_level} (mean max weight {fmt(t['max_weight'])}).",
-                SHARPNESS_LEVELS,  # a choice question: in a class the picks count (ui/pulse_questions.py)
-                SHARPNESS_LEVELS.index(level),
-            ),
-            (
-                "How far is the output Z from the input X?",
-                f"The change from X to Z is {fmt(100 * change)}% of X's size (‖Z − X‖ / ‖X‖ = {fmt(change)}): "
-                + ("larger than X itself." if change > 1 else "smaller than X." if change < 1 else "as large as X."),
-            ),
-        ]
+        sharp = (level, twin_level, twin_name, m, t, uniform)
+        questions = check_questions(tokens, query, head, row, revealed, sharp, change)
     return questions
 
 
