@@ -11,11 +11,12 @@ from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
 from ui.charts import Axes, dim_labels, show_heatmap, show_mask, with_data
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
+from ui.efficient_text import cache_sentence, check_questions, flash_sentence, memory_sentence, window_sentence
 from ui.lesson import Question
 from ui.page import Page
 from ui.page_params import PageParam
 from ui.tables import show_table
-from ui.text import fmt, md_escape
+from ui.text import fmt
 from ui.widgets import index_picker
 
 MAX_LAYERS = 32
@@ -80,33 +81,6 @@ def page_params(T: int, H: int, kv_options: list[int]) -> dict[str, PageParam]:
         ),
     ]
     return {p.url: p for p in params}
-
-
-def window_cost(wv, T: int, window: int) -> str:
-    """The scores one window layer computes, counted from its mask (``wv.scores``), beside the causal mask's."""
-    if window >= T:
-        return (
-            f"With w ≥ T = {T} the window is the whole causal mask: each layer computes all T(T+1)/2 = "
-            f"{wv.causal_scores} scores."
-        )
-    if window == 1:
-        return f"Each layer computes {wv.scores} scores (one a query, itself) instead of T(T+1)/2 = {wv.causal_scores}."
-    first = "the first query sees 1 key" if window == 2 else f"the first {window - 1} see 1 to {window - 1} keys"
-    return (
-        f"Each layer computes {wv.scores} scores, the mask's allowed cells: the last {T - window + 1} queries see "
-        f"w = {window} keys each and {first} (T·w − w(w−1)/2 = {T} × {window} − {window * (window - 1) // 2}), "
-        f"instead of T(T+1)/2 = {wv.causal_scores} for the causal mask."
-    )
-
-
-def _layers_needed(T: int, window: int) -> str:
-    """The answer to "how many layers of window w until the last token sees all T tokens?"."""
-    if T == 1:
-        return "There is one token: the last token is the only one, and one layer lets it see itself."
-    if window == 1:
-        return "With w = 1 a token sees only itself, in every layer: never."
-    n = -(-(T - 1) // (window - 1))
-    return f"L(w−1)+1 ≥ T gives L ≥ (T−1)/(w−1) = {(T - 1) / (window - 1):.3g}, so {n} layer{'s' if n > 1 else ''}."
 
 
 page = Page(
@@ -188,22 +162,7 @@ def _draw() -> list[Question]:
         with_data(eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys"), row_df),
         width="stretch",
     )
-    saved = T * (T + 1) // 2 - T
-    st.markdown(
-        f"At step **{step}** the page computed one new q row per query head ({H}) and one k and one v row per KV "
-        f"head ({G}) for **{md_escape(tokens[step - 1])}**, and read the **{now.reused}** cached K and V rows of the "
-        f"tokens before it. Query head {head + 1} reads KV head {kv_head + 1} "
-        + (f"({rep} query heads share it). " if rep > 1 else "(no other query head reads it). ")
-        + f"Stacking the {T} decoded rows gives the one-pass causal output up to a largest difference of "
-        f"**{view.max_diff:.1e}** (float rounding). Without the cache, decoding {T} tokens would recompute "
-        f"{T * (T + 1) // 2} K/V rows instead of {T} ({saved} wasted). The cache holds 2 × G × T × d_k = 2 × {G} × {T} × "
-        f"{d_k} numbers at the end ({view.run.cache_bytes:,} bytes)"
-        + (
-            f"; with a KV head for each of the {H} query heads it would be {view.run.cache_bytes * H // G:,} bytes."
-            if G < H
-            else "; every query head has a KV head of its own here (plain multi-head attention)."
-        )
-    )
+    st.markdown(cache_sentence(view, now, tokens[step - 1], step, head, (T, H, G, d_k)))
 
     # ---- 2. memory of real models
     st.subheader("2. KV-cache memory of real models: MHA vs GQA vs MQA")
@@ -230,22 +189,7 @@ def _draw() -> list[Question]:
         }
     )
     st.vega_lite_chart(with_data(eff.memory_bar_spec(f"{model.name}'s own shape"), df), width="stretch")
-    mha, mqa = gb["MHA"], gb["MQA"]
-    sentence = (
-        f"{model.name} ({model.layers} layers, {model.heads} query heads, {model.kv_heads} KV heads of "
-        f"{model.head_dim}) keeps **{fmt(gb[own])} GB** of keys and values for {batch} sequence"
-        f"{'s' if batch > 1 else ''} of {context:,} tokens in {dtype}. Multi-head attention would need "
-        f"**{fmt(mha)} GB** ({fmt(mha / gb[own])}× its own), multi-query attention **{fmt(mqa)} GB**."
-    )
-    if model.sliding_window and context > model.sliding_window:
-        full = model.cache_bytes(context, batch, dtype, rolling=False) / 1e9
-        sentence += (
-            f" Its sliding window of {model.sliding_window:,} tokens lets it keep a rolling cache of the last "
-            f"{model.sliding_window:,} tokens only; caching all {context:,} would take {fmt(full)} GB."
-        )
-    if context > model.max_context:
-        sentence += f" (It was trained on {model.max_context:,} tokens; {context:,} is beyond that.)"
-    st.markdown(sentence)
+    st.markdown(memory_sentence(model, gb, own, context, batch, dtype))
     with st.expander("The model shapes and where they come from"):
         show_table(
             st,
@@ -309,19 +253,7 @@ def _draw() -> list[Question]:
         ),
         width="stretch",
     )
-    raw = layers * (window - 1) + 1
-    agree = int(wv.measured[-1]) == wv.formula[-1]
-    st.markdown(
-        f"One layer lets **{md_escape(tokens[-1])}** see {min(window, T)} token{'s' if min(window, T) > 1 else ''}. "
-        f"After **{layers}** "
-        f"layer{'s' if layers > 1 else ''} the measured receptive field (one-hot influence pushed through the mask "
-        f"{layers} time{'s' if layers > 1 else ''}) is **{int(wv.measured[-1])}** tokens; the formula gives L(w−1)+1 = "
-        f"{layers}({window}−1)+1 = {raw}"
-        + (f", capped at the {T} tokens there are: {wv.formula[-1]}" if raw > T else "")
-        + (". They agree." if agree else ". They disagree: this would be a bug.")
-        + f" {window_cost(wv, T, window)} "
-        f"Mistral 7B uses w = 4096 over 32 layers: 32 × 4095 + 1 = {32 * 4095 + 1:,} tokens can reach the last one."
-    )
+    st.markdown(window_sentence(wv, tokens[-1], T, window, layers))
 
     # ---- 4. FlashAttention
     st.subheader("4. FlashAttention: the softmax one tile at a time")
@@ -386,58 +318,9 @@ def _draw() -> list[Question]:
         ),
         width="stretch",
     )
-    rises = [s.index + 1 for s in steps if s.rescaled[fq]]
-    last = steps[-1]
-    flash_text = (
-        f"With B = {tile}, query **{md_escape(tokens[fq])}** (head {head + 1}, mask: {fv.mask_note}) met "
-        f"the keys in {len(steps)} tile{'s' if len(steps) > 1 else ''}. "
-    )
-    if not np.isfinite(last.m[fq]):
-        flash_text += "Every key of this row is masked: m stays −∞, l stays 0, and the output is 0 (not NaN). "
-    elif rises:
-        flash_text += (
-            f"Its running max rose at tile{'s' if len(rises) > 1 else ''} {', '.join(map(str, rises[:8]))}"
-            f"{' …' if len(rises) > 8 else ''}; the smallest rescale factor was "
-            f"{fmt(min(float(s.rescale[fq]) for s in steps if s.rescaled[fq]))}. "
-        )
-    else:
-        flash_text += "Its running max was set by the first tile with an allowed key and never rose again: no rescaling was needed. "
-    if np.isfinite(last.m[fq]):
-        flash_text += f"It ends at m = {fmt(float(last.m[fq]))} and l = {fmt(float(last.l[fq]))}; z = o / l. "
-    rescaled_rows = fv.rescaled_rows  # (T,) a later tile raised these rows' max
-    flash_text += (
-        f"{int(rescaled_rows.sum())} of the {T} query rows had their sum and output rescaled at least once"
-        + (
-            f" (for one, follow query row {int(np.argmax(rescaled_rows)) + 1}, "
-            f"**{md_escape(tokens[int(np.argmax(rescaled_rows))])}**). "
-            if rescaled_rows.any()
-            else ". "
-        )
-    )
-    flash_text += (
-        f"Over all {T} queries the tiled output differs from the full softmax by at most **{fv.max_diff:.1e}**. "
-        f"The full score matrix would take {fv.run.full_bytes:,} bytes; the largest tile that existed took "
-        f"{fv.run.tile_bytes:,} bytes ({fmt(100 * fv.run.tile_bytes / fv.run.full_bytes)}%). At T = 16,384 the "
-        f"full float32 matrix is {16384 * 16384 * 4 / 2**30:g} GiB per head; tiles of 64 keys need "
-        f"{16384 * 64 * 4 / 2**20:g} MiB."
-    )
-    st.markdown(flash_text)
+    st.markdown(flash_sentence(fv, tokens, fq, head, tile))
 
-    return [
-        (
-            f"At step {step}, how many key rows does the cache supply and how many are computed?",
-            f"{now.reused} come from the cache and 1 is computed (per KV head): the keys of earlier tokens never change.",
-        ),
-        (
-            f"{model.name} with {context:,} tokens: how much memory does GQA save over MHA?",
-            f"{fmt(mha)} GB vs {fmt(gb[list(variants)[1]])} GB: the cache shrinks by H / G = {model.heads} / "
-            f"{variants[list(variants)[1]]}.",
-        ),
-        (
-            f"How many layers of window {window} does the last token need to see all {T} tokens?",
-            _layers_needed(T, window),
-        ),
-    ]
+    return check_questions(now.reused, step, model, context, gb, variants, window, T)
 
 
 page.run(
