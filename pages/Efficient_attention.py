@@ -16,7 +16,6 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.page_params import PageParam
 from ui.tables import show_table
-from ui.text import fmt
 from ui.widgets import index_picker
 
 MAX_LAYERS = 32
@@ -180,36 +179,11 @@ def _draw() -> list[Question]:
     variants = model.variants()
     gb = {name: model.cache_bytes(context, batch, dtype, kv_heads=g) / 1e9 for name, g in variants.items()}
     own = [name for name, g in variants.items() if g == model.kv_heads][0]
-    df = pd.DataFrame(
-        {
-            "attention": list(gb),
-            "GB": list(gb.values()),
-            "KV heads": list(variants.values()),
-            "own": [f"{model.name}'s own shape" if n == own else "what-if" for n in gb],
-        }
-    )
+    df = eff.memory_frame(gb, variants, own, model.name)
     st.vega_lite_chart(with_data(eff.memory_bar_spec(f"{model.name}'s own shape"), df), width="stretch")
     st.markdown(memory_sentence(model, gb, own, context, batch, dtype))
     with st.expander("The model shapes and where they come from"):
-        show_table(
-            st,
-            pd.DataFrame(
-                [
-                    {
-                        "model": m.name,
-                        "layers": m.layers,
-                        "heads": m.heads,
-                        "KV heads": m.kv_heads,
-                        "head dim": m.head_dim,
-                        "context": m.max_context,
-                        "window": f"{m.sliding_window:,}" if m.sliding_window else "none",
-                        "source (config.json)": m.source,
-                    }
-                    for m in MODELS
-                ]
-            ),
-            hide_index=True,
-        )
+        show_table(st, eff.models_table(MODELS), hide_index=True)
 
     # ---- 3. sliding windows
     st.subheader("3. Sliding windows and the receptive field")
@@ -237,13 +211,7 @@ def _draw() -> list[Question]:
         container=c2,
         size=200,  # its row labels ("after 3") are wider than t8: at 240 its last column label was cut at 1280 px
     )
-    rf = pd.DataFrame(
-        {
-            "layers": np.tile(np.arange(layers + 1), 2),
-            "tokens": np.concatenate([wv.measured, wv.formula]).astype(int),
-            "how": ["measured (mask products)"] * (layers + 1) + ["min(T, L(w−1)+1)"] * (layers + 1),
-        }
-    )
+    rf = eff.receptive_field_frame(wv, layers)
     c3.vega_lite_chart(
         with_data(
             eff.lines_spec(
@@ -271,18 +239,7 @@ def _draw() -> list[Question]:
     fq = min(page.control(P["fq"], c2), T) - 1
     fv = cached_flash_view(cfg, head, tile)
     steps = fv.run.steps
-    num = lambda x: "−∞" if x == -np.inf else fmt(float(x), 4)  # noqa: E731
-    table = pd.DataFrame(
-        {
-            "tile": [s.index + 1 for s in steps],
-            "keys": [f"{s.start + 1}–{s.stop}" if s.stop - s.start > 1 else f"{s.stop}" for s in steps],
-            "tile max": [num(s.tile_max[fq]) for s in steps],
-            "m before": [num(s.m_before[fq]) for s in steps],
-            "m after": [num(s.m[fq]) for s in steps],
-            "rescale": [s.rescale_note(fq) for s in steps],
-            "l after": [num(s.l[fq]) for s in steps],
-        }
-    )
+    table = eff.flash_table(steps, fq)
     (m1, m2), (m3, m4) = st.columns(2), st.columns(2)  # two a row: "1,048,576 bytes" is cut at four a row
     m1.metric("tiles", f"{len(steps)} of ≤ {tile} keys")
     m2.metric("max |tiled − full softmax|", f"{fv.max_diff:.1e}")
@@ -303,14 +260,7 @@ def _draw() -> list[Question]:
             "tile max": st.column_config.TextColumn(help="the largest allowed score of this tile (−∞: all masked)"),
         },
     )
-    chart = pd.DataFrame(
-        {
-            "tile": np.tile([s.index + 1 for s in steps], 2),
-            "value": np.concatenate([[s.m[fq] for s in steps], [s.l[fq] for s in steps]]),
-            "statistic": ["running max m"] * len(steps) + ["running sum l"] * len(steps),
-        }
-    )
-    long = chart[np.isfinite(chart["value"])]
+    long = eff.running_stats_frame(steps, fq)
     c2.vega_lite_chart(
         with_data(
             eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic", "tile", None),

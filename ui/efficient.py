@@ -1,12 +1,18 @@
-"""The Efficient attention page's chart specs.
+"""The Efficient attention page's chart specs and the rows they draw.
 
-What the page computes is in attention_core/efficient_views.py; its cached versions are declared in ui/compute.py; its
+What the page computes is in attention_core/efficient_views.py, the rows its charts and tables draw are built here
+(after the specs), its sentences are in ui/efficient_text.py; its cached versions are declared in ui/compute.py; its
 own controls are ui/page_params.PageParam declarations in the page file.
 """
 
 from __future__ import annotations
 
 import json
+
+import numpy as np
+import pandas as pd
+
+from ui.text import fmt
 
 # ---- chart specs: plain Vega-Lite dicts (Altair validates every chart it builds: tens of ms a chart)
 
@@ -106,3 +112,82 @@ def lines_spec(
     if dashed:
         enc["strokeDash"] = {"field": series, "type": "nominal"}  # one legend with the colour
     return {"title": title, "height": 190, "autosize": FIT_X, "mark": {"type": "line", "point": True}, "encoding": enc}
+
+
+# ---- the rows the page's charts and tables draw
+
+
+def memory_frame(gb: dict[str, float], variants: dict[str, int], own: str, model_name: str) -> pd.DataFrame:
+    """One row per attention shape (MHA, GQA, MQA): its KV cache in GB and KV heads, the model's own shape marked
+    (the rows of :func:`memory_bar_spec`)."""
+    return pd.DataFrame(
+        {
+            "attention": list(gb),
+            "GB": list(gb.values()),
+            "KV heads": list(variants.values()),
+            "own": [f"{model_name}'s own shape" if n == own else "what-if" for n in gb],
+        }
+    )
+
+
+def models_table(models) -> pd.DataFrame:
+    """The real models' shapes and where they come from (their config.json)."""
+    return pd.DataFrame(
+        [
+            {
+                "model": m.name,
+                "layers": m.layers,
+                "heads": m.heads,
+                "KV heads": m.kv_heads,
+                "head dim": m.head_dim,
+                "context": m.max_context,
+                "window": f"{m.sliding_window:,}" if m.sliding_window else "none",
+                "source (config.json)": m.source,
+            }
+            for m in models
+        ]
+    )
+
+
+def receptive_field_frame(wv, layers: int) -> pd.DataFrame:
+    """The last token's receptive field after 0..layers layers, measured and by the formula (two lines)."""
+    return pd.DataFrame(
+        {
+            "layers": np.tile(np.arange(layers + 1), 2),
+            "tokens": np.concatenate([wv.measured, wv.formula]).astype(int),
+            "how": ["measured (mask products)"] * (layers + 1) + ["min(T, L(w−1)+1)"] * (layers + 1),
+        }
+    )
+
+
+def _num(x) -> str:
+    """A running statistic as the table shows it: 4 significant digits, −∞ for a row with no allowed key yet."""
+    return "−∞" if x == -np.inf else fmt(float(x), 4)
+
+
+def flash_table(steps, fq: int) -> pd.DataFrame:
+    """Query row ``fq``'s walk through FlashAttention's tiles: keys, tile max, running max before and after, the
+    rescale note and the running sum."""
+    return pd.DataFrame(
+        {
+            "tile": [s.index + 1 for s in steps],
+            "keys": [f"{s.start + 1}–{s.stop}" if s.stop - s.start > 1 else f"{s.stop}" for s in steps],
+            "tile max": [_num(s.tile_max[fq]) for s in steps],
+            "m before": [_num(s.m_before[fq]) for s in steps],
+            "m after": [_num(s.m[fq]) for s in steps],
+            "rescale": [s.rescale_note(fq) for s in steps],
+            "l after": [_num(s.l[fq]) for s in steps],
+        }
+    )
+
+
+def running_stats_frame(steps, fq: int) -> pd.DataFrame:
+    """Query row ``fq``'s running max m and sum l after each tile, finite values only (a masked start is −∞)."""
+    chart = pd.DataFrame(
+        {
+            "tile": np.tile([s.index + 1 for s in steps], 2),
+            "value": np.concatenate([[s.m[fq] for s in steps], [s.l[fq] for s in steps]]),
+            "statistic": ["running max m"] * len(steps) + ["running sum l"] * len(steps),
+        }
+    )
+    return chart[np.isfinite(chart["value"])]
