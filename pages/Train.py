@@ -13,9 +13,22 @@ from attention_core.training.ready import READY, READY_BY_NAME
 from attention_core.training.scores import prefix_matching_score
 from attention_core.training.trajectory import Trajectory, find_phase_change, from_trainer
 from ui.compute import cached_ready_layers, cached_ready_snapshot_view, cached_ready_trajectory
-from ui.lesson import Question
 from ui.page import Page
 from ui.tables import show_table
+from ui.train_text import (
+    LOSS_CAPTION,
+    budget_warning,
+    check_questions,
+    live_phase_change_sentence,
+    live_step_sentence,
+    parity_sentence,
+    phase_change_sentence,
+    probe_caption,
+    query_key_caption,
+    queue_notice,
+    ready_runs_caption,
+    server_status,
+)
 from ui.training import (
     QUEUE,
     STEP_BUDGET,
@@ -36,13 +49,7 @@ page = Page(
     formula=r"\mathcal{L} = -\frac{1}{N}\sum_t \log p_\theta(y_t \mid x_{\le t}),\qquad "
     r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}",
 )
-st.caption(
-    "The **loss**, the number training makes smaller, is the cross-entropy of the next token: minus the log of the "
-    "probability the model gave the true next token, averaged over the N positions. Training lowers it one step at "
-    "a time (a **step**: one update of the weights from one batch of sequences). On a run of p random tokens "
-    "repeated, an induction head at a repeated token looks at the token that followed its earlier copy (its "
-    "**prefix-matching score**, its weight on such tokens, is then 1), then copies it."
-)
+st.caption(LOSS_CAPTION)
 
 qp = st.query_params
 ss = st.session_state
@@ -104,10 +111,7 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     qp.update({"layer": str(layer + 1), "head": str(head + 1)})
     view = view_fn(layer, head)
     st.subheader(f"Every head on the probe at step {snap.step}")
-    st.caption(
-        f"The probe (a fixed test sequence: a run of random tokens repeated, ′ marking each repeat): "
-        f"{' '.join(view.tokens)}. Rows are queries, columns keys (colour 0 to 1)."
-    )
+    st.caption(probe_caption(view.tokens))
     show_head_maps(view.maps, view.tokens, key=f"{key}_maps")
     table = {
         name: [f"{snap.scores[layer_i, h, k]:.2f}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
@@ -118,19 +122,8 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     show_table(st, {"head": heads, **table}, hide_index=True)
     st.subheader(f"Queries and keys of layer {layer + 1} head {head + 1} in one picture")
     st.vega_lite_chart(qk_chart(view.qk, view.tokens), width="stretch")
-    st.caption(
-        f"Keys moved to the queries' centroid (their mean point) and q, k rescaled to the same mean length (neither "
-        f"changes a softmax row), then one PCA (principal component analysis: the plane in which the points spread "
-        f"most) of both clouds: the two axes keep {view.qk.explained:.0%} of the points' spread (variance). "
-        "Lines join each query to its two most attended keys (darker = more weight). After AttentionViz "
-        "(Yeh et al., 2023)."
-    )
-    st.markdown(
-        f"**Parity at step {snap.step}:** attention_core's NumPy `multi_head_attention`, given the model's own "
-        f"W_q, W_k, W_v, W_o and each layer's own input, recomputes all {cfg.n_layers * cfg.n_heads} heads' "
-        f"weights with a largest difference of **{view.parity:.1e}** (both in float64; "
-        f"{view.parity32:.1e} with the model in float32 as it trains)."
-    )
+    st.caption(query_key_caption(view.qk.explained))
+    st.markdown(parity_sentence(snap.step, cfg, view))
     d1, d2 = st.columns(2)
     d1.download_button(
         f"Weights at step {snap.step} (.npz)",
@@ -162,31 +155,9 @@ def ready_section() -> None:
     two, one = (cached_ready_trajectory(r.name) for r in READY)
     cliff = phase_change_step(two)
     cliff_one = phase_change_step(one)
-    pm2, pm1 = best_prefix_matching(two), best_prefix_matching(one)
-    before = two.index_at(cliff - 100) if cliff else 0
-    after = two.index_at(cliff + 200) if cliff else -1
-    sentence = (
-        f"With **2 layers** the held-out loss (on sequences never trained on) sat on a plateau ({two.heldout_loss[0]:.2f} → "
-        f"{two.heldout_loss[before]:.2f} by step {two.steps[before]}), then fell off a cliff at about "
-        f"**step {cliff}** to {two.heldout_loss[after]:.2f} by step {two.steps[after]}, as the best head's "
-        f"prefix-matching score jumped ({pm2[before]:.2f} → {pm2[after]:.2f}; {pm2[-1]:.2f} at step "
-        f"{two.steps[-1]}). With **1 layer** the same data and seed "
-        + (f"gave a phase change at step {cliff_one}" if cliff_one else "never gave one")
-        + f": its best prefix-matching score reaches only {np.nanmax(pm1):.2f} and the loss ends at "
-        f"{one.heldout_loss[-1]:.2f}."
-        if cliff
-        else "No phase change was detected in the shipped two-layer run."
-    )
-    st.markdown(sentence)
-    c = two.cfg
-    st.caption(
-        f"Both runs: attention only (no feed-forward layers), {c.n_heads} heads x d_model {c.d_model}, vocab "
-        f"{c.vocab} (kinds of token), context {c.context} (tokens per sequence), AdamW (the optimiser: the rule that "
-        f"updates the weights) with learning rate lr {c.lr:g}, batch {c.batch} (sequences per step), seed {c.seed}, "
-        "repeat lengths 4-16 per sequence, "
-        f"{c.steps} steps; the red dashed line is the phase change, found where the best head's prefix-matching "
-        "score first crosses halfway from its start to its maximum."
-    )
+    best = best_prefix_matching(two), best_prefix_matching(one)
+    st.markdown(phase_change_sentence((two, one), (cliff, cliff_one), best))
+    st.caption(ready_runs_caption(two.cfg))
     layers = cached_ready_layers()
     name = st.radio(
         "Run to inspect",
@@ -276,17 +247,6 @@ def live_section() -> None:
     st.fragment(live_view, run_every=0.3 if ss.tr_playing else None)()
 
 
-def server_status() -> str:
-    """Who trains on the server and what is left of this session's budget, read after this run's chunk: drawn in
-    the live fragment, so it is as fresh as the step it sits beside (drawn above the fragment, it kept saying
-    "0 training now ... 3000 of 3000" through a whole run)."""
-    running, waiting = QUEUE.status()
-    return (
-        f"Server: {running} training now, {waiting} waiting. Your budget: {STEP_BUDGET - ss.tr_used} of "
-        f"{STEP_BUDGET} live steps left."
-    )
-
-
 def live_view() -> None:
     trainer: Trainer = ss.tr_trainer
     cfg = trainer.cfg
@@ -299,25 +259,17 @@ def live_view() -> None:
             QUEUE.release(ss.tr_sid)
             st.rerun()  # redraw the buttons and stop the timer
         elif place:
-            st.info(
-                f"⏳ {QUEUE.limit} trainings are running on this server; you are number {place} in the queue. "
-                "Your run starts by itself when a place is free (the ready experiment is instant meanwhile)."
-            )
+            st.info(queue_notice(QUEUE.limit, place))
         else:
             ss.tr_used += train_chunk(trainer, stop_at, left)
             ss.tr_view = -1
     if ss.tr_used >= STEP_BUDGET:
-        st.warning(
-            f"This session has used its {STEP_BUDGET} live training steps (the server is shared by the class). "
-            "The ready experiment and the scrubber still work."
-        )
+        st.warning(budget_warning(STEP_BUDGET))
     traj = from_trainer(trainer, current=not ss.tr_playing)  # while playing: the newest kept snapshot
-    status = "training" if ss.tr_playing else "paused"
-    st.markdown(
-        f"**Step {trainer.step}** of {cfg.steps} ({status}); held-out loss "
-        f"{traj.heldout_loss[-1]:.3f}, held-out accuracy {traj.heldout_acc[-1]:.1%}."
-    )
-    st.caption(server_status())
+    st.markdown(live_step_sentence(trainer.step, cfg.steps, ss.tr_playing, traj))
+    # read after this run's chunk, in the live fragment: as fresh as the step beside it (drawn above the fragment,
+    # it kept saying "0 training now ... 3000 of 3000" through a whole run)
+    st.caption(server_status(QUEUE.status(), ss.tr_used, STEP_BUDGET))
     if ss.tr_playing:
         index = len(traj.steps) - 1
         st.caption("Following the newest snapshot; pause to scrub.")
@@ -338,10 +290,7 @@ def live_view() -> None:
         title = f"{name} score of every head"
         col.vega_lite_chart(scores_chart(sf, name, title, marks, shown, steps=length), width="stretch")
     if cliff:
-        st.markdown(
-            f"Phase change at about **step {cliff}**: the best head's prefix-matching score went from "
-            f"{best[0]:.2f} to {np.nanmax(best):.2f}."
-        )
+        st.markdown(live_phase_change_sentence(cliff, best))
     qp.update(
         {
             "mode": "live",
@@ -356,7 +305,7 @@ def live_view() -> None:
     show_details(traj, index, lambda layer, head: snapshot_view(cfg, traj.params[index], layer, head), key="live")
 
 
-def _draw() -> list[Question]:
+def _draw() -> list[tuple[str, str]]:
     """The link's settings (once per session), the choice of ready or live runs, and that section."""
     if "tr_seeded" not in ss:  # seed the widgets from the link once per session
         ss.tr_seeded, ss.tr_sid = True, uuid.uuid4().hex
@@ -397,19 +346,7 @@ def _draw() -> list[Question]:
         ready_section()
     else:
         live_section()
-    return [
-        Question(
-            "Why can one layer not form an induction head?",
-            'An induction head needs two steps: a previous-token head writes "the token before me was X" into each '
-            "position, and a head in the next layer matches the current token against that. With one layer the keys "
-            'only know their own token and position, so no head can look for "the token after my earlier copy".',
-        ),
-        Question(
-            "Why do the repeat lengths vary from sequence to sequence?",
-            "With a fixed period p the target is always p − 1 positions back, and one layer fakes induction with a "
-            "fixed-offset positional head; varying p forces the content-based two-layer circuit.",
-        ),
-    ]
+    return check_questions()
 
 
 page.run(_draw, code=(Trainer.train, prefix_matching_score, attention_parity, query_key_picture, train_chunk))
