@@ -9,13 +9,13 @@ import streamlit as st
 from attention_core import class_notes_weights, format_matrix, parse_matrix, random_projection_weights
 from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
+from ui import step_text
 from ui.classroom import classroom_on, predict, which_key
 from ui.lesson import Question
 from ui.page import Page
 from ui.partial import full_run
 from ui.step_charts import matrix_chart
 from ui.tables import matrix_table, prefixed, show_table
-from ui.text import fmt
 from ui.widgets import index_picker
 
 page = Page(
@@ -69,14 +69,6 @@ def step(title: str, latex: str, table, sentence: str):
     row.markdown(sentence, width=360)  # a set width stays beside a table of up to 7 columns at 1280 px
 
 
-def looks_for(Q) -> str:
-    """'A' or 'B' when every query is the same vector pointing at one symbol's column, else ''."""
-    if not np.allclose(Q, Q[0]) or np.allclose(Q[0], 0):
-        return ""
-    j = int(np.argmax(np.abs(Q[0])))
-    return VOCAB[j] if Q[0, j] > 0 and abs(Q[0, 1 - j]) < 1e-12 else ""
-
-
 def _controls() -> tuple:
     """The full-run part: tokens, preset, the three matrices, steps 1 to 5 (they depend on the tokens and the
     matrices alone), the booster's buttons, classroom mode; the places the body fills between them. The seed
@@ -91,9 +83,7 @@ def _controls() -> tuple:
     )
     symbols = tokens_text.split()
     if not symbols or len(symbols) > 16 or any(s not in VOCAB for s in symbols):
-        st.error(
-            f"Tokens must be 1 to 16 symbols, each A or B, separated by spaces; got {tokens_text!r}. Using A A B A."
-        )
+        st.error(step_text.bad_tokens(tokens_text))
         symbols = ["A", "A", "B", "A"]
 
     # ---- weights: preset, link, or edited
@@ -148,7 +138,7 @@ def _controls() -> tuple:
             del st.query_params[p]
     # ---- steps 1 to 5 depend on the tokens and the matrices only: drawn by the full run, not by the body
     wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
-    _first_steps(wt, symbols)
+    _first_steps(wt)
     booster = st.container()
     b1, b2, _ = st.columns([1, 1, 2])
     b1.button("Set W_k = I", key="sbs_wk_plain", on_click=set_w_k, args=(1.0,), width="stretch")
@@ -158,8 +148,7 @@ def _controls() -> tuple:
         "4. Values V = E W_v",
         r"V = E\,W_v",
         matrix_table(wt.V, labels, prefixed("v", 2), decimals=4),
-        "What each token hands over when attended to"
-        + (" (here the embeddings themselves: W_v = I)." if np.allclose(W["W_v"], np.eye(2)) else "."),
+        step_text.values_sentence(W["W_v"]),
     )
     revealed = True
     if classroom_on():  # every change reruns the page then (ui/partial.py): the question depends on all
@@ -167,50 +156,37 @@ def _controls() -> tuple:
         signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
         revealed = predict(which_key("step", signature, wt.A[pq], labels[pq], labels))
     if revealed:  # the scores, weights and outputs stay hidden until the reveal
-        best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
         step(
             "5. Scores S = Q Kᵀ",
             r"S_{ij} = q_i \cdot k_j",
             matrix_table(wt.S, labels, labels, decimals=4),
-            f"Row i scores query i against every key. The largest score is {fmt(wt.S[best])} ({labels[best[0]]} against "
-            f"{labels[best[1]]}).",
+            step_text.scores_sentence(wt),
         )
         st.latex(rf"d_k = {wt.d_k},\qquad \sqrt{{d_k}} = {math.sqrt(wt.d_k):.4f}")
     return booster, st.container(), symbols, W, revealed
 
 
-def _first_steps(wt, symbols: list[str]) -> None:
+def _first_steps(wt) -> None:
     """Steps 1 to 3: E, Q and K with their sentences."""
     labels = list(wt.labels)
-    T = len(labels)
-    b_tokens = [lab for lab, s in zip(labels, symbols) if s == "B"]
     st.divider()
     step(
         "1. Embeddings E",
         r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
         matrix_table(wt.E, labels, prefixed("e", 2)),
-        f"{len(symbols)} {'token' if T == 1 else 'tokens'}, one row each. "
-        + (
-            f"The B token is {b_tokens[0]}."
-            if len(b_tokens) == 1
-            else f"The B tokens are {', '.join(b_tokens)}."
-            if b_tokens
-            else "There is no B token."
-        ),
+        step_text.embeddings_sentence(wt),
     )
-    target = looks_for(wt.Q)
     step(
         "2. Queries Q = E W_q",
         r"Q = E\,W_q",
         matrix_table(wt.Q, labels, prefixed("q", 2), decimals=4),
-        f"Each row is the question its token asks. Query of {labels[0]}: [{fmt(wt.Q[0, 0])}, {fmt(wt.Q[0, 1])}]"
-        + (f" — every token asks the same question, *looking for {target}*." if target else "."),
+        step_text.queries_sentence(wt),
     )
     step(
         "3. Keys K = E W_k",
         r"K = E\,W_k",
         matrix_table(wt.K, labels, prefixed("k", 2), decimals=4),
-        f"Each row is how its token advertises itself. Key of {labels[0]}: [{fmt(wt.K[0, 0])}, {fmt(wt.K[0, 1])}].",
+        step_text.keys_sentence(wt),
     )
 
 
@@ -226,51 +202,20 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         symbols, W["W_q"], BOOST * np.eye(2), W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature
     )
     labels = list(wt.labels)
-    T, d_k = len(labels), wt.d_k
-    target = looks_for(wt.Q)
 
     with booster:
-        # ---- the key booster
+        # ---- the key booster (unrevealed, its sentence keeps query 1's weights back: they would answer the question)
         st.markdown("##### The key booster: W_k = 10·I")
-        q0 = 0
-        j_star = int(np.argmax(boosted.A[q0]))  # the key query 1 favours most with the booster
-        w_boost, w_plain = float(boosted.A[q0, j_star]), float(plain.A[q0, j_star])
-        now = (
-            "W_k = 10·I (the booster)"
-            if np.array_equal(W["W_k"], BOOST * np.eye(2))
-            else "W_k = I"
-            if np.array_equal(W["W_k"], np.eye(2))
-            else "neither: your own W_k"
-        )
-        why = (
-            "Multiplying W_k by 10 multiplies every key, and so every score q·k, by 10 (S = Q Kᵀ is linear in W_k). The "
-            "softmax turns score *differences* into weight ratios, so ten times the gap makes the favourite key win far "
-            "more clearly"
-        )
-        if revealed:
-            st.markdown(
-                f"{why}: query {labels[q0]} puts **{w_boost:.4f}** of its weight on {labels[j_star]} with W_k = 10·I "
-                f"and **{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
-            )
-        else:  # the numbers are query 1's weights: they would answer the prediction question
-            st.markdown(
-                f"{why}; the weights it gives appear with the others after your prediction. Your W_k now: {now}."
-            )
+        st.markdown(step_text.booster_sentence(W["W_k"], BOOST, (plain, boosted), revealed))
 
     if not revealed:
         return  # the scaled scores, weights and outputs below stay hidden until the reveal
     with lower:
-        best = np.unravel_index(np.argmax(wt.S), wt.S.shape)
         step(
             "6. Scaled scores S / √d_k" + ("" if cfg.scaled else " (scaling is off: unchanged)"),
             r"\tilde S = S / \sqrt{d_k}" if cfg.scaled else r"\tilde S = S",
             matrix_table(wt.S_scaled, labels, labels, decimals=4),
-            (
-                f"Dividing by √d_k keeps the scores' spread independent of d_k. The top score becomes {fmt(wt.S_scaled[best])}"
-                if cfg.scaled
-                else f"Scaling is off in the sidebar, so the top score stays {fmt(wt.S_scaled[best])}"
-            )
-            + (f", then the temperature {cfg.temperature:g} divides it again." if cfg.temperature != 1 else "."),
+            step_text.scaled_scores_sentence(wt, cfg),
         )
         st.markdown("#### 7. Weights α = softmax(S̃ / τ), row by row")
         st.latex(
@@ -281,19 +226,9 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         show_table(
             left,
             matrix_table(wt.A, labels, labels, decimals=4, extra=(("row sum", wt.A.sum(1)),)),
-            width="stretch" if T > 5 else "content",
+            width="stretch" if len(labels) > 5 else "content",
         )
-        b_rows = wt.rows_of("B")  # (n_B,) the B tokens' positions
-        on_b = wt.A[:, b_rows].sum(1)  # (T,) each query's weight on B tokens
-        top0 = int(np.argmax(wt.A[0]))
-        right.markdown(
-            f"Every row sums to 1. Query {labels[0]} puts {fmt(wt.A[0, top0])} of its weight on {labels[top0]}"
-            + (
-                f"; on average the queries put {fmt(float(on_b.mean()))} of their weight on B tokens."
-                if b_rows.size
-                else "; there is no B token to attend to."
-            )
-        )
+        right.markdown(step_text.weights_sentence(wt))
         lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
         c1, c2 = st.columns(2)
         c1.vega_lite_chart(
@@ -305,60 +240,19 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         c2.vega_lite_chart(
             matrix_chart(wt.A, labels, labels, title="weights α", domain=(0, 1), value_name="weight"), width="content"
         )
-        st.caption(
-            f"The scores' colours are fixed at −{lim:g} to {lim:g} ("
-            + ("the booster's range" if lim == BOOST else "wider than the booster's ±10 because your scores are")
-            + "), so switching W_k between I and 10·I shows as a real change of colour; the weights use 0 to 1."
-        )
+        st.caption(step_text.score_scale_caption(lim, BOOST))
         step(
             "8. Outputs Z = α V",
             r"Z = \alpha\,V",
             matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4),
-            f"Each output row is the weighted mix of the value rows. {labels[0]}'s output is [{fmt(wt.Z[0, 0])}, "
-            f"{fmt(wt.Z[0, 1])}].",
+            step_text.outputs_sentence(wt),
         )
         st.markdown("#### 9. Before and after: E next to Z")
         c1, c2 = st.columns(2)
         show_table(c1, matrix_table(wt.E, labels, prefixed("e", 2)))
         show_table(c2, matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4))
-        moved = wt.shift("A", 1)
-        n_a = len(wt.rows_of("A"))
-        if moved is None:
-            st.markdown("There is no A token, so there are no A rows to move towards B.")
-        else:
-            rows = f"the {n_a} A rows" if n_a > 1 else "the A row"
-            st.markdown(
-                f"Averaged over {rows} only (a B row already is B), the second coordinate moved by {fmt(moved)} "
-                "towards B"
-                + (
-                    ": the A tokens now carry B's content, which is what *looking for B* asked for."
-                    if moved > 0.5 and target == "B"
-                    else "."
-                )
-            )
-
-        return [
-            (
-                f"Which key does query {labels[0]} attend to most, and with what weight?",
-                f"{labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {labels[0]} of α).",
-            ),
-            (
-                f"How much weight does query {labels[q0]} put on {labels[j_star]} with W_k = I, and with the booster W_k "
-                "= 10·I?",
-                f"{w_plain:.4f} with W_k = I and {w_boost:.4f} with W_k = 10·I: ten times the scores, a much sharper "
-                "softmax.",
-            ),
-            (
-                f"What is d_k here, and what does the largest score {fmt(wt.S[best])} become before the softmax?",
-                f"d_k = {d_k}, so √d_k = {math.sqrt(d_k):.4f}; "
-                + (
-                    f"scaled, the score becomes {fmt(wt.S_scaled[best])}"
-                    if cfg.scaled
-                    else f"scaling is off, so it stays {fmt(wt.S[best])}"
-                )
-                + (f", and the softmax then divides it by τ = {cfg.temperature:g}." if cfg.temperature != 1 else "."),
-            ),
-        ]
+        st.markdown(step_text.moved_towards_b(wt))
+        return step_text.check_questions(wt, (plain, boosted), cfg)
 
 
 page.run(_draw, _controls, code=(walkthrough,))
