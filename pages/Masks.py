@@ -12,10 +12,21 @@ from ui.compute import cached_mask_lab, cached_run
 from ui.controls import LEAF_CONTROLS, SHARED
 from ui.lesson import Question
 from ui.live import Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.masks_text import (
+    NO_PADDING_NOTICE,
+    causal_prediction,
+    check_questions,
+    fully_masked_row,
+    live_maps_caption,
+    mask_sentence,
+    pad_count_notice,
+    padded_keys_caption,
+    padding_prediction,
+    scores_caption,
+)
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.tables import show_table
-from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 page = Page(
@@ -39,29 +50,13 @@ def _padding_question(cfg, head: int, tokens: list[str]) -> Prediction:
     lab = cached_mask_lab(cfg, head)
     pad, T = lab.pad, lab.T
     if pad == 0:
-        return Prediction(
-            "masks.causal",
-            f"Under the causal mask, which keys may the last query, **{md_escape(tokens[-1])}**, attend to?",
-            ("every key up to itself", "only itself", "only the keys after it"),
-            0,
-            f"A causal mask blocks the keys after a query; the last query has none after it, so it sees all {T}.",
-            signature=(cfg, head, "causal"),
-        )
+        question, reveal = causal_prediction(tokens[-1], T)
+        choices = ("every key up to itself", "only itself", "only the keys after it")
+        return Prediction("masks.causal", question, choices, 0, reveal, signature=(cfg, head, "causal"))
     padded = lab.run("padding")
-    return Prediction(
-        "masks.padding",
-        f"The padding mask treats the last {plural(pad, 'key')} as padding. How much of its weight will query "
-        f"**{md_escape(tokens[0])}** give to a padded key?",
-        ("exactly 0", "a little, less than a real key", "as much as a real key"),
-        0,
-        f"Exactly 0: a padded key's score is set to −∞ before the softmax and e^−∞ = 0 (here the largest weight on a "
-        f"padded key is {float(padded.weights[:, T - pad :].max()):.3g}).",
-        signature=(cfg, head, "padding"),
-    )
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    question, reveal = padding_prediction(tokens[0], pad, float(padded.weights[:, T - pad :].max()))
+    choices = ("exactly 0", "a little, less than a real key", "as much as a real key")
+    return Prediction("masks.padding", question, choices, 0, reveal, signature=(cfg, head, "padding"))
 
 
 def _controls() -> tuple:
@@ -108,50 +103,12 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
     with upper:
         lab = cached_mask_lab(cfg, head)
         T, pad = lab.T, lab.pad
-
-        def names(idx, limit: int = 6) -> str:
-            shown = ", ".join(md_escape(tokens[i]) for i in idx[:limit])
-            return shown + (f" and {len(idx) - limit} more" if len(idx) > limit else "")
-
         if cfg.pad_count > T:
-            st.info(
-                f"The pad count {cfg.pad_count} is more than the {plural(T, 'token')}; using {T}: every key is padding."
-            )
+            st.info(pad_count_notice(cfg.pad_count, T))
         if pad == 0:
-            st.info(
-                "The pad count in the sidebar is 0, so the padding mask blocks nothing yet: raise it to pad the last keys."
-            )
+            st.info(NO_PADDING_NOTICE)
         lim = float(np.abs(lab.logits).max()) or 1.0
-        st.caption(
-            f"Blank cells are blocked. Each map states its colour range under its key axis: the mask is yellow where a "
-            f"query may attend, the scores run from blue (−{fmt(lim)}) through white (0) to red (+{fmt(lim)}), the weights "
-            "from purple (low) to yellow (high). The input and W_q, W_k, W_v are seeded random, untrained: the pattern "
-            "inside the allowed cells means nothing here; which cells are blank is the lesson."
-        )
-
-        def mask_sentence(r) -> str:
-            """What the mask ``r`` did, true for every pad count and T."""
-            if r.n_blocked == 0:
-                why = "with a pad count of 0" if "padding" in r.name and pad == 0 else "the only query sees its own key"
-                return f"No cell is blocked ({why}), so these are the weights of plain attention; every row sums to 1."
-            empty = r.empty_rows
-            out = (
-                f"{r.n_blocked} of {T * T} cells are blocked, and each of them gets weight exactly "
-                f"{fmt(r.max_blocked_weight)}. "
-            )
-            if len(empty) == T:
-                return out + (
-                    "No query has an allowed key, so every row's weights and outputs are 0 "
-                    f"(largest |output| {fmt(r.largest_output)}), not NaN."
-                )
-            if len(empty):
-                out += (
-                    f"{plural(len(empty), 'row')} ({names(empty)}) {'has' if len(empty) == 1 else 'have'} no allowed key: "
-                    f"{'its' if len(empty) == 1 else 'their'} weights and outputs are 0. "
-                )
-            dev = r.row_sum_error
-            return out + ("Every row with an allowed key sums to 1" + ("." if dev < 1e-5 else f" (up to {dev:.1e})."))
-
+        st.caption(scores_caption(lim))
         scale = weight_scale(
             *(r.weights for r in lab.runs), allowed=[r.mask for r in lab.runs], group="masks"
         )  # the masks compare
@@ -159,11 +116,7 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
         if live and revealed:
             setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
             live_sync("mk_live", dict.fromkeys(MASK_TITLES, setting))
-            st.caption(
-                f"Above, head {head + 1}'s weights under the three masks, drawn by your browser on one colour scale "
-                "(grey hatched cells are blocked); they follow the temperature, the scaling and the pad count while you "
-                "drag. Below, each mask and the scores it blocks."
-            )
+            st.caption(live_maps_caption(head))
         for r in lab.runs:
             st.subheader(r.name)
             c1, c2, c3 = st.columns(3) if revealed and not live else (*st.columns(2), None)
@@ -192,7 +145,7 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
                     size=220,
                     legend=False,
                 )
-            st.caption(mask_sentence(r) if revealed else "Its weights appear after your prediction.")
+            st.caption(mask_sentence(r, lab, tokens) if revealed else "Its weights appear after your prediction.")
         if not revealed:
             return []  # the weights and the padding table answer the prediction: they wait for the reveal
         st.subheader("Why padded keys get zero weight")
@@ -219,67 +172,11 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
                 )
             },
         )
-        real = float(padding.weights[row, : T - pad].sum())
-        if pad == 0:
-            st.caption(
-                "No key is padded (pad count 0), so every key keeps its share of the weight; raise the pad count in "
-                "the sidebar to see padded keys drop to exactly 0."
-            )
-        elif pad == T:
-            st.caption(
-                "Every key is padded: every numerator is e^−∞ = 0, so this query has nothing to attend to and "
-                "attention_core gives it weights of 0 and a zero output (not NaN)."
-            )
-        else:
-            padded_idx = np.arange(T - pad, T)
-            st.caption(
-                f"The padded {'key' if pad == 1 else 'keys'} ({'the last one' if pad == 1 else f'the last {pad}'}: "
-                f"{names(padded_idx)}) {'has' if pad == 1 else 'have'} e^−∞ = 0 in the numerator, so "
-                f"{'its' if pad == 1 else 'their'} weight is 0 whatever the score; the {plural(T - pad, 'real key')} "
-                f"share the whole weight: {fmt(real)}."
-            )
+        st.caption(padded_keys_caption(lab, tokens, row))
 
         st.subheader("A fully masked row")
-        nan_count = int(np.isnan(lab.textbook[0]).sum())
-        bad = int(np.isnan(lab.full_weights).sum() + np.isnan(lab.full_output).sum())
-        same = bool(np.array_equal(lab.full_weights[1:], lab.run("causal").weights[1:]))
-        st.markdown(
-            f"Block every key for query **{md_escape(tokens[0])}** (row 1). A textbook softmax computes "
-            f"−∞ − (−∞) = NaN (not a number) in that row and returns **{nan_count} NaN** "
-            f"{'weight' if nan_count == 1 else 'weights'}, which would then poison everything computed from them. "
-            f"attention_core (this app's own attention code) gives that row weights of exactly 0 (sum "
-            f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output (largest |z| = "
-            f"{fmt(float(np.abs(lab.full_output[0]).max()))}), with {bad} NaN anywhere"
-            + ("; the other rows are the causal weights, unchanged." if T > 1 and same else ".")
-        )
-
-        causal = lab.run("causal")
-        return [
-            (
-                f"Under the causal mask with T = {T}, how many of the {T * T} cells are blocked, and what weight do they "
-                "get?",
-                f"{causal.n_blocked} = T(T − 1)/2 cells (query i may see keys 1 .. i only); each gets weight exactly "
-                f"{fmt(causal.max_blocked_weight)}.",
-            ),
-            (
-                f"With {plural(pad, 'padded key')}, how much of query {md_escape(tokens[row])}'s weight lands on the "
-                "padded keys, and how much "
-                "on the real ones?",
-                (
-                    f"None is padded (pad count 0): all of it, {fmt(real)}, stays on the {plural(T, 'real key')}."
-                    if pad == 0
-                    else f"{fmt(float(padding.weights[row, T - pad :].sum()))} on padded keys and {fmt(real)} on the "
-                    f"{plural(T - pad, 'real key')}"
-                    + (": every key is padded, so the whole row is 0." if pad == T else ".")
-                ),
-            ),
-            (
-                "What does a textbook softmax return for a row whose keys are all blocked, and what does attention_core "
-                "return?",
-                f"The textbook softmax returns {nan_count} NaN; attention_core returns {plural(T, 'weight')} of 0 (sum "
-                f"{fmt(float(lab.full_weights[0].sum()))}) and a zero output.",
-            ),
-        ]
+        st.markdown(fully_masked_row(lab, tokens[0]))
+        return check_questions(lab, tokens, row)
 
 
 page.run(
