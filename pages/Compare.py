@@ -7,6 +7,18 @@ from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
 from ui.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
 from ui.classroom import Prediction, predict
+from ui.compare_text import (
+    check_questions,
+    differences,
+    fewer_heads_note,
+    live_weights_caption,
+    no_output_diff_notice,
+    no_weight_diff_notice,
+    outputs_caption,
+    saturation_caption,
+    sharper_prediction,
+    weight_diff_caption,
+)
 from ui.compute import cached_comparison, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle
 from ui.glossary import defined, scale_sentence
@@ -15,7 +27,6 @@ from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle,
 from ui.metrics import metric_row, saturation_metric
 from ui.page import Page
 from ui.partial import rerun_body
-from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
 page = Page(
@@ -26,14 +37,6 @@ page = Page(
 shared = page.setting()
 A_SET, B_SET = ControlSet("whatif_a", "a_", "a_"), ControlSet("whatif_b", "b_", "b_")
 SHOW = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed")
-LABELS = {f: f for f in ("seq_len", "d_model", "temperature", "mask", "sentence", "seed")} | {
-    "n_heads": "heads",
-    "scaled": "scaling by 1/√d_k",
-    "pad_count": "pad count",
-    "input_kind": "input",
-    "pattern": "one-hot pattern",
-    "positional": "positional encoding",
-}  # what differs between A and B, as the opening sentence names it
 
 
 def _reset() -> None:
@@ -43,16 +46,6 @@ def _reset() -> None:
         for name in list(st.query_params):
             if name.startswith(cs.url_prefix):
                 del st.query_params[name]
-
-
-def _value(field: str, v) -> str:
-    if isinstance(v, bool):
-        return "on" if v else "off"
-    if isinstance(v, float):
-        return f"{v:g}"
-    if field in ("sentence", "pattern"):
-        return f"“{md_escape(v if len(v) <= 40 else v[:37] + '...')}”"
-    return md_escape(str(v))
 
 
 def _mean(sat, key):
@@ -131,33 +124,15 @@ def _static_weights(box, run_a, run_b, ha: int, hb: int, cmp) -> None:
             container=c3,
             size=130,  # leaves room for the legend inside the column at 1280 px
         )
-        c3.caption(
-            f"Red: B puts more weight there, blue: less, on the scale of a weight (±{fmt(lim)}). Largest change of a "
-            f"weight: {fmt(biggest)}."
-        )
+        c3.caption(weight_diff_caption(lim, biggest))
     else:
-        c3.info(f"A has {run_a.T} tokens and B {run_b.T}: no difference map for maps of different shapes.")
+        c3.info(no_weight_diff_notice(run_a.T, run_b.T))
 
 
 def _weights_said(box, cmp) -> None:
     """Under the live maps: the largest change of a weight, from the numbers the server computed."""
     if cmp.weight_diff is not None:
-        biggest = float(np.abs(cmp.weight_diff).max())
-        scale = f"stretched to ±{fmt(biggest)}" if stretching() and biggest > 0 else "−1 to 1"
-        box.caption(
-            f"A and B are drawn by your browser on one colour scale, B − A on {scale}, and follow A's and B's "
-            f"controls above them while you drag. Largest change of a weight at this setting: {fmt(biggest)}."
-        )
-
-
-def _differences(cfg_a, cfg_b) -> str:
-    """What differs between A and B, as the page's opening sentence says it."""
-    parts = [f"**{LABELS[f]}** (A {_value(f, a)}, B {_value(f, b)})" for f, a, b in differing_settings(cfg_a, cfg_b)]
-    if not parts:
-        return "A and B are the **same setting** right now: change A or B in the sidebar to compare."
-    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    count = "one setting" if len(parts) == 1 else f"{len(parts)} settings"
-    return f"A and B differ in {count}: {listed}. Everything else is the same."
+        box.caption(live_weights_caption(float(np.abs(cmp.weight_diff).max()), stretching()))
 
 
 def _sharper_question(cfg_a, cfg_b) -> Prediction:
@@ -165,21 +140,16 @@ def _sharper_question(cfg_a, cfg_b) -> Prediction:
     ma = _mean(cached_saturation(cfg_a), "max_weight")
     mb = _mean(cached_saturation(cfg_b), "max_weight")
     same = abs(ma - mb) <= 1e-9 * max(ma, mb, 1e-12)
-    return Prediction(
-        "compare.sharper",
-        f"{_differences(cfg_a, cfg_b)} Whose rows will be sharper (a larger mean max weight over the heads)?",
-        ("A", "B", "the same"),
-        2 if same else 0 if ma > mb else 1,
-        f"A's rows put {fmt(ma)} of their weight on their largest key on average, B's {fmt(mb)}.",
-        signature=(cfg_a, cfg_b),
-    )
+    question, reveal = sharper_prediction(cfg_a, cfg_b, ma, mb)
+    correct = 2 if same else 0 if ma > mb else 1
+    return Prediction("compare.sharper", question, ("A", "B", "the same"), correct, reveal, signature=(cfg_a, cfg_b))
 
 
 def _draw(top_left, maps, revealed: bool) -> list[Question]:
     """What differs between A and B, then their weights, saturation, outputs and the differences."""
     cfg_a, cfg_b = page.setting(A_SET), page.setting(B_SET)
     diffs = differing_settings(cfg_a, cfg_b)
-    top_left.markdown(_differences(cfg_a, cfg_b))
+    top_left.markdown(differences(cfg_a, cfg_b))
     if not revealed:
         return []  # the weights and the saturation answer the prediction: they wait for the reveal
 
@@ -188,7 +158,7 @@ def _draw(top_left, maps, revealed: bool) -> list[Question]:
     head = st.session_state["cmp_head"]
     ha, hb = min(head, cfg_a.n_heads - 1), min(head, cfg_b.n_heads - 1)
     if ha != head or hb != head:
-        st.caption(f"A has {cfg_a.n_heads} head(s) and B {cfg_b.n_heads}; the side with fewer shows its last head.")
+        st.caption(fewer_heads_note(cfg_a.n_heads, cfg_b.n_heads))
     cmp = cached_comparison(cfg_a, cfg_b, ha, hb)
     if live_on():
         live_sync(
@@ -212,11 +182,7 @@ def _draw(top_left, maps, revealed: bool) -> list[Question]:
     ma, mb = _mean(sat_a, "max_weight"), _mean(sat_b, "max_weight")
     ua, ub = uniform_max_weight(run_a.mask, run_a.T, run_a.T), uniform_max_weight(run_b.mask, run_b.T, run_b.T)
     la, lb = sharpness(ma, ua), sharpness(mb, ub)
-    st.caption(
-        f"Each B figure shows its change against A (grey: neither direction is good or bad). A is {la} (mean max "
-        f"weight {fmt(ma)}, uniform {fmt(ua)}); B is {lb} ({fmt(mb)}, uniform {fmt(ub)}). A near-one-hot row puts "
-        "over 99% of its weight on one key."
-    )
+    st.caption(saturation_caption((la, ma, ua), (lb, mb, ub)))
     with st.expander("The words on this page"):
         st.markdown(scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "relative_change"))
 
@@ -226,6 +192,7 @@ def _draw(top_left, maps, revealed: bool) -> list[Question]:
     for col, run, name in ((c1, run_a, "A"), (c2, run_b, "B")):
         show_token_dims(run.output, run.tokens, title=f"{name}: Z", domain=z_domain, group="Z", container=col, size=240)
     c1, c2 = st.columns(2)
+    shape_a, shape_b = (run_a.T, cfg_a.d_model), (run_b.T, cfg_b.d_model)
     if cmp.output_diff is not None:
         show_token_dims(  # on the outputs' own scale: a small change looks small
             cmp.output_diff,
@@ -237,36 +204,10 @@ def _draw(top_left, maps, revealed: bool) -> list[Question]:
             container=c1,
             size=240,
         )
-        c2.caption(
-            f"A's Z, B's Z and their difference share one colour scale (±{fmt(z_domain[1])}), so a pale difference "
-            f"is a small one. The outputs differ by {fmt(100 * cmp.output_change)}% of A's size (relative Frobenius "
-            f"norm ‖Z_B − Z_A‖ / ‖Z_A‖). A's Z is {run_a.T} x {cfg_a.d_model}, B's {run_b.T} x {cfg_b.d_model}."
-        )
+        c2.caption(outputs_caption(z_domain[1], cmp.output_change, shape_a, shape_b))
     else:
-        c1.info(f"A's Z is {run_a.T} x {cfg_a.d_model} and B's {run_b.T} x {cfg_b.d_model}: no difference map.")
-
-    questions = [
-        (
-            "Which settings differ between A and B?",
-            ("; ".join(f"{LABELS[f]}: A {_value(f, a)}, B {_value(f, b)}" for f, a, b in diffs) + ".")
-            if diffs
-            else "None: A and B are the same setting.",
-        ),
-        (
-            "Is B sharper or softer than A, by the mean max weight over heads?",
-            f"B's mean max weight is {fmt(mb)} against A's {fmt(ma)} ({mb - ma:+.3g}): "
-            + ("B is sharper." if mb > ma + 1e-9 else "B is softer." if mb < ma - 1e-9 else "the same.")
-            + f" A is {la}, B is {lb}.",
-        ),
-    ]
-    if cmp.output_change is not None:
-        questions.append(
-            (
-                "How far apart are the two outputs?",
-                f"‖Z_B − Z_A‖ / ‖Z_A‖ = {fmt(cmp.output_change)}, i.e. {fmt(100 * cmp.output_change)}% of A's size.",
-            )
-        )
-    return questions
+        c1.info(no_output_diff_notice(shape_a, shape_b))
+    return check_questions(diffs, (la, ma), (lb, mb), cmp.output_change)
 
 
 page.run(_draw, _controls, code=(run_whatif, compare_runs, differing_settings))
