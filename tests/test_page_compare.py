@@ -42,7 +42,7 @@ def test_compare_page_shows_differences():
     at.select_slider(key="a_n_heads").set_value(1)
     at.selectbox(key="cmp_head").set_value(3)
     run_ok(at)
-    assert "A has 1 head(s) and B 4" in texts(at)
+    assert "A has 1 head and B 4" in texts(at)
     at.button(key="cmp_reset").click()
     run_ok(at)
     assert at.session_state["whatif_b"] == WhatIf(scaled=False)

@@ -113,6 +113,7 @@ def test_the_score_scale_and_the_typed_tokens():
     assert score_scale_caption(25.0, 10.0).startswith(
         "The scores' colours are fixed at −25 to 25 (wider than the booster's ±10 because your scores are), "
     )
-    assert bad_tokens("A <b>C</b>") == (
-        "Tokens must be 1 to 16 symbols, each A or B, separated by spaces; got 'A <b>C</b>'. Using A A B A."
+    assert bad_tokens("A <b>C</b>") == (  # typed text is shown as text: st.error renders Markdown
+        "Tokens must be 1 to 16 symbols, each A or B, separated by spaces; got 'A \\<b\\>C\\</b\\>'. Using A A B A."
     )
+    assert "got '\\*\\*x\\*\\* \\$y\\$'" in bad_tokens("**x** $y$")

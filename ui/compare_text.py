@@ -57,7 +57,9 @@ def sharper_prediction(cfg_a: WhatIf, cfg_b: WhatIf, ma: float, mb: float) -> tu
 
 def fewer_heads_note(heads_a: int, heads_b: int) -> str:
     """When the picked head is beyond one side's heads: that side shows its last head."""
-    return f"A has {heads_a} head(s) and B {heads_b}; the side with fewer shows its last head."
+    return (
+        f"A has {heads_a} head{'s' if heads_a != 1 else ''} and B {heads_b}; the side with fewer shows its last head."
+    )
 
 
 def weight_diff_caption(lim: float, biggest: float) -> str:

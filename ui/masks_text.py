@@ -79,7 +79,7 @@ def mask_sentence(r: MaskedRun, lab: MaskLab, tokens: list[str]) -> str:
         why = "with a pad count of 0" if "padding" in r.name and pad == 0 else "the only query sees its own key"
         return f"No cell is blocked ({why}), so these are the weights of plain attention; every row sums to 1."
     empty = r.empty_rows
-    out = f"{r.n_blocked} of {T * T} cells are blocked, and each of them gets weight exactly {fmt(r.max_blocked_weight)}. "
+    out = f"{r.n_blocked} of {plural(T * T, 'cell')} {'is' if r.n_blocked == 1 else 'are'} blocked, and each of them gets weight exactly {fmt(r.max_blocked_weight)}. "
     if len(empty) == T:
         return out + (
             "No query has an allowed key, so every row's weights and outputs are 0 "
@@ -151,7 +151,7 @@ def check_questions(lab: MaskLab, tokens: list[str], row: int) -> list[tuple[str
     real = _real_share(lab, row)
     return [
         (
-            f"Under the causal mask with T = {T}, how many of the {T * T} cells are blocked, and what weight do they "
+            f"Under the causal mask with T = {T}, how many of the {plural(T * T, 'cell')} are blocked, and what weight do they "
             "get?",
             f"{causal.n_blocked} = T(T − 1)/2 cells (query i may see keys 1 .. i only); each gets weight exactly "
             f"{fmt(causal.max_blocked_weight)}.",

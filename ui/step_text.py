@@ -15,7 +15,7 @@ import numpy as np
 
 from attention_core import WhatIf
 from attention_core.walkthrough import VOCAB, Walkthrough
-from ui.text import fmt
+from ui.text import fmt, md_escape
 
 BOOSTER_WHY = (
     "Multiplying W_k by 10 multiplies every key, and so every score q·k, by 10 (S = Q Kᵀ is linear in W_k). The "
@@ -26,7 +26,7 @@ BOOSTER_WHY = (
 
 def bad_tokens(tokens_text: str) -> str:
     """The tokens box's error: what tokens are allowed, what was typed, and the tokens used instead."""
-    return f"Tokens must be 1 to 16 symbols, each A or B, separated by spaces; got {tokens_text!r}. Using A A B A."
+    return f"Tokens must be 1 to 16 symbols, each A or B, separated by spaces; got {md_escape(repr(tokens_text))}. Using A A B A."
 
 
 def looks_for(Q: np.ndarray) -> str:
