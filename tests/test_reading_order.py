@@ -219,7 +219,9 @@ def late_terms(seen: list[Seen], terms=TERMS) -> list[str]:
             where = seen[defs[0]]
             problems.append(
                 f"{term!r} is used on {first.page} ({first.kind}: {first.text[:160]!r}) before it is defined on "
-                f"{where.page} ({where.kind}: {where.text[:160]!r})"
+                f"{where.page} ({where.kind}: {where.text[:160]!r}). Move {first.page} after {where.page} in "
+                "ui/registry.PAGES, or define the word where it is first used (ui.glossary.defined; the pattern "
+                "that counts as its definition is in TERMS, tests/test_reading_order.py)"
             )
     return problems
 
