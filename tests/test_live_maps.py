@@ -357,7 +357,10 @@ def test_the_keyboard_moves_the_live_slider_and_the_maps(browser_and_base):
         before = _frames(page)
         for _ in range(3):
             page.keyboard.press("ArrowRight")
-        assert _frames(page) > before  # the maps moved with each key, before any answer from the server
+        # the maps draw a key at the next animation frame, which a busy machine may not have reached when the last
+        # press returns: wait two frames in the page (no server answer comes in two frames' time), then count
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        assert _frames(page) > before  # the maps moved with the keys, before any answer from the server
         tau = page.locator(MAPS).first.evaluate(  # what the third key set (taken at once; drawn at the next frame)
             "el => el.parentNode.__attentionExplorerLive.panels[0].setting.temperature"
         )
