@@ -88,11 +88,12 @@ def show_table(place, data, *, column_config: dict | None = None, hide_index: bo
         place: where to draw (``st``, a column or a container).
         grid: st.dataframe's other arguments (width, height), used for the grid only.
     """
-    frame = _as_frame(data)
-    if link_options().projector and _fits_a_projector(frame, hide_index):
-        width = grid.get("width", "stretch")
-        place.table(_plain(frame, column_config or {}), hide_index=hide_index, border="horizontal", width=width)
-        return
+    if link_options().projector:  # only here: the grid takes an Arrow table as it is, with no pandas per rerun
+        frame = _as_frame(data)
+        if _fits_a_projector(frame, hide_index):
+            width = grid.get("width", "stretch")
+            place.table(_plain(frame, column_config or {}), hide_index=hide_index, border="horizontal", width=width)
+            return
     place.dataframe(data, column_config=column_config, hide_index=hide_index, **grid)
 
 
