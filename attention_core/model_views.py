@@ -12,7 +12,7 @@ import numpy as np
 
 from ._checks import check_positive_int
 from .attention import score_factor
-from .hf import SUPPORTED, recompute_layer, run_model
+from .hf import SUPPORTED, ModelRun, recompute_layer, run_model
 from .masks import causal_mask
 from .softmax import softmax
 
@@ -46,6 +46,60 @@ class AttentionRun:
         return L, H, T
 
 
+@dataclass(frozen=True)
+class ModelForward:
+    """A sentence through a model, before attention_core recomputes anything: all the model view needs."""
+
+    run: ModelRun  # tokens, the model's own weights and what each attention layer received
+    sentence_tokens: int  # how many tokens the whole sentence has (special tokens included), before any cut
+    max_tokens: int  # the cut
+
+
+def model_forward(model, tokenizer, text: str, max_tokens: int = MODEL_MAX_TOKENS) -> ModelForward:
+    """Run ``text`` (cut to ``max_tokens`` model tokens) through a Hugging Face model and keep its weights."""
+    max_tokens = check_positive_int("max_tokens", max_tokens)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text must contain at least one character that is not a space; got {text!r}")
+    run = run_model(model, tokenizer, text, max_tokens=max_tokens)
+    sentence_tokens = len(tokenizer(text, verbose=False)["input_ids"])  # verbose: no warning past 512
+    return ModelForward(run, sentence_tokens, max_tokens)
+
+
+def attention_run(model, forward: ModelForward, recompute: bool = True) -> AttentionRun:
+    """The :class:`AttentionRun` of a forward pass; with ``recompute`` attention_core recomputes every layer's q, k
+    and weights from the layer's input (the parity), else q, k and parity are None (a view of the weights alone)."""
+    run = forward.run
+    L, H, T, _ = run.attentions.shape
+    q = k = parity = None
+    if recompute and run.layer_inputs is not None:
+        layers = [recompute_layer(model, run, i) for i in range(L)]
+        q = np.stack([r.q for r in layers]).astype(np.float32)  # (L, H, T, d_k)
+        k = np.stack([r.k for r in layers]).astype(np.float32)  # (L, H, T, d_k)
+        parity = np.array([r.max_diff for r in layers])  # (L,)
+    if parity is not None:
+        why = ""
+    elif run.layer_inputs is None:
+        why = f"Parity and the neuron view are computed for {SUPPORTED}."
+    else:
+        why = "attention_core has not recomputed this run (recompute=False)."
+    return AttentionRun(
+        model.config.name_or_path or "model",
+        tuple(run.tokens),
+        run.special,
+        run.attentions,
+        run.causal,
+        q,
+        k,
+        score_factor(q.shape[-1]) if q is not None else 1.0,
+        1.0,
+        causal_mask(T) if run.causal else None,
+        parity,
+        why,
+        forward.sentence_tokens > forward.max_tokens,
+        forward.sentence_tokens,
+    )
+
+
 def model_attention_run(model, tokenizer, text: str, max_tokens: int = MODEL_MAX_TOKENS) -> AttentionRun:
     """Run ``text`` through a Hugging Face model and recompute every layer's q, k and weights with attention_core.
 
@@ -57,35 +111,7 @@ def model_attention_run(model, tokenizer, text: str, max_tokens: int = MODEL_MAX
         :class:`AttentionRun` with q, k (float32) and the per-layer parity for the architectures in
         ``attention_core.hf.SUPPORTED`` (None for others).
     """
-    max_tokens = check_positive_int("max_tokens", max_tokens)
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text must contain at least one character that is not a space; got {text!r}")
-    run = run_model(model, tokenizer, text, max_tokens=max_tokens)
-    sentence_tokens = len(tokenizer(text, verbose=False)["input_ids"])  # verbose: no warning past 512
-    L, H, T, _ = run.attentions.shape
-    q = k = parity = None
-    if run.layer_inputs is not None:
-        layers = [recompute_layer(model, run, i) for i in range(L)]
-        q = np.stack([r.q for r in layers]).astype(np.float32)  # (L, H, T, d_k)
-        k = np.stack([r.k for r in layers]).astype(np.float32)  # (L, H, T, d_k)
-        parity = np.array([r.max_diff for r in layers])  # (L,)
-    scale = score_factor(q.shape[-1]) if q is not None else 1.0
-    return AttentionRun(
-        model.config.name_or_path or "model",
-        tuple(run.tokens),
-        run.special,
-        run.attentions,
-        run.causal,
-        q,
-        k,
-        scale,
-        1.0,
-        causal_mask(T) if run.causal else None,
-        parity,
-        "" if parity is not None else f"Parity and the neuron view are computed for {SUPPORTED}.",
-        sentence_tokens > max_tokens,
-        sentence_tokens,
-    )
+    return attention_run(model, model_forward(model, tokenizer, text, max_tokens))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ view, tables) has finished. Times run from navigation start, with the server's c
 student who opens a link); bytes are the HTTP bodies and websocket frames the page receives (BertViz's view data
 is its HTML file, the attention inlined as JSON). A last row per size times a new sentence typed into an open page
 (the server computes it: nothing cached), when its bytes reach the canvas, how long painting every head takes,
-and how long a hover takes to show its tooltip and enlarged head.
+and how long a hover takes to show its tooltip and enlarged head. Two more rows give the new page its context: the
+same page in a browser that has opened the app before (Streamlit's front end cached), and Streamlit's floor, a
+one-line app (`st.title`) opened in a fresh browser, the least any Streamlit page takes here.
 
     .venv/bin/python benchmarks/real_model.py [--repeat 3] [--tokens 16 128 512] [--timeout 120]
 """
@@ -134,12 +136,19 @@ def chromium(playwright):
             proc.wait()
 
 
-def load(playwright, url: str, selector: str, timeout_s: float, route=None, streamlit=False) -> tuple[float, int, int]:
+def load(
+    playwright, url: str, selector: str, timeout_s: float, route=None, streamlit=False, again=False
+) -> tuple[float, int, int]:
     """(ms from navigation start until ``selector`` is drawn and painted, HTTP bytes, websocket bytes) of one page
-    load in a fresh browser; ms is NaN when it did not draw within ``timeout_s``."""
+    load in a fresh browser (``again``: its second load of ``url``, what a browser that has been to the app before
+    does, its HTTP cache and compiled code warm); ms is NaN when it did not draw within ``timeout_s``."""
     with chromium(playwright) as browser:
         page = browser.contexts[0].new_page()
         page.set_viewport_size({"width": 1400, "height": 1000})
+        if again:
+            page.goto(url)
+            page.locator(selector).first.wait_for(timeout=timeout_s * 1000)
+            page.goto("about:blank")
         http, ws = [0], [0]
         cdp = browser.contexts[0].new_cdp_session(page)
         cdp.send("Network.enable")
@@ -217,7 +226,12 @@ def main() -> None:
         route.fulfill(status=200 if body else 404, body=body or b"", content_type="application/javascript")
 
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, streamlit_server(timeout=120) as (base, _proc), sync_playwright() as p:
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        (Path(tmp) / "hello.py").write_text('import streamlit as st\n\nst.title("Hello")\n')
+        base, _ = stack.enter_context(streamlit_server(timeout=120))
+        hello, _ = stack.enter_context(streamlit_server(str(Path(tmp) / "hello.py"), timeout=120))
+        p = stack.enter_context(sync_playwright())
         for T in args.tokens:
             arun = cached_attention_run(EMBEDDED_ID, TEXT, T)
             for view, html in {} if args.ours_only else bertviz_pages(arun).items():
@@ -231,6 +245,7 @@ def main() -> None:
             load(p, url, ".mv[data-drawn]", args.timeout, streamlit=True)  # warm the server's caches
             canvas = [load(p, url, ".mv[data-drawn]", args.timeout) for _ in range(args.repeat)]
             page = [load(p, url, ".mv[data-drawn]", args.timeout, streamlit=True) for _ in range(args.repeat)]
+            again = [load(p, url, ".mv[data-drawn]", args.timeout, again=True) for _ in range(args.repeat)]
             change, arrive, paint, hover = open_page_ms(p, url, args.repeat)
             rows.append([T, "ours: model view, new page (canvas, all heads)",
                          f"{statistics.median(r[2] for r in canvas) / 1e6:,.2f} MB",
@@ -240,9 +255,18 @@ def main() -> None:
                          f"{statistics.median(r[2] for r in page) / 1e6:,.2f} MB",
                          f"{statistics.median(r[1] for r in page) / 1e3:,.0f} KB",
                          f"{statistics.median(r[0] for r in page):,.0f}"])  # fmt: skip
+            rows.append([T, "ours: model view, new page in a browser that has opened the app before",
+                         f"{statistics.median(r[2] for r in again) / 1e6:,.2f} MB",
+                         f"{statistics.median(r[1] for r in again) / 1e3:,.0f} KB",
+                         f"{statistics.median(r[0] for r in again):,.0f}"])  # fmt: skip
             rows.append([T, f"ours: model view, new sentence in an open page (bytes in the canvas after {arrive:,.0f} ms, painting every head {paint:,.0f} ms, "
                          f"hover {hover:.0f} ms)", "", "", f"{change:,.0f}"])  # fmt: skip
             print(f"measured {T} tokens", file=sys.stderr)
+        floor = [load(p, hello, "h1", args.timeout) for _ in range(args.repeat)]
+        rows.append(["-", "Streamlit's floor: a one-line app (`st.title`), new page, its title drawn",
+                     f"{statistics.median(r[2] for r in floor) / 1e6:,.2f} MB",
+                     f"{statistics.median(r[1] for r in floor) / 1e3:,.0f} KB",
+                     f"{statistics.median(r[0] for r in floor):,.0f}"])  # fmt: skip
     print(table(["tokens", "view", "view data received", "libraries / static files", "drawn after (ms)"], rows))
     print(
         f"\nMedian of {args.repeat} loads each, from navigation start, server caches warm; 'not drawn': no "

@@ -7,10 +7,10 @@ import streamlit as st
 
 from attention_core.config import DEFAULT_SENTENCE
 from attention_core.hf import hide_special, recompute_layer
-from attention_core.model_views import MODEL_MAX_TOKENS, TOKEN_LIMITS, model_attention_run, neuron_view
+from attention_core.model_views import MODEL_MAX_TOKENS, TOKEN_LIMITS, attention_run, model_forward, neuron_view
 from attention_core.real_heads import head_roles
 from ui.charts import bar_chart
-from ui.compute import cached_head_roles, cached_model_view
+from ui.compute import cached_attention_run, cached_head_roles, cached_model_view
 from ui.lesson import Question
 from ui.page import Page
 from ui.real_model import default_head, hf_model_ui, role_sentences, roles_table
@@ -62,17 +62,7 @@ def _draw() -> list[Question]:
             f"(special tokens included) and the rest is cut. Raise 'Read at most' to read more "
             f"(up to {TOKEN_LIMITS[-1]})."
         )
-    roles, toy = cached_head_roles(name, text, max_tokens)
-
-    st.subheader("What the heads do on this sentence")
-    for sentence in role_sentences(roles, arun.tokens, arun.special, toy):
-        st.markdown(sentence)
-    with st.expander(f"Every head's figures ({L * H} heads)"):
-        st.caption(
-            "Mean weight a word gives its previous and next word, the first and last token, and the toy pages' "
-            "saturation figures per head (means over the words' rows)."
-        )
-        show_table(st, roles_table(roles).round(3), hide_index=True, width="stretch")
+    roles_box = st.container()  # drawn after the model view, so that the view's bytes leave first
 
     can_hide = bool(arun.special.any() and not arun.special.all())
     hide = (
@@ -101,6 +91,18 @@ def _draw() -> list[Question]:
         + ("; where a tile has fewer pixels than the head has tokens, a pixel shows the largest weight it covers")
         + ". Hover a tile for the query, the key and the weight; the hovered head is drawn enlarged beside it."
     )
+
+    roles, toy = cached_head_roles(name, text, max_tokens)
+    with roles_box:
+        st.subheader("What the heads do on this sentence")
+        for sentence in role_sentences(roles, arun.tokens, arun.special, toy):
+            st.markdown(sentence)
+        with st.expander(f"Every head's figures ({L * H} heads)"):
+            st.caption(
+                "Mean weight a word gives its previous and next word, the first and last token, and the toy pages' "
+                "saturation figures per head (means over the words' rows)."
+            )
+            show_table(st, roles_table(roles).round(3), hide_index=True, width="stretch")
 
     first_layer, first_head = default_head(roles)
     c1, c2 = st.columns(2)
@@ -138,6 +140,7 @@ def _draw() -> list[Question]:
             "scale (lines under 0.02 are not drawn); hover a token on the left to isolate it. " + summary
         )
     nv = None
+    arun = cached_attention_run(name, text, max_tokens)  # attention_core recomputes every layer: q, k and parity
     with col_neuron:
         st.markdown("**Neuron view**: how one weight is made from q and k")
         c1, c2 = st.columns(2)
@@ -220,4 +223,4 @@ def _draw() -> list[Question]:
     return questions
 
 
-page.run(_draw, code=(model_attention_run, recompute_layer, head_roles, neuron_view))
+page.run(_draw, code=(model_forward, attention_run, recompute_layer, head_roles, neuron_view))

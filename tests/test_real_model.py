@@ -69,6 +69,39 @@ def test_attention_run_and_neuron_view_match_the_model(tiny, kind):
     assert long.truncated and long.shape[2] == 16 and long.sentence_tokens > 16
 
 
+@pytest.mark.parametrize("kind", ["bert", "gpt2"])
+def test_a_forward_pass_alone_is_the_run_without_recomputation(tiny, kind):
+    """The page draws the model view from the forward pass before attention_core recomputes anything: that run
+    has the same weights, tokens and cut as the recomputed one, and no q, k or parity (with a reason)."""
+    from attention_core.hf import load_pretrained
+    from attention_core.model_views import attention_run, model_attention_run, model_forward
+
+    model, tok = load_pretrained(str(tiny[kind]))
+    text = " ".join(["word"] * 40)
+    fwd = model_forward(model, tok, text, max_tokens=16)
+    light, full = attention_run(model, fwd, recompute=False), attention_run(model, fwd)
+    assert light.q is None and light.k is None and light.parity is None and "not recomputed" in light.no_parity
+    assert light.attentions is full.attentions is fwd.run.attentions  # shared, not copied
+    assert (light.tokens, light.truncated, light.sentence_tokens) == (full.tokens, True, fwd.sentence_tokens)
+    assert fwd.sentence_tokens > 16 and light.shape == full.shape
+    np.testing.assert_array_equal(light.special, full.special)
+    assert (light.mask is None) == (kind == "bert")
+    again = model_attention_run(model, tok, text, max_tokens=16)
+    np.testing.assert_array_equal(again.q, full.q)
+    np.testing.assert_array_equal(again.parity, full.parity)
+    assert full.no_parity == "" and (full.parity < 1e-5).all()
+    with pytest.raises(ValueError, match="at least one character"):
+        model_forward(model, tok, "   ")
+
+
+def test_the_heads_section_is_above_the_model_view_though_drawn_after_it(tiny):
+    """The heads' sentences are computed after the model view is sent, into a box placed above it."""
+    at = run_ok(app(PAGE, {"model": str(tiny["bert"])}, timeout=120))
+    heads = [s.value for s in at.subheader]
+    assert heads.index("What the heads do on this sentence") < heads.index("Model view")
+    assert heads.index("Model view") < heads.index("Parity with attention_core")
+
+
 def test_hide_special_renormalises():
     from attention_core.hf import hide_special
 

@@ -262,15 +262,32 @@ class ModelHolder:
 MODELS = ModelHolder(max_models=2)
 
 
-@cached(max_mb=160)
-def cached_attention_run(name: str, text: str, max_tokens: int = 128):
-    """model_attention_run for a model, a sentence and a token limit: the model's weights with q, k and parity
-    per layer (0.3 MB for the embedded model on the default sentence, 85 MB at 512 tokens: L x H x T x T
-    float32 weights are 75 MB of it), so one run at 512 tokens and many short ones stay."""
-    from attention_core.model_views import model_attention_run
+@cached(max_mb=100)
+def cached_model_forward(name: str, text: str, max_tokens: int = 128):
+    """model_forward for a model, a sentence and a token limit: the model's weights and each attention layer's
+    input (0.3 MB for the embedded model on the default sentence, 85 MB at 512 tokens: L x H x T x T float32
+    weights are 75 MB of it), so one run at 512 tokens and many short ones stay."""
+    from attention_core.model_views import model_forward
 
     model, tokenizer = MODELS.get(name)
-    return model_attention_run(model, tokenizer, text, max_tokens=max_tokens)
+    return model_forward(model, tokenizer, text, max_tokens=max_tokens)
+
+
+def model_weights_run(name: str, text: str, max_tokens: int = 128):
+    """The cached forward pass as an AttentionRun without q, k and parity: what the model view and the heads'
+    figures need, ready before attention_core recomputes anything (not cached itself: it wraps the cached arrays)."""
+    from attention_core.model_views import attention_run
+
+    return attention_run(MODELS.get(name)[0], cached_model_forward(name, text, max_tokens), recompute=False)
+
+
+@cached(max_mb=100)
+def cached_attention_run(name: str, text: str, max_tokens: int = 128):
+    """The cached forward pass with every layer recomputed by attention_core (q, k and the parity per layer): it
+    shares the forward's weights, adding 9 MB of q and k at 512 tokens (its budget counts the shared 75 MB too)."""
+    from attention_core.model_views import attention_run
+
+    return attention_run(MODELS.get(name)[0], cached_model_forward(name, text, max_tokens))
 
 
 @cached(max_mb=2)
@@ -279,10 +296,11 @@ def cached_head_roles(name: str, text: str, max_tokens: int = 128):
     that shape): a few kilobytes an entry."""
     from attention_core.real_heads import head_roles
 
-    arun = cached_attention_run(name, text, max_tokens)
+    inputs = cached_model_forward(name, text, max_tokens).run.layer_inputs  # L x (T, d_model), None if not parsed
+    arun = model_weights_run(name, text, max_tokens)
     roles = head_roles(arun.attentions, arun.tokens, arun.special)
     L, H, T = arun.shape
-    return roles, (cached_random_sharpness(T, H * arun.q.shape[-1], H) if arun.q is not None else None)
+    return roles, (cached_random_sharpness(T, inputs[0].shape[-1], H) if inputs is not None else None)
 
 
 @cached(max_mb=1)
@@ -305,7 +323,7 @@ def cached_model_view(name: str, text: str, max_tokens: int, hide: bool) -> byte
     from attention_core.hf import hide_special
     from ui.real_model_view import model_view_payload
 
-    arun = cached_attention_run(name, text, max_tokens)
+    arun = model_weights_run(name, text, max_tokens)
     attn, tokens = arun.attentions, list(arun.tokens)
     if hide:
         attn = hide_special(attn, arun.special)

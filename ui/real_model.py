@@ -11,7 +11,7 @@ from attention_core.embedded import EMBEDDED_ID
 from attention_core.hf import ModelLoadError
 from attention_core.model_views import AttentionRun
 from attention_core.real_heads import PRONOUN, REFERENT, ROLE_THRESHOLD, HeadRoles, Sharpness, strongest
-from ui.compute import MODELS, cached_attention_run
+from ui.compute import MODELS, model_weights_run
 from ui.text import md_escape
 
 CHOICES = {
@@ -52,7 +52,8 @@ def _model_name() -> str:
 
 
 def hf_model_ui(text: str, max_tokens: int) -> tuple[str, AttentionRun] | None:
-    """Pick and load a model and run ``text`` through it: (name, run), or None (with a message) if that fails."""
+    """Pick and load a model and run ``text`` through it: (name, the model's weights without attention_core's
+    recomputation: ui.compute.cached_attention_run adds it), or None (with a message) if that fails."""
     name = _model_name()
     failed = st.session_state.setdefault("rm_failed", {})  # per session: a failed name is not retried on every rerun
     if not name:
@@ -65,7 +66,7 @@ def hf_model_ui(text: str, max_tokens: int) -> tuple[str, AttentionRun] | None:
                 where = "checked and loaded" if name == EMBEDDED_ID else "loaded (the first time it is downloaded)"
                 with st.spinner(f"{name} is being {where}; later every session shares it…"):
                     MODELS.get(name)
-            arun = cached_attention_run(name, text, max_tokens)
+            arun = model_weights_run(name, text, max_tokens)
         except ModelLoadError as exc:
             failed[name] = str(exc)
     if name in failed:
