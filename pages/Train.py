@@ -1,20 +1,21 @@
 """Train it yourself: a tiny transformer learns to attend, live or from shipped runs."""
 
-import uuid
+from dataclasses import replace
 
-import numpy as np
 import streamlit as st
 
-from attention_core.training import TASK_LABELS, TASKS, TrainConfig, Trainer, positional_kinds
-from attention_core.training.config import RANGES
-from attention_core.training.export import standalone_script, weights_npz
+from attention_core.training import TASK_LABELS, TASKS, TrainConfig, Trainer
+from attention_core.training.config import POSITIONAL, RANGES
 from attention_core.training.inspect import attention_parity, query_key_picture
-from attention_core.training.ready import READY, READY_BY_NAME
+from attention_core.training.ready import READY
 from attention_core.training.scores import prefix_matching_score
-from attention_core.training.trajectory import Trajectory, find_phase_change, from_trainer
+from attention_core.training.trajectory import Trajectory, from_trainer
 from ui.compute import cached_ready_layers, cached_ready_snapshot_view, cached_ready_trajectory
 from ui.page import Page
+from ui.page_params import PageParam, draw, note, restore, write_params
+from ui.state import kept_value, set_kept
 from ui.tables import show_table
+from ui.train_live import TICK, LiveRun
 from ui.train_text import (
     LOSS_CAPTION,
     budget_warning,
@@ -33,11 +34,12 @@ from ui.training import (
     QUEUE,
     STEP_BUDGET,
     best_prefix_matching,
+    most_telling_head,
     phase_change_step,
     snapshot_view,
     train_chunk,
 )
-from ui.training_views import curve_frame, curves_chart, layered, qk_chart, score_frame, scores_chart, show_head_maps
+from ui.training_views import head_score_table, layered, qk_chart, show_exports, show_head_maps, show_run_charts
 
 page = Page(
     __file__,
@@ -50,124 +52,121 @@ page = Page(
     r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}",
 )
 st.caption(LOSS_CAPTION)
-
-qp = st.query_params
 ss = st.session_state
-notices: list[str] = []
-LIVE_FIELDS = (
-    "task",
-    "n_layers",
-    "n_heads",
-    "d_model",
-    "pos",
-    "mlp",
-    "layernorm",
-    "vocab",
-    "context",
-    "lr",
-    "batch",
-    "seed",
-    "steps",
+
+# ---- the page's controls, each bound to the link (ranges from attention_core/training/config.py)
+MODE = PageParam(
+    "tr_mode",
+    "mode",
+    "ready",
+    choices=("ready", "live"),
+    label="What to show",
+    names=("Ready experiment: induction heads (instant, shipped runs)", "Train live (your settings)"),
 )
-URL_NAMES = {"n_layers": "layers", "n_heads": "heads", "layernorm": "ln"}  # field -> URL key (others: same)
+RUN = PageParam(
+    "tr_run",
+    "run",
+    READY[0].name,
+    choices=tuple(r.name for r in READY),
+    label="Run to inspect",
+    names=tuple(r.label for r in READY),
+)
+LAST = RANGES["steps"][1]  # no run is longer: show=LAST is the newest snapshot of any run
+STEP = PageParam("tr_step", "step", 0, lo=0, hi=LAST, integer=True, label="step the live run had reached")
+SHOW = PageParam(
+    "tr_show", "show", LAST, lo=0, hi=LAST, integer=True, label="Step shown (scrub through the kept snapshots)"
+)
+PICKED = dict(lo=1, integer=True, widget="selectbox")  # the head of the query/key picture, 1-based
+LAYER = PageParam("tr_layer", "layer", 1, hi=RANGES["n_layers"][1], label="layer (query/key picture)", **PICKED)
+HEAD = PageParam("tr_head", "head", 1, hi=RANGES["n_heads"][1], label="head (query/key picture)", **PICKED)
 
 
-def url_int(key: str, default: int, low: int, high: int) -> int:
-    raw = qp.get(key)
-    if raw is None:
-        return default
-    try:
-        value = int(float(raw))
-    except (TypeError, ValueError):
-        notices.append(f"{key}={raw!r} is not a number; using {default}")
-        return default
-    clipped = min(max(value, low), high)
-    if clipped != value:
-        notices.append(f"{key}={raw} is out of range {low}-{high}; using {clipped}")
-    return clipped
+def _whole(field: str) -> dict:
+    """A PageParam's limits for the whole numbers RANGES allows ``field``, typed into a number box."""
+    return dict(lo=RANGES[field][0], hi=RANGES[field][1], integer=True, widget="number")
+
+
+def _each(field: str) -> dict:
+    """A PageParam's choices for every whole number RANGES allows ``field`` (a select slider of a few)."""
+    return dict(choices=tuple(range(RANGES[field][0], RANGES[field][1] + 1)), integer=True)
+
+
+D = TrainConfig()  # the live settings' defaults
+SETTINGS = {  # the live run's settings by TrainConfig field, in the order drawn (rows of 4, 4 and 5)
+    "task": PageParam("tr_task", "task", D.task, choices=TASKS, names=tuple(map(TASK_LABELS.get, TASKS))),
+    "n_layers": PageParam("tr_n_layers", "layers", D.n_layers, label="layers", **_each("n_layers")),
+    "n_heads": PageParam("tr_n_heads", "heads", D.n_heads, label="heads", **_each("n_heads")),
+    "d_model": PageParam("tr_d_model", "d_model", D.d_model, choices=(8, 12, 16, 24, 32, 48, 64), integer=True),
+    "pos": PageParam("tr_pos", "pos", D.pos, choices=POSITIONAL, label="positions", widget="selectbox"),
+    "mlp": PageParam("tr_mlp", "mlp", D.mlp, boolean=True, label="MLP after attention"),
+    "layernorm": PageParam("tr_layernorm", "ln", D.layernorm, boolean=True, label="LayerNorm"),
+    "lr": PageParam("tr_lr", "lr", D.lr, choices=(1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2), label="learning rate"),
+    "batch": PageParam("tr_batch", "batch", D.batch, choices=(8, 16, 32, 64, 128, 256), integer=True),
+    "seed": PageParam("tr_seed", "seed", D.seed, **_whole("seed")),
+    "steps": PageParam("tr_steps", "steps", D.steps, label="steps to train", **_whole("steps")),
+    "vocab": PageParam("tr_vocab", "vocab", D.vocab, **_whole("vocab")),
+    "context": PageParam("tr_context", "context", D.context, **_whole("context")),
+}
+READY_LINK = (MODE, RUN, SHOW, LAYER, HEAD)  # what each section writes into the link
+LIVE_LINK = (MODE, STEP, SHOW, *SETTINGS.values(), LAYER, HEAD)
+
+
+def live_setting() -> TrainConfig:
+    """The live run's setting: each control fitted to its own range, then to the rules between them
+    (TrainConfig.clamped: heads divide d_model, rope's even d_k, induction's context), the controls moved to the
+    setting that runs, with a notice for each change."""
+    restore(list(SETTINGS.values()))
+    cfg, notices = TrainConfig.clamped(**{f: ss[p.key] for f, p in SETTINGS.items()})
+    for f, p in SETTINGS.items():
+        if ss[p.key] != getattr(cfg, f):
+            set_kept(p.key, getattr(cfg, f))
+    for text in notices:
+        note(text)
+    return cfg
+
+
+def scrubber(traj: Trajectory, newest: bool = False) -> int:
+    """The step slider over the kept snapshots (show=, at the last kept snapshot at or before it, or the newest);
+    returns the index of the snapshot shown."""
+    steps = tuple(int(s) for s in traj.steps)
+    set_kept(SHOW.key, steps[-1 if newest else traj.index_at(ss[SHOW.key])])
+    return steps.index(draw(replace(SHOW, choices=steps)))
 
 
 def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     """Maps, head scores, the query/key picture, parity and exports of snapshot ``index`` of ``traj``."""
-    cfg = traj.cfg
-    snap = traj.snapshot(index)
-    if ss.tr_layer < 0:  # no head chosen yet: the best prefix-matching (else previous-token / on-B) head of this step
-        k = next((k for k in (1, 2, 0) if not np.isnan(snap.scores[..., k]).all()), 0)
-        ss.tr_layer, ss.tr_head = (
-            int(i) for i in np.unravel_index(np.nanargmax(snap.scores[..., k]), snap.scores.shape[:2])
-        )
-    pickers = (("layer", cfg.n_layers, ss.tr_layer), ("head", cfg.n_heads, ss.tr_head))  # what, how many, chosen
-    layer, head = (
-        col.selectbox(
-            f"{what} (query/key picture)",
-            range(count),
-            format_func=lambda i, what=what: f"{what} {i + 1}",
-            index=min(chosen, count - 1),
-            key=f"{key}_{what}",
-        )
-        for col, (what, count, chosen) in zip(st.columns(2), pickers)
+    cfg, snap = traj.cfg, traj.snapshot(index)
+    if kept_value(LAYER.key, None) is None and LAYER.url not in st.query_params:  # none chosen: the most telling
+        for p, i in zip((LAYER, HEAD), most_telling_head(snap.scores)):
+            set_kept(p.key, i + 1)
+    c1, c2 = st.columns(2)
+    layer = draw(
+        replace(LAYER, hi=cfg.n_layers, why=f"({cfg.n_layers} in this run)"), c1, format_func="layer {}".format
     )
-    ss.tr_layer, ss.tr_head = layer, head
-    qp.update({"layer": str(layer + 1), "head": str(head + 1)})
+    head = draw(replace(HEAD, hi=cfg.n_heads, why=f"({cfg.n_heads} in this run)"), c2, format_func="head {}".format)
+    layer, head = layer - 1, head - 1  # 0-based from here
     view = view_fn(layer, head)
     st.subheader(f"Every head on the probe at step {snap.step}")
     st.caption(probe_caption(view.tokens))
     show_head_maps(view.maps, view.tokens, key=f"{key}_maps")
-    table = {
-        name: [f"{snap.scores[layer_i, h, k]:.2f}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
-        for k, name in enumerate(("previous-token", "prefix-matching", "attention on B"))
-        if not np.isnan(snap.scores[..., k]).all()
-    }
-    heads = [f"L{layer_i + 1}H{h + 1}" for layer_i in range(cfg.n_layers) for h in range(cfg.n_heads)]
-    show_table(st, {"head": heads, **table}, hide_index=True)
+    show_table(st, head_score_table(snap.scores), hide_index=True)
     st.subheader(f"Queries and keys of layer {layer + 1} head {head + 1} in one picture")
     st.vega_lite_chart(qk_chart(view.qk, view.tokens), width="stretch")
     st.caption(query_key_caption(view.qk.explained))
     st.markdown(parity_sentence(snap.step, cfg, view))
-    d1, d2 = st.columns(2)
-    d1.download_button(
-        f"Weights at step {snap.step} (.npz)",
-        weights_npz(cfg, snap.params),
-        file_name=f"tiny_transformer_step{snap.step}.npz",
-        key=f"{key}_npz",
-    )
-    d2.download_button(
-        "Standalone training script (torch only)",
-        standalone_script(cfg),
-        file_name="train_tiny_transformer.py",
-        key=f"{key}_script",
-    )
-    st.caption("The script draws the same weights and batches from the same seed and prints the same loss curve.")
-
-
-def scrubber(traj: Trajectory, key: str) -> int:
-    """A step slider over the kept snapshots; returns the snapshot index (the URL's show=)."""
-    steps = [int(s) for s in traj.steps]
-    want = steps[-1] if ss.tr_view < 0 else steps[traj.index_at(ss.tr_view)]
-    if ss.get(key) not in steps:
-        ss[key] = want
-    shown = st.select_slider("Step shown (scrub through the kept snapshots)", options=steps, key=key)
-    ss.tr_view = shown
-    return steps.index(shown)
+    show_exports(cfg, snap, key)
 
 
 def ready_section() -> None:
     two, one = (cached_ready_trajectory(r.name) for r in READY)
-    cliff = phase_change_step(two)
-    cliff_one = phase_change_step(one)
+    cliff, cliff_one = phase_change_step(two), phase_change_step(one)
     best = best_prefix_matching(two), best_prefix_matching(one)
     st.markdown(phase_change_sentence((two, one), (cliff, cliff_one), best))
     st.caption(ready_runs_caption(two.cfg))
     layers = cached_ready_layers()
-    name = st.radio(
-        "Run to inspect",
-        [r.name for r in READY],
-        key="tr_run",
-        horizontal=True,
-        format_func=lambda n: READY_BY_NAME[n].label,
-    )
+    name = page.control(RUN)
     traj = two if name == READY[0].name else one
-    index = scrubber(traj, key=f"tr_scrub_{name}")
+    index = scrubber(traj)
     marks = [(cliff, "2 layers: phase change")] if cliff else []
     shown = int(traj.steps[index])
     length = max(int(two.steps[-1]), int(one.steps[-1]))  # the step axis: 0 to the runs' length
@@ -178,174 +177,68 @@ def ready_section() -> None:
         a, b = st.columns(2)
         a.vega_lite_chart(layered(curve_title, layers[curve], marks, shown, length), width="stretch")
         b.vega_lite_chart(layered(score_title, layers[score], marks, shown, length), width="stretch")
-    qp.update({"mode": "ready", "run": name, "show": str(shown)})
     show_details(traj, index, lambda layer, head: cached_ready_snapshot_view(name, index, layer, head), key="ready")
+    write_params(READY_LINK)
 
 
-def live_settings() -> TrainConfig:
-    """The live run's settings (each widget bound to session state seeded from the link)."""
+def live_section(cfg: TrainConfig) -> None:
+    """The settings, the buttons, and the run (a fragment that reruns itself while the run plays)."""
     with st.expander("Settings (changing one starts a new run)", expanded=True):
-        c = st.columns(4)
-        c[0].selectbox("task", TASKS, key="tr_task", format_func=TASK_LABELS.get)
-        c[1].select_slider("layers", [1, 2], key="tr_n_layers")
-        c[2].select_slider("heads", [1, 2, 3, 4], key="tr_n_heads")
-        c[3].select_slider("d_model", [8, 12, 16, 24, 32, 48, 64], key="tr_d_model")
-        c = st.columns(4)
-        c[0].selectbox("positions", positional_kinds(), key="tr_pos")
-        c[1].toggle("MLP after attention", key="tr_mlp")
-        c[2].toggle("LayerNorm", key="tr_layernorm")
-        c[3].select_slider("learning rate", [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2], key="tr_lr")
-        c = st.columns(5)
-        c[0].select_slider("batch", [8, 16, 32, 64, 128, 256], key="tr_batch")
-        c[1].number_input("seed", 0, RANGES["seed"][1], key="tr_seed")
-        c[2].number_input("steps to train", 1, RANGES["steps"][1], key="tr_steps")
-        c[3].number_input("vocab", *RANGES["vocab"], key="tr_vocab")
-        c[4].number_input("context", *RANGES["context"], key="tr_context")
-    raw = {f: ss[f"tr_{f}"] for f in LIVE_FIELDS}
-    cfg, notes = TrainConfig.clamped(**{k: str(v) for k, v in raw.items()})
-    for note in notes:
-        st.warning(f"Settings: {note}", icon=":material/warning:")
-    return cfg
-
-
-def _play() -> None:
-    ss.tr_playing = True
-
-
-def _pause() -> None:
-    ss.tr_playing = False
-    QUEUE.release(ss.tr_sid)
-
-
-def _single_step() -> None:
-    if ss.tr_used < STEP_BUDGET:
-        ss.tr_trainer.train(1)
-        ss.tr_used += 1
-    ss.tr_view = -1
-
-
-def _reset() -> None:
-    QUEUE.release(ss.tr_sid)
-    ss.tr_trainer = Trainer(ss.tr_trainer.cfg)
-    ss.tr_playing, ss.tr_view, ss.tr_link_step = False, -1, 0
-
-
-def live_section() -> None:
-    cfg = live_settings()
-    trainer: Trainer | None = ss.get("tr_trainer")
-    if trainer is None or trainer.cfg != cfg:
-        if trainer is not None:
-            ss.tr_view, ss.tr_link_step = -1, 0
-        QUEUE.release(ss.tr_sid)
-        trainer = ss.tr_trainer = Trainer(cfg)
-        ss.tr_playing = ss.tr_link_step > 0  # a link that had reached a step retrains to it
+        controls = iter(SETTINGS.values())
+        for n in (4, 4, 5):
+            for box in st.columns(n):
+                page.control(next(controls), box)
+    live = LiveRun.of_session(link_step=ss[STEP.key])
+    live.use(cfg)
     b = st.columns([1, 1, 1, 1, 3])  # callbacks run before the page draws, so the buttons show the new state
-    b[0].button("▶ Play", disabled=ss.tr_playing, width="stretch", on_click=_play)
-    b[1].button("⏸ Pause", disabled=not ss.tr_playing, width="stretch", on_click=_pause)
-    b[2].button("+1 step", disabled=ss.tr_playing, width="stretch", on_click=_single_step)
-    b[3].button("↺ Reset", width="stretch", on_click=_reset)
-    st.fragment(live_view, run_every=0.3 if ss.tr_playing else None)()
+    b[0].button("▶ Play", disabled=live.playing, width="stretch", on_click=live.play)
+    b[1].button("⏸ Pause", disabled=not live.playing, width="stretch", on_click=live.pause)
+    b[2].button("+1 step", disabled=live.playing, width="stretch", on_click=live.single_step)
+    b[3].button("↺ Reset", width="stretch", on_click=live.reset)
+    st.fragment(live_view, run_every=TICK if live.playing else None)(live)
 
 
-def live_view() -> None:
-    trainer: Trainer = ss.tr_trainer
-    cfg = trainer.cfg
-    stop_at = ss.tr_link_step or cfg.steps  # a link that had reached a step retrains exactly to it
-    if ss.tr_playing:
-        place = QUEUE.request(ss.tr_sid)
-        left = STEP_BUDGET - ss.tr_used
-        if left <= 0 or trainer.step >= stop_at:
-            ss.tr_playing, ss.tr_link_step = False, 0
-            QUEUE.release(ss.tr_sid)
-            st.rerun()  # redraw the buttons and stop the timer
-        elif place:
+def live_view(live: LiveRun) -> None:
+    if live.playing:
+        place = live.tick()
+        if not live.playing:
+            st.rerun()  # it stopped: redraw the buttons and end the timer
+        if place:
             st.info(queue_notice(QUEUE.limit, place))
-        else:
-            ss.tr_used += train_chunk(trainer, stop_at, left)
-            ss.tr_view = -1
-    if ss.tr_used >= STEP_BUDGET:
+    trainer, cfg = live.trainer, live.trainer.cfg
+    if live.used >= STEP_BUDGET:
         st.warning(budget_warning(STEP_BUDGET))
-    traj = from_trainer(trainer, current=not ss.tr_playing)  # while playing: the newest kept snapshot
-    st.markdown(live_step_sentence(trainer.step, cfg.steps, ss.tr_playing, traj))
+    traj = from_trainer(trainer, current=not live.playing)  # while playing: the newest kept snapshot
+    st.markdown(live_step_sentence(trainer.step, cfg.steps, live.playing, traj))
     # read after this run's chunk, in the live fragment: as fresh as the step beside it (drawn above the fragment,
     # it kept saying "0 training now ... 3000 of 3000" through a whole run)
-    st.caption(server_status(QUEUE.status(), ss.tr_used, STEP_BUDGET))
-    if ss.tr_playing:
+    st.caption(server_status(QUEUE.status(), live.used, STEP_BUDGET))
+    moved, live.moved = live.moved, False  # the run moved since the last drawing: show its newest snapshot
+    if live.playing:
         index = len(traj.steps) - 1
+        set_kept(SHOW.key, int(traj.steps[index]))
         st.caption("Following the newest snapshot; pause to scrub.")
     else:
-        index = scrubber(traj, key="tr_scrub_live")
+        index = scrubber(traj, newest=moved)
     shown = int(traj.steps[index])
-    best = best_prefix_matching(traj)
-    cliff = None if np.isnan(best).all() else find_phase_change(traj.steps, best)
+    best, cliff = best_prefix_matching(traj), phase_change_step(traj)
     marks = [(cliff, "phase change")] if cliff else []
-    df, sf = curve_frame(traj, "live"), score_frame(traj, "live")
-    length = max(cfg.steps, stop_at, trainer.step)  # the step axis: 0 to where this run stops
-    a, b = st.columns(2)
-    a.vega_lite_chart(curves_chart(df, "loss", "Loss", marks, shown, steps=length), width="stretch")
-    b.vega_lite_chart(curves_chart(df, "accuracy", "Accuracy", marks, shown, steps=length), width="stretch")
-    names = list(dict.fromkeys(sf["score"]))
-    cols = st.columns(len(names))
-    for col, name in zip(cols, names):
-        title = f"{name} score of every head"
-        col.vega_lite_chart(scores_chart(sf, name, title, marks, shown, steps=length), width="stretch")
+    show_run_charts(traj, marks, shown, steps=max(cfg.steps, live.stop_at, trainer.step))  # 0 to where it stops
     if cliff:
         st.markdown(live_phase_change_sentence(cliff, best))
-    qp.update(
-        {
-            "mode": "live",
-            "step": str(trainer.step),
-            "show": str(shown),
-            **{
-                URL_NAMES.get(f, f): str(int(v) if isinstance(v, bool) else v)
-                for f, v in ((f, getattr(cfg, f)) for f in LIVE_FIELDS)
-            },
-        }
-    )
     show_details(traj, index, lambda layer, head: snapshot_view(cfg, traj.params[index], layer, head), key="live")
+    set_kept(STEP.key, trainer.step)
+    write_params(LIVE_LINK)
 
 
 def _draw() -> list[tuple[str, str]]:
-    """The link's settings (once per session), the choice of ready or live runs, and that section."""
-    if "tr_seeded" not in ss:  # seed the widgets from the link once per session
-        ss.tr_seeded, ss.tr_sid = True, uuid.uuid4().hex
-        mode = qp.get("mode", "ready")
-        if mode not in ("ready", "live"):
-            notices.append(f"mode={mode!r} is not offered; using 'ready' (allowed: ready, live)")
-            mode = "ready"
-        ss.tr_mode = mode
-        run = qp.get("run", READY[0].name)
-        if run not in READY_BY_NAME:
-            notices.append(f"run={run!r} is not a ready experiment; using {READY[0].name!r}")
-            run = READY[0].name
-        ss.tr_run = run
-        cfg, cfg_notes = TrainConfig.clamped(**{f: qp.get(URL_NAMES.get(f, f)) for f in LIVE_FIELDS})
-        notices.extend(cfg_notes)
-        for f in LIVE_FIELDS:
-            ss[f"tr_{f}"] = getattr(cfg, f)
-        ss.tr_view = url_int("show", -1, -1, RANGES["steps"][1])
-        ss.tr_link_step = url_int("step", 0, 0, RANGES["steps"][1])
-        ss.tr_layer = url_int("layer", 0, 0, 2) - 1  # -1: pick the most telling head
-        ss.tr_head = url_int("head", 1, 1, 4) - 1
-        ss.tr_used = 0
-        ss.tr_playing = False
-    for note in notices:
-        st.warning(f"Link: {note}", icon=":material/warning:")
-
-    mode = st.radio(
-        "What to show",
-        ["ready", "live"],
-        key="tr_mode",
-        horizontal=True,
-        format_func={
-            "ready": "Ready experiment: induction heads (instant, shipped runs)",
-            "live": "Train live (your settings)",
-        }.get,
-    )
-    if mode == "ready":
+    """The choice of ready or live runs, and that section. The whole link is read on the session's first run."""
+    restore([RUN, STEP, SHOW])
+    cfg = live_setting()
+    if page.control(MODE) == "ready":
         ready_section()
     else:
-        live_section()
+        live_section(cfg)
     return check_questions()
 
 

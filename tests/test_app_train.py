@@ -75,7 +75,7 @@ def test_scrubbing_the_ready_run_and_the_link_round_trip():
     at.radio(key="tr_run").set_value("induction_1layer")
     run_ok(at)
     assert at.query_params["run"] == "induction_1layer"
-    assert list(at.selectbox(key="ready_layer").options) == ["layer 1"]
+    assert list(at.selectbox(key="tr_layer").options) == ["layer 1"]
     back = page(dict(at.query_params.items()))
     assert back.radio(key="tr_run").value == "induction_1layer"
     assert "Every head on the probe at step 300" in texts(back)
@@ -85,7 +85,7 @@ def test_bad_link_values_are_clamped_with_a_notice():
     at = page({"mode": "nope", "run": "x", "heads": "abc", "d_model": "30", "show": "-5", "layer": "9"})
     warnings = " ".join(w.value for w in at.warning)
     assert "mode='nope'" in warnings and "run='x'" in warnings and "heads='abc'" in warnings
-    assert "out of range" in warnings
+    assert "show=-5 is outside 0 to 5000; using 0." in warnings and "layer=9 is outside 1 to 2" in warnings
     assert at.radio(key="tr_mode").value == "ready"
 
 
@@ -106,7 +106,7 @@ def test_live_play_pause_step_and_the_link():
     run_ok(at)
     assert shown_step(at) == paused + 1
     assert at.query_params["step"] == str(paused + 1)
-    slider = at.select_slider(key="tr_scrub_live")
+    slider = at.select_slider(key="tr_show")
     slider.set_value(slider.options[0] if isinstance(slider.options[0], int) else int(slider.options[0]))
     run_ok(at)
     assert "Every head on the probe at step 0" in texts(at) and at.query_params["show"] == "0"
@@ -117,7 +117,7 @@ def test_live_play_pause_step_and_the_link():
             break
         run_ok(again)
     assert shown_step(again) == paused + 1
-    assert again.session_state["tr_trainer"].train_loss == at.session_state["tr_trainer"].train_loss
+    assert again.session_state["tr_live"].trainer.train_loss == at.session_state["tr_live"].trainer.train_loss
 
 
 def charts(at) -> dict[str, dict]:
@@ -161,7 +161,7 @@ def test_server_status_is_fresh_while_training():
     assert status.endswith("Your budget: 3000 of 3000 live steps left.")
     button(at, "▶").click()
     run_ok(at)
-    used = at.session_state["tr_used"]
+    used = at.session_state["tr_live"].used
     assert used == shown_step(at) > 0
     status = next(c.value for c in at.caption if c.value.startswith("Server:"))
     running = int(re.search(r"Server: (\d+) training now", status).group(1))
@@ -237,11 +237,205 @@ def test_live_rope_link_trains_draws_and_keeps_parity():
     button(at, "+1").click()
     run_ok(at)
     assert shown_step(at) == 1
-    cfg = at.session_state["tr_trainer"].cfg
+    cfg = at.session_state["tr_live"].trainer.cfg
     assert (cfg.pos, cfg.n_heads, cfg.d_k) == ("rope", 3, 4)
     parity = float(re.search(r"largest difference of \*\*([0-9.e+-]+)\*\*", texts(at)).group(1))
     assert parity < 1e-6
     assert at.query_params["pos"] == "rope"
     at.selectbox(key="tr_pos").set_value("learned")  # switching positions starts a new run
     run_ok(at)
-    assert at.session_state["tr_trainer"].cfg.pos == "learned" and shown_step(at) == 0
+    assert at.session_state["tr_live"].trainer.cfg.pos == "learned" and shown_step(at) == 0
+
+
+# ---- the link: every control is one PageParam (pages/Train.py), read, fitted with a notice, and written back
+
+BAD = {  # URL name -> a value it does not allow
+    "run": "x",
+    "show": "-5",
+    "step": "-1",
+    "layer": "9",
+    "head": "0",
+    "task": "nope",
+    "layers": "3",
+    "heads": "abc",
+    "d_model": "30",
+    "pos": "alibi",
+    "mlp": "2",
+    "ln": "maybe",
+    "vocab": "500",
+    "context": "1",
+    "lr": "0.5",
+    "batch": "1",
+    "seed": "-3",
+    "steps": "0",
+}
+
+
+def notices(at) -> dict[str, str]:
+    """The page's notices by the URL name each starts with (``name=value ... using ...``)."""
+    lines = [line[2:] for w in at.warning for line in w.value.splitlines() if line.startswith("- ")]
+    return {line.split("=", 1)[0]: line for line in lines}
+
+
+def test_every_bad_link_value_gets_a_notice_saying_what_was_given_allowed_and_used():
+    said = notices(page({"mode": "live", **BAD}))
+    for name, value in BAD.items():
+        assert name in said, (name, said)
+        line = said[name]
+        assert f"{name}={value}" in line.replace("'", "") and "; using " in line, line
+        assert "allowed" in line or "outside" in line or "not a whole number" in line or "not 1 or 0" in line, line
+    assert said["d_model"] == "d_model=30 is not allowed (allowed: 8, 12, 16, 24, 32, 48, 64); using 32."
+    assert said["show"] == "show=-5 is outside 0 to 5000; using 0."
+    said = notices(page({"mode": "nope"}))
+    assert said["mode"] == "mode='nope' is not allowed (allowed: ready, live); using ready."
+
+
+def test_values_the_widgets_do_not_offer_move_to_the_nearest_with_a_notice():
+    """A link's d_model, lr or batch that the select sliders do not offer went silently to the first option
+    (d_model 8, lr 0.0001); now to the nearest offered value, said, and the run and the link use it."""
+    at = page({**LIVE, "d_model": "30", "lr": "0.005", "batch": "1"})
+    said = notices(at)
+    assert said["lr"].endswith("using 0.003.") and said["batch"].endswith("using 8.")
+    cfg = at.session_state["tr_live"].trainer.cfg
+    assert (cfg.d_model, cfg.lr, cfg.batch) == (32, 0.003, 8)
+    assert at.select_slider(key="tr_d_model").value == 32
+    assert (at.query_params["d_model"], at.query_params["lr"], at.query_params["batch"]) == ("32", "0.003", "8")
+
+
+def test_the_rules_between_settings_move_the_widget_to_what_runs_and_say_so():
+    at = page(LIVE)  # d_model 16
+    at.select_slider(key="tr_n_heads").set_value(3)
+    run_ok(at)
+    assert "d_model=16 is not divisible by n_heads=3; using n_heads=2" in texts(at)
+    assert at.select_slider(key="tr_n_heads").value == 2 and at.query_params["heads"] == "2"
+    assert at.session_state["tr_live"].trainer.cfg.n_heads == 2
+    at = page({**LIVE, "task": "induction", "context": "8"})
+    assert "induction needs context >= 10; using 10" in texts(at)
+    assert at.number_input(key="tr_context").value == 10 and at.query_params["context"] == "10"
+
+
+FULL = {  # every live setting away from its default, and the snapshot's head
+    "mode": "live",
+    "task": "copy",
+    "layers": "1",
+    "heads": "4",
+    "d_model": "48",
+    "pos": "sinusoidal",
+    "mlp": "1",
+    "ln": "1",
+    "vocab": "20",
+    "context": "24",
+    "lr": "0.01",
+    "batch": "16",
+    "seed": "7",
+    "steps": "30",
+    "layer": "1",
+    "head": "3",
+}
+
+
+def test_a_link_with_every_live_setting_round_trips_into_the_share_link():
+    at = page(FULL)
+    assert not notices(at)
+    link = dict(at.query_params.items())
+    assert {k: link[k] for k in FULL} == FULL and link["step"] == "0" and link["show"] == "0"
+    cfg = at.session_state["tr_live"].trainer.cfg
+    assert (cfg.task, cfg.n_heads, cfg.d_model, cfg.pos, cfg.mlp, cfg.layernorm, cfg.lr, cfg.seed) == (
+        "copy", 4, 48, "sinusoidal", True, True, 0.01, 7,
+    )  # fmt: skip
+    assert "Queries and keys of layer 1 head 3 in one picture" in texts(at)
+    again = page(link)
+    assert dict(again.query_params.items()) == link
+    assert again.session_state["tr_live"].trainer.cfg == cfg
+
+
+def test_the_ready_link_shows_the_snapshot_at_or_before_show_and_picks_the_most_telling_head():
+    at = page({"show": "310"})
+    assert "Every head on the probe at step 300" in texts(at) and at.query_params["show"] == "300"
+    assert not notices(at)
+    layer, head = int(at.query_params["layer"]), int(at.query_params["head"])  # none in the link: picked
+    assert f"Queries and keys of layer {layer} head {head} in one picture" in texts(at)
+    at.radio(key="tr_run").set_value("induction_1layer")
+    run_ok(at)
+    if layer == 2:  # the 1-layer run has no layer 2: moved, and said
+        assert notices(at)["layer"] == "layer=2 is outside 1 to 1 (1 in this run); using 1."
+    assert at.query_params["layer"] == "1" and at.query_params["run"] == "induction_1layer"
+
+
+def test_plus_one_step_shows_the_new_step_and_scrubbing_stays_until_the_run_moves():
+    """+1 step used to leave the maps on the snapshot shown before (the slider kept its value)."""
+    at = page(LIVE)
+    for n in (1, 2):
+        button(at, "+1").click()
+        run_ok(at)
+        assert f"Every head on the probe at step {n}" in texts(at) and at.query_params["show"] == str(n)
+    at.select_slider(key="tr_show").set_value(0)
+    run_ok(at)
+    run_ok(at)
+    assert "Every head on the probe at step 0" in texts(at) and at.query_params["show"] == "0"
+    button(at, "↺").click()
+    run_ok(at)
+    assert shown_step(at) == 0 and at.query_params["step"] == "0"
+
+
+def test_a_page_switch_keeps_the_mode_the_settings_and_the_run():
+    """The widgets' state is dropped on another page; the mode went back to ready and the settings to the first
+    option of each widget (a new run). The kept values bring them back."""
+    at = page(LIVE)
+    button(at, "+1").click()
+    run_ok(at)
+    at.switch_page("pages/Masks.py")
+    run_ok(at)
+    at.switch_page(PAGE)
+    run_ok(at)
+    assert at.radio(key="tr_mode").value == "live" and at.selectbox(key="tr_task").value == "previous"
+    assert at.select_slider(key="tr_d_model").value == 16 and shown_step(at) == 1
+
+
+def test_the_live_run_plays_to_a_links_step_and_its_buttons_change_its_state():
+    from attention_core.training import TrainConfig
+    from ui.train_live import LiveRun
+    from ui.training import STEP_BUDGET
+
+    cfg = TrainConfig(task="previous", n_layers=1, d_model=16, batch=8, steps=40, context=12, vocab=10)
+    live = LiveRun(target=7)
+    try:
+        assert live.use(cfg).step == 0 and live.playing and live.stop_at == 7
+        while live.playing:
+            live.tick()
+        assert live.trainer.step == 7 and live.used == 7 and live.target == 0 and live.stop_at == 40
+        live.single_step()
+        assert live.trainer.step == 8 and live.moved
+        live.play()
+        live.tick()
+        assert live.sid in QUEUE._active and live.trainer.step > 8
+        live.pause()
+        assert not live.playing and live.sid not in QUEUE._active  # the slot is given up
+        live.reset()
+        assert live.trainer.step == 0 and live.trainer.cfg == cfg and not live.playing
+        live.used = STEP_BUDGET
+        live.single_step()
+        assert live.trainer.step == 0  # the budget is spent
+        trainer = live.trainer
+        assert live.use(cfg) is trainer and live.use(TrainConfig()) is not trainer  # a new setting: a new run
+    finally:
+        QUEUE.release(live.sid)
+
+
+def test_the_head_table_and_the_most_telling_head():
+    import numpy as np
+
+    from ui.training import most_telling_head
+    from ui.training_views import head_score_table
+
+    scores = np.full((2, 2, 3), np.nan)
+    scores[..., 0] = [[0.1, 0.9], [0.2, 0.3]]  # previous-token only
+    assert most_telling_head(scores) == (0, 1)
+    assert head_score_table(scores) == {
+        "head": ["L1H1", "L1H2", "L2H1", "L2H2"],
+        "previous-token": ["0.10", "0.90", "0.20", "0.30"],
+    }
+    scores[..., 1] = [[0.0, 0.1], [0.8, 0.2]]  # prefix-matching comes first
+    assert most_telling_head(scores) == (1, 0) and list(head_score_table(scores)) == [
+        "head", "previous-token", "prefix-matching",
+    ]  # fmt: skip

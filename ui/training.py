@@ -163,3 +163,11 @@ def phase_change_step(traj: Trajectory) -> int | None:
     """The step of the induction phase change (prefix-matching jumps), or None."""
     best = best_prefix_matching(traj)
     return None if np.isnan(best).all() else find_phase_change(traj.steps, best)
+
+
+def most_telling_head(scores: np.ndarray) -> tuple[int, int]:
+    """``(layer, head)``, 0-based, of the head to look at first in one snapshot's ``(L, H, 3)`` scores: the best
+    prefix-matching head, else (where that was not measured) the best attention-on-B head, else previous-token."""
+    k = next((k for k in (1, 2, 0) if not np.isnan(scores[..., k]).all()), 0)
+    layer, head = np.unravel_index(np.nanargmax(scores[..., k]), scores.shape[:2])
+    return int(layer), int(head)

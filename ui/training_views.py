@@ -1,5 +1,6 @@
-"""Charts of the Train page: curves over steps with the phase change marked, every head's map, and the
-query/key picture. Plain Altair specs built from the arrays a Trajectory holds."""
+"""Charts and tables of the Train page: curves over steps with the phase change marked, every head's map and
+scores, the query/key picture, and a snapshot's downloads. Plain Vega-Lite specs built from the arrays a
+Trajectory holds."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attention_core.training import TrainConfig
+from attention_core.training.export import standalone_script, weights_npz
 from attention_core.training.inspect import QKPicture
 from attention_core.training.scores import SCORE_NAMES
+from attention_core.training.trainer import Snapshot
 from attention_core.training.trajectory import Trajectory
 from ui.charts import show_heatmap, with_data
 
@@ -183,6 +187,19 @@ def scores_layer(df: pd.DataFrame, score: str, by_run: bool = False) -> dict:
     return with_data({"mark": "line", "encoding": enc}, data.reset_index(drop=True))  # rows as a named Arrow dataset
 
 
+def show_run_charts(traj: Trajectory, marks=(), shown_step=None, steps: int | None = None) -> None:
+    """A live run's charts over steps: its loss and accuracy side by side, then a row of every head's scores (one
+    chart per score measured); phase changes (``marks``) and the shown step ruled on each."""
+    df, sf = curve_frame(traj, "live"), score_frame(traj, "live")
+    a, b = st.columns(2)
+    a.vega_lite_chart(curves_chart(df, "loss", "Loss", marks, shown_step, steps=steps), width="stretch")
+    b.vega_lite_chart(curves_chart(df, "accuracy", "Accuracy", marks, shown_step, steps=steps), width="stretch")
+    names = list(dict.fromkeys(sf["score"]))
+    for col, name in zip(st.columns(len(names)), names):
+        title = f"{name} score of every head"
+        col.vega_lite_chart(scores_chart(sf, name, title, marks, shown_step, steps=steps), width="stretch")
+
+
 def show_head_maps(maps: np.ndarray, labels, key: str) -> None:
     """Every head's map on the probe: a tab per layer, its heads side by side when they fit (at 12 px a cell,
     two 32-token maps are wider than half of a 1280 px window), else one under the other."""
@@ -202,6 +219,39 @@ def show_head_maps(maps: np.ndarray, labels, key: str) -> None:
                 legend=False,
                 domain=(0.0, 1.0),
             )
+
+
+def head_score_table(scores: np.ndarray) -> dict[str, list[str]]:
+    """One snapshot's ``(L, H, 3)`` head scores as table columns: the head (L1H1, L1H2, ...), then each score that
+    was measured, to two decimals."""
+    L, H, _ = scores.shape
+    heads = [(layer, head) for layer in range(L) for head in range(H)]
+    return {
+        "head": [f"L{layer + 1}H{head + 1}" for layer, head in heads],
+        **{
+            name: [f"{scores[layer, head, k]:.2f}" for layer, head in heads]
+            for k, name in enumerate(SCORE_NAMES)
+            if not np.isnan(scores[..., k]).all()
+        },
+    }
+
+
+def show_exports(cfg: TrainConfig, snap: Snapshot, key: str) -> None:
+    """Downloads of one snapshot: its weights (.npz), and a standalone script that trains the same run."""
+    d1, d2 = st.columns(2)
+    d1.download_button(
+        f"Weights at step {snap.step} (.npz)",
+        weights_npz(cfg, snap.params),
+        file_name=f"tiny_transformer_step{snap.step}.npz",
+        key=f"{key}_npz",
+    )
+    d2.download_button(
+        "Standalone training script (torch only)",
+        standalone_script(cfg),
+        file_name="train_tiny_transformer.py",
+        key=f"{key}_script",
+    )
+    st.caption("The script draws the same weights and batches from the same seed and prints the same loss curve.")
 
 
 def qk_chart(pic: QKPicture, labels) -> dict:
