@@ -315,10 +315,9 @@ def readme_pages() -> str:
 
 def with_readme_pages(readme: str) -> str:
     """``readme`` with the text between README_START and README_END replaced by :func:`readme_pages`."""
-    if README_START not in readme or README_END not in readme:
-        raise ValueError(f"README.md lacks the page list's markers {README_START!r} and {README_END!r}")
-    head, rest = readme.split(README_START, 1)
-    return head + README_START + "\n" + readme_pages() + "\n" + README_END + rest.split(README_END, 1)[1]
+    from ui.text import with_marked
+
+    return with_marked(readme, README_START, README_END, readme_pages())
 
 
 _PROBLEMS = disagreements()

@@ -20,3 +20,17 @@ def fmt(x: float, digits: int = 3) -> str:
 def plain_text(markdown: str) -> str:
     """Markdown as the plain text it shows: bold marks dropped, backslash escapes undone (for a store or a title)."""
     return re.sub(r"\\(.)", r"\1", markdown.replace("**", ""))
+
+
+def marked(text: str, start: str, end: str) -> str:
+    """The text between the marker lines ``start`` and ``end`` of a generated section (ValueError if missing)."""
+    if start not in text or end not in text.split(start, 1)[1]:
+        raise ValueError(f"the markers {start!r} and {end!r} were not found")
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n")
+
+
+def with_marked(text: str, start: str, end: str, body: str) -> str:
+    """``text`` with the section between the marker lines ``start`` and ``end`` replaced by ``body``."""
+    marked(text, start, end)  # both markers are there
+    head, rest = text.split(start, 1)
+    return head + start + "\n" + body + "\n" + end + rest.split(end, 1)[1]
