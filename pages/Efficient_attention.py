@@ -11,7 +11,16 @@ from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
 from ui.charts import Axes, dim_labels, show_heatmap, show_mask, with_data
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
-from ui.efficient_text import cache_sentence, check_questions, flash_sentence, memory_sentence, window_sentence
+from ui.efficient_text import (
+    DTYPE_HELP,
+    FLASH_COLUMN_HELP,
+    cache_sentence,
+    check_questions,
+    flash_sentence,
+    kv_heads_help,
+    memory_sentence,
+    window_sentence,
+)
 from ui.lesson import Question
 from ui.page import Page
 from ui.page_params import PageParam
@@ -19,65 +28,34 @@ from ui.tables import show_table
 from ui.widgets import index_picker
 
 MAX_LAYERS = 32
-MAX_CONTEXT, MAX_BATCH = 1_048_576, 1024
+MAX_CTX, MAX_BATCH = 1_048_576, 1024
 
 
-def page_params(T: int, H: int, kv_options: list[int]) -> dict[str, PageParam]:
+def page_params(T: int, H: int) -> dict[str, PageParam]:
     """The page's own controls by URL name, with the limits of the current setting (T tokens, H query heads)."""
-    per_T = f"for seq_len {T}"
+    kv = tuple(allowed_kv_heads(H))
+    middle = kv[len(kv) // 2]  # the default, the middle choice: grouped-query attention when H allows it
+    kv_why = f"for {H} query heads (KV heads must divide them)"
+    upto_T = {"lo": 1, "hi": T, "integer": True, "why": f"for seq_len {T}"}  # a token count or position, 1..T
     params = [
         PageParam(
-            "eff_kv",
-            "kv",
-            kv_options[len(kv_options) // 2],
-            choices=tuple(kv_options),
-            integer=True,
-            why=f"for {H} query heads (KV heads must divide them)",
-            label="KV heads (G)",
-            help=f"Key/value heads shared by the {H} query heads; they must divide {H}. G = {H} is multi-head "
-            "attention, G = 1 is multi-query attention.",
+            "eff_kv", "kv", middle, choices=kv, integer=True, why=kv_why, label="KV heads (G)", help=kv_heads_help(H)
         ),
         PageParam(
-            "eff_step",
-            "step",
-            T // 2 + 1,
-            lo=1,
-            hi=T,
-            integer=True,
-            why=per_T,
-            label="decoding step t",
-            help="Which token is being generated.",
+            "eff_step", "step", T // 2 + 1, **upto_T, label="decoding step t", help="Which token is being generated."
         ),
-        PageParam("eff_window", "window", 3, lo=1, hi=T, integer=True, why=per_T, label="window w (keys per query)"),
+        PageParam("eff_window", "window", 3, **upto_T, label="window w (keys per query)"),
         PageParam("eff_layers", "layers", 3, lo=1, hi=MAX_LAYERS, integer=True, label="layers L"),
-        PageParam("eff_tile", "tile", 2, lo=1, hi=T, integer=True, why=per_T, label="tile size B (keys per tile)"),
-        PageParam("eff_fq", "fq", T, lo=1, hi=T, integer=True, why=per_T, label="query row to follow"),
+        PageParam("eff_tile", "tile", 2, **upto_T, label="tile size B (keys per tile)"),
+        PageParam("eff_fq", "fq", T, **upto_T, label="query row to follow"),
         PageParam("eff_model", "llm", "Llama-2-70B", choices=tuple(MODELS_BY_NAME), label="model", widget="selectbox"),
         PageParam(
-            "eff_ctx",
-            "ctx",
-            4096,
-            lo=1,
-            hi=MAX_CONTEXT,
-            integer=True,
-            label="context (tokens)",
-            widget="number",
-            step=1024,
+            "eff_ctx", "ctx", 4096, lo=1, hi=MAX_CTX, integer=True, label="context (tokens)", widget="number", step=1024
         ),
         PageParam(
             "eff_batch", "batch", 1, lo=1, hi=MAX_BATCH, integer=True, label="batch (sequences)", widget="number"
         ),
-        PageParam(
-            "eff_dtype",
-            "dtype",
-            "float16",
-            choices=tuple(DTYPE_BYTES),
-            label="dtype",
-            widget="selectbox",
-            help="The number type: how many bytes one number takes ("
-            + ", ".join(f"{name}: {size}" for name, size in DTYPE_BYTES.items())
-            + ").",
-        ),
+        PageParam("eff_dtype", "dtype", "float16", choices=tuple(DTYPE_BYTES), widget="selectbox", help=DTYPE_HELP),
     ]
     return {p.url: p for p in params}
 
@@ -92,19 +70,9 @@ page = Page(
 )
 
 
-def _draw() -> list[Question]:
-    """KV cache, KV memory of real models, sliding windows and FlashAttention's tiles for the setting."""
-    cfg = page.whatif(
-        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional")
-    )
-    base = cached_run(cfg.replace(mask="none"))
-    T, H, d_k, tokens = base.T, cfg.n_heads, cfg.d_k, base.tokens
-    kv_options = allowed_kv_heads(H)
-
-    # the page's own settings: seeded from the URL once, fitted to what the current setting allows
-    P = page_params(T, H, kv_options)
-
-    # ---- 1. the KV cache
+def kv_cache_section(cfg, tokens: list[str], P: dict[str, PageParam]) -> tuple[int, int, int]:
+    """1. Decoding one token at a time with a cache of keys and values. Returns (query head, step, rows reused)."""
+    T, H, d_k = len(tokens), cfg.n_heads, cfg.d_k
     st.subheader("1. The KV cache: decoding one token at a time")
     st.markdown(
         "A decoder writes token t after tokens 1..t−1. Under the causal mask the keys and values of earlier "
@@ -121,8 +89,7 @@ def _draw() -> list[Question]:
     head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
 
     view = cached_decode_view(cfg.replace(mask="none", pad_count=0), G)  # the decode is causal: no mask in the key
-    rep = H // G
-    kv_head = head // rep
+    kv_head = head // (H // G)
     now = view.run.steps[step - 1]
     cache_now = 2 * G * step * d_k * view.run.k.itemsize
     (m1, m2), (m3, m4) = st.columns(2), st.columns(2)  # two a row: "1,048,576 bytes" is cut at four a row
@@ -134,15 +101,9 @@ def _draw() -> list[Question]:
     c1, c2 = st.columns([3, 2])
     rows = np.arange(T)[:, None]
     blank = (rows < np.arange(T)[None, :]) | (rows >= step)  # the future, and the rows not decoded yet
+    title = f"head {head + 1}: rows 1..{step} decoded"
     show_heatmap(
-        view.full_weights[head],
-        tokens,
-        tokens,
-        title=f"head {head + 1}: rows 1..{step} decoded",
-        domain=(0, 1),
-        blank=blank,
-        container=c1,
-        size=300,
+        view.full_weights[head], tokens, tokens, title=title, domain=(0, 1), blank=blank, container=c1, size=300
     )
     vectors = np.stack([now.q[head], now.k[kv_head], now.v[kv_head]])  # (3, d_k)
     show_heatmap(
@@ -157,24 +118,25 @@ def _draw() -> list[Question]:
         legend=False,
     )
     row_df = pd.DataFrame({"i": np.arange(step), "token": list(tokens[:step]), "weight": now.weights[head].round(4)})
-    c2.vega_lite_chart(
-        with_data(eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys"), row_df),
-        width="stretch",
-    )
+    spec = eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys")
+    c2.vega_lite_chart(with_data(spec, row_df), width="stretch")
     st.markdown(cache_sentence(view, now, tokens[step - 1], step, head, (T, H, G, d_k)))
+    return head, step, now.reused
 
-    # ---- 2. memory of real models
+
+def memory_section(P: dict[str, PageParam]) -> tuple:
+    """2. A real model's KV cache in GB at its own shape, as MHA and as MQA. Returns (model, context, GB and KV
+    heads by attention kind)."""
     st.subheader("2. KV-cache memory of real models: MHA vs GQA vs MQA")
     c1, c2, c3, c4 = st.columns(4)
     model = MODELS_BY_NAME[page.control(P["llm"], c1)]
     context = page.control(P["ctx"], c2)
     batch = page.control(P["batch"], c3)
     dtype = page.control(P["dtype"], c4)
-    n_bytes = DTYPE_BYTES[dtype]
     cached_ctx = min(context, model.sliding_window) if model.sliding_window else context
     st.latex(
         rf"\text{{bytes}} = 2 \times {model.layers}\,\text{{layers}} \times G \times {model.head_dim}\,(d_k) \times "
-        rf"{cached_ctx:,}\,\text{{tokens}} \times {batch}\,\text{{batch}} \times {n_bytes}\,\text{{bytes}}"
+        rf"{cached_ctx:,}\,\text{{tokens}} \times {batch}\,\text{{batch}} \times {DTYPE_BYTES[dtype]}\,\text{{bytes}}"
     )
     variants = model.variants()
     gb = {name: model.cache_bytes(context, batch, dtype, kv_heads=g) / 1e9 for name, g in variants.items()}
@@ -184,8 +146,12 @@ def _draw() -> list[Question]:
     st.markdown(memory_sentence(model, gb, own, context, batch, dtype))
     with st.expander("The model shapes and where they come from"):
         show_table(st, eff.models_table(MODELS), hide_index=True)
+    return model, context, gb, variants
 
-    # ---- 3. sliding windows
+
+def window_section(tokens: list[str], P: dict[str, PageParam]) -> int:
+    """3. A sliding-window mask and how far information travels through L layers of it. Returns the window."""
+    T = len(tokens)
     st.subheader("3. Sliding windows and the receptive field")
     st.markdown(
         "A sliding-window mask lets each token see only its last w tokens (itself included). Information still "
@@ -199,11 +165,10 @@ def _draw() -> list[Question]:
     window = min(page.control(P["window"], c1), T)
     layers = page.control(P["layers"], c2)
     wv = cached_window_view(T, window, layers)
-    influence = wv.influence
     c1, c2, c3 = st.columns(3)
     show_mask(wv.mask, tokens, title=f"window mask, w = {window}", container=c1, size=240)
     show_mask(  # a 0/1 map too: True where a token's information reaches the last token
-        influence,
+        wv.influence,
         [f"after {layer}" for layer in range(layers + 1)],
         tokens,
         title=f"what reaches {tokens[-1]}",
@@ -211,19 +176,17 @@ def _draw() -> list[Question]:
         container=c2,
         size=200,  # its row labels ("after 3") are wider than t8: at 240 its last column label was cut at 1280 px
     )
-    rf = eff.receptive_field_frame(wv, layers)
-    c3.vega_lite_chart(
-        with_data(
-            eff.lines_spec(
-                "receptive field of the last token", "layers", "tokens", "how", "layers L", "tokens", dashed=True
-            ),
-            rf,
-        ),
-        width="stretch",
+    spec = eff.lines_spec(
+        "receptive field of the last token", "layers", "tokens", "how", "layers L", "tokens", dashed=True
     )
+    c3.vega_lite_chart(with_data(spec, eff.receptive_field_frame(wv, layers)), width="stretch")
     st.markdown(window_sentence(wv, tokens[-1], T, window, layers))
+    return window
 
-    # ---- 4. FlashAttention
+
+def flash_section(cfg, tokens: list[str], head: int, P: dict[str, PageParam]) -> None:
+    """4. FlashAttention's running max and sum, tile by tile, for one query row of ``head``."""
+    T = len(tokens)
     st.subheader("4. FlashAttention: the softmax one tile at a time")
     st.markdown(
         "FlashAttention never builds the T × T score matrix. It walks the keys in tiles, keeping for every query "
@@ -246,31 +209,26 @@ def _draw() -> list[Question]:
     m3.metric("full T × T scores", f"{fv.run.full_bytes:,} bytes")
     m4.metric("largest tile", f"{fv.run.tile_bytes:,} bytes")
     c1, c2 = st.columns([3, 2])
-    show_table(
-        c1,
-        table,
-        hide_index=True,
-        height=min(300, 35 * len(table) + 38),
-        column_config={
-            "rescale": st.column_config.TextColumn(
-                help="When the tile raised the running max from m to m′: the factor e^(m − m′) the old sum and "
-                "output were multiplied by. — when nothing was rescaled (the max did not change, or no key came "
-                "before)."
-            ),
-            "tile max": st.column_config.TextColumn(help="the largest allowed score of this tile (−∞: all masked)"),
-        },
-    )
-    long = eff.running_stats_frame(steps, fq)
-    c2.vega_lite_chart(
-        with_data(
-            eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic", "tile", None),
-            long,
-        ),
-        width="stretch",
-    )
+    helps = {column: st.column_config.TextColumn(help=text) for column, text in FLASH_COLUMN_HELP.items()}
+    show_table(c1, table, hide_index=True, height=min(300, 35 * len(table) + 38), column_config=helps)
+    spec = eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic", "tile", None)
+    c2.vega_lite_chart(with_data(spec, eff.running_stats_frame(steps, fq)), width="stretch")
     st.markdown(flash_sentence(fv, tokens, fq, head, tile))
 
-    return check_questions(now.reused, step, model, context, gb, variants, window, T)
+
+def _draw() -> list[Question]:
+    """The page's four sections in reading order, for the what-if setting; returns its check questions."""
+    cfg = page.whatif(
+        show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed", "positional")
+    )
+    base = cached_run(cfg.replace(mask="none"))
+    # the page's own settings: seeded from the URL once, fitted to what the current setting allows
+    P = page_params(base.T, cfg.n_heads)
+    head, step, reused = kv_cache_section(cfg, base.tokens, P)
+    model, context, gb, variants = memory_section(P)
+    window = window_section(base.tokens, P)
+    flash_section(cfg, base.tokens, head, P)
+    return check_questions(reused, step, model, context, gb, variants, window, base.T)
 
 
 page.run(

@@ -1,12 +1,36 @@
 """The sentences of the Efficient attention page, computed from its views (attention_core/efficient_views.py) for
-the setting on screen: each function is named for what it says, so the page reads as its four sections.
+the setting on screen: each function is named for what it says, so the page reads as its four sections. The long
+help texts of its controls and of its FlashAttention table are here too.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from attention_core.gqa import DTYPE_BYTES
 from ui.text import fmt, md_escape
+
+# ---- help texts of the page's controls and of the FlashAttention table's columns
+
+DTYPE_HELP = (
+    f"The number type: how many bytes one number takes ({', '.join(f'{n}: {b}' for n, b in DTYPE_BYTES.items())})."
+)
+FLASH_COLUMN_HELP = {  # column of eff.flash_table -> its tooltip
+    "rescale": "When the tile raised the running max from m to m′: the factor e^(m − m′) the old sum and output were "
+    "multiplied by. — when nothing was rescaled (the max did not change, or no key came before).",
+    "tile max": "the largest allowed score of this tile (−∞: all masked)",
+}
+
+
+def kv_heads_help(H: int) -> str:
+    """The KV-heads control's tooltip for ``H`` query heads."""
+    return (
+        f"Key/value heads shared by the {H} query heads; they must divide {H}. G = {H} is multi-head attention, "
+        "G = 1 is multi-query attention."
+    )
+
+
+# ---- the sentences of the four sections
 
 
 def cache_sentence(view, now, token: str, step: int, head: int, shape: tuple[int, int, int, int]) -> str:
