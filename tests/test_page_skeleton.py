@@ -60,7 +60,12 @@ def test_every_page_ends_the_same_way(path):
     nxt = registry.next_page(path)
     labels = [label for _, label in main_links]
     if nxt is not None:
-        assert f"{nxt.label}: {nxt.teaches}" in labels, f"{path}: no link to the next page {nxt.label}"
+        assert nxt.label in labels, f"{path}: no link to the next page {nxt.label}"
+        assert nxt.teaches in [c.value for c in at.main.caption], (
+            f"{path}: the next page's link does not say what it teaches"
+        )
+    also = [label for _, label in main_links if labels.count(label) > 1]
+    assert not also, f"{path}: links to the same page twice: {also}"
     checks = [e for e in at.subheader if e.value == "Check yourself"]
     assert len(checks) == 1, f"{path}: {len(checks)} 'Check yourself' headings"
     questions = [e for e in at.expander if e.label[:1].isdigit()]

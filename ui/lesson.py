@@ -45,4 +45,11 @@ def next_link(current: str) -> None:
     if nxt is not None:
         st.divider()
         st.markdown("**Next in the reading order**")
-        st.page_link(nxt.path, label=f"{nxt.label}: {nxt.teaches}", icon=nxt.icon)
+        page_link_with_caption(nxt)
+
+
+def page_link_with_caption(p) -> None:
+    """A link to the registered page ``p`` by its name, what it teaches in a caption under it (a page link is one
+    line: a long label was cut off without an ellipsis at 1280 px)."""
+    st.page_link(p.path, label=p.label, icon=p.icon)
+    st.caption(p.teaches)

@@ -55,13 +55,13 @@ from ui.controls import (
     write_url,
 )
 from ui.fairness import notice as pace_notice
-from ui.lesson import Question, check_yourself, next_link
+from ui.lesson import Question, check_yourself, next_link, page_link_with_caption
 from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import body, page_started
 from ui.presets import find_preset
 from ui.pulse_panel import class_panel
-from ui.registry import HOME, ROOT, info, predicting
+from ui.registry import HOME, ROOT, info, next_page, predicting
 from ui.runtime import collect_garbage, settle_imports
 from ui.state import enter_page
 from ui.text import md_escape
@@ -228,10 +228,12 @@ class Page:
     def _ending(self, code) -> None:
         self._lesson_notes()
         next_link(self.path)
-        if self.see_also:
+        nxt = next_page(self.path)
+        also = [p for p in self.see_also if nxt is None or p.path != nxt.path]  # the next page is linked above
+        if also:
             st.markdown("**See also**")
-            for p in self.see_also:
-                st.page_link(p.path, label=f"{p.label}: {p.teaches}", icon=p.icon)
+            for p in also:
+                page_link_with_caption(p)
         if code:
             show_code(*code)
 
