@@ -89,7 +89,8 @@ def _draw() -> list[Question]:
         f"Every layer (rows, 1 to {L}) and head (columns, 1 to {H}) of {md_escape(name)}, each a {T} x {T} map "
         "(a row per query, a column per key) on one colour scale, 0 (purple) to 1 (yellow)"
         + ("; where a tile has fewer pixels than the head has tokens, a pixel shows the largest weight it covers")
-        + ". Hover a tile for the query, the key and the weight; the hovered head is drawn enlarged beside it."
+        + ". Hover a tile for the query, the key and the weight; the hovered head is drawn enlarged beside the grid "
+        "(under it where the page is too narrow)."
     )
 
     roles, toy = cached_head_roles(name, text, max_tokens)
@@ -153,7 +154,12 @@ def _draw() -> list[Question]:
         else:
             nv = neuron_view(arun, layer, head, qi, kj)
             spec = bar_chart(
-                nv.products, [str(d) for d in range(len(nv.q))], title="q ⊙ k, dimension by dimension", value_name="q×k"
+                nv.products,
+                [str(d) for d in range(len(nv.q))],
+                title="q ⊙ k, dimension by dimension",
+                value_name="q×k",
+                axis_name="dimension",
+                every=4 if len(nv.q) > 16 else 1,  # half a page holds about 8 labels of two digits
             )
             st.vega_lite_chart(
                 {
@@ -163,7 +169,7 @@ def _draw() -> list[Question]:
                     f"q · k = {fmt(nv.dot)}.",
                 }
             )
-            cols = st.columns(4)
+            cols = [*st.columns(2), *st.columns(2)]  # two a row: at four in half a page the labels were cut
             cols[0].metric("q · k", fmt(nv.dot))
             cols[1].metric("× scale", fmt(nv.logit), help=f"scale = 1/√d_k = {fmt(arun.scale)}")
             cols[2].metric("softmax weight", fmt(nv.weight))

@@ -159,7 +159,7 @@ def _draw(encoder, looks, decoder) -> list[Question]:
 
     head_d = st.session_state["tb_dhead"]
     with decoder:
-        c1, c2, c3 = st.columns([1, 1.4, 2.4])
+        c1, c2, c3 = st.columns([1.2, 1.4, 2.2])  # at [1, ...] the mask lost its last column at 1280 px
         show_mask(dec.self_mask, run.decoder_tokens, title=f"causal mask ({T_dec} x {T_dec})", container=c1, size=160)
         pair = weight_scale(
             dec.self_weights[head_d], dec.cross_weights[head_d], allowed=[dec.self_mask, None], group="decoder"

@@ -52,9 +52,10 @@ def projector() -> bool:
     return link_options().projector
 
 
-def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12) -> alt.Axis:
-    """Every label up to MAX_LABELLED (font sized to the cell, never dropped for overlap), else every k-th."""
-    n, k = len(labels), label_every(len(labels))
+def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12, every: int | None = None) -> alt.Axis:
+    """Every label up to MAX_LABELLED (font sized to the cell, never dropped for overlap), else every k-th
+    (``every`` sets k)."""
+    n, k = len(labels), every or label_every(len(labels))
     names = json.dumps([_short(str(t)) for t in labels])  # labels as JSON data indexed by position, never HTML
     expr = f"{names}[datum.value]" if k == 1 else f"datum.value % {k} == 0 ? {names}[datum.value] : ''"
     if k > 1:
@@ -447,7 +448,7 @@ def with_arrow(spec: dict, arrow: bytes, name: str = "rows") -> dict:
 
 
 @cached(max_mb=4)
-def _bar_skeleton(labels: tuple, value_name: str, has_domain: bool) -> str:
+def _bar_skeleton(labels: tuple, value_name: str, has_domain: bool, axis_name: str = "key", every: int = 0) -> str:
     """The Vega-Lite spec of a bar chart without its data, title and y domain, built (and validated) by Altair
     once per labels: the title names the head, the query and a stretched axis's range, which change at every
     setting, and Altair's validation costs about 5 ms."""
@@ -457,10 +458,10 @@ def _bar_skeleton(labels: tuple, value_name: str, has_domain: bool) -> str:
         alt.Chart(empty)
         .mark_bar()
         .encode(
-            x=alt.X("i:O", axis=_axis(list(labels), "key")),
+            x=alt.X("i:O", axis=_axis(list(labels), axis_name, every=every or None)),
             y=y,
             color=alt.Color("top:N", legend=None, scale=alt.Scale(domain=[False, True], range=["#8aa1c1", "#e45756"])),
-            tooltip=[alt.Tooltip("token:N"), alt.Tooltip("v:Q", title=value_name, format=".4f")],
+            tooltip=[alt.Tooltip("token:N", title=axis_name), alt.Tooltip("v:Q", title=value_name, format=".4f")],
         )
         .properties(height=220)
         .to_dict()
@@ -494,11 +495,14 @@ def bar_chart(
     domain: tuple[float, float] | None = None,
     note: str = "",
     group: str = "",
+    axis_name: str = "key",
+    every: int = 0,
 ) -> dict:
     """A Vega-Lite spec (for st.vega_lite_chart) of bars in token order with the token as tooltip;
     ``highlight`` colours one bar (default: the largest). ``domain`` fixes the value axis (bar charts a reader
     compares get one, from :func:`weight_axis` or :func:`shared_domain`); ``note`` (a stretched axis's) is added
-    to the title. The layout is built by Altair once per labels."""
+    to the title. ``axis_name`` names the bars' axis (and the tooltip's label), ``every`` labels every k-th bar
+    (0: every bar up to MAX_LABELLED). The layout is built by Altair once per labels."""
     values = np.asarray(values, dtype=np.float64)
     if note:
         title = f"{title} ({note})"
@@ -510,7 +514,7 @@ def bar_chart(
         return pa.table({"i": i, "token": list(names), "v": np.round(values, 4), "top": i == top})
 
     arrow = arrow_rows(("bars", digest(values), names, top), rows)  # a rerun of the same row: no pandas
-    spec = json.loads(_bar_skeleton(names, value_name, domain is not None))
+    spec = json.loads(_bar_skeleton(names, value_name, domain is not None, axis_name, every))
     if title:
         spec["title"] = title
     if domain is not None:
