@@ -45,9 +45,10 @@ def _controls() -> tuple:
     c1, c2, c3 = st.columns(3)
     c1.radio("Input", ["the 'it' sentence", "the shared what-if input"], key="tb_source", on_change=full_run)
     c2.toggle(
-        "pre-norm (LayerNorm before each sub-layer)",
+        "pre-norm",  # the whole "(LayerNorm before each sub-layer)" was cut off in a third of the page
         key="tb_prenorm",
-        help="Off: post-norm, as in the original paper. On: pre-norm, as in most modern models.",
+        help="LayerNorm before each sub-layer (on: pre-norm, as in most modern models) or after it (off: post-norm, "
+        "as in the original paper).",
         on_change=rerun_body,
     )
     c3.slider("decoder tokens", 1, 64, 5, key="tb_tdec", on_change=rerun_body)
