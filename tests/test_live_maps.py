@@ -411,3 +411,90 @@ def test_the_projector_view_draws_the_live_maps_larger(browser_and_base):
             widths[view] = page.locator(f"{MAPS} .ae-map canvas").first.bounding_box()["width"]
             assert horizontal_overflow(page) == []
     assert widths["&view=projector"] >= 1.3 * widths[""], widths  # the cells 1.5x, the label margins not
+
+
+ROW_OF_MAPS = """el => { const v = el.parentNode.__attentionExplorerLive; const p = v.panels[0];
+    const tops = Array.from(p.grid.querySelectorAll('.ae-map canvas'))
+        .filter(c => c.offsetParent !== null).map(c => Math.round(c.getBoundingClientRect().top));
+    return {tops, L: v.layout(p), room: v.root.clientWidth}; }"""
+REDRAWN = """el => { const v = el.parentNode.__attentionExplorerLive;
+    return (v.width ?? v.root.clientWidth) === v.root.clientWidth && !v.raf && v.frames > 0; }"""  # drawn for it
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path, width", [("Playground", 1280), ("Multi-head", 1280), ("Playground", 1180)])
+def test_the_head_maps_share_one_row_when_they_fit_and_follow_the_windows_width(browser_and_base, path, width):
+    """At 1280x720 (the sidebar open) the four head maps of 8 tokens share one row instead of wrapping three plus
+    one (their figures' text wraps under them); at 1180 px they shrink too, their cells at least 12 px; the pointer
+    still reads the cell under it; when the window grows to 1400x1000 they are redrawn at their full size, still
+    in one row."""
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    cfg = WhatIf(seq_len=8, d_model=64, n_heads=4)
+    run = run_whatif(cfg)
+    full = 150 // 8 if path == "Playground" else 130 // 8  # the cell of the page's size: 150 px, 130 px
+    with opened(browser, base + f"/{path}?seq_len=8&d_model=64&heads=4", size=(width, 720)) as (page, dialogs):
+        page.wait_for_selector(MAPS)
+        maps = page.locator(MAPS).first
+        page.wait_for_function(REDRAWN, arg=maps.element_handle())
+        got = maps.evaluate(ROW_OF_MAPS)
+        assert len(got["tops"]) == 4 and len(set(got["tops"])) == 1, got  # one row, not three plus one
+        assert 12 <= got["L"]["cell"] <= full, got
+        assert width >= 1280 or got["L"]["cell"] < full, got  # at 1180 px only shrunk maps share a row
+        canvas = page.locator(f'{MAPS} .ae-map canvas[data-head="2"]').first
+        assert canvas.bounding_box()["width"] == pytest.approx(got["L"]["w"] + 4, abs=0.5)  # drawn as laid out
+        tip = page.locator(TIP).first
+        for i, j in ((0, 7), (5, 2), (7, 0)):  # the pointer reads the shrunk map's cells
+            page.mouse.move(*_cell_point(canvas, i, j, 8, got["L"]["margin"], got["L"]["cell"]))
+            tip.wait_for(state="visible", timeout=5000)
+            m = re.search(TIP_TEXT.pattern.lstrip("^"), tip.text_content())  # or "every head (4), head 3 · …"
+            assert m and (m[1], int(m[3]), int(m[5])) == ("3", i + 1, j + 1), tip.text_content()
+            assert float(m[6]) == pytest.approx(float(run.weights[2, i, j]), abs=5e-5 + 1e-6)
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.wait_for_function(
+            "([el, room]) => el.parentNode.__attentionExplorerLive.root.clientWidth > room",
+            arg=[maps.element_handle(), got["room"]],
+        )
+        page.wait_for_function(REDRAWN, arg=maps.element_handle())
+        wide = maps.evaluate(ROW_OF_MAPS)
+        assert len(set(wide["tops"])) == 1 and wide["L"]["cell"] == full, wide  # room enough: the full size
+        assert not dialogs
+
+
+BAR_TEXTS = """el => new Promise(resolve => {
+    const v = el.parentNode.__attentionExplorerLive;
+    const canvas = v.panels[0].bars, texts = [], fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (t, ...rest) {
+        if (this.canvas === canvas) texts.push(String(t));
+        return fill.call(this, t, ...rest);
+    };
+    v.schedule();
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+        CanvasRenderingContext2D.prototype.fillText = fill;
+        resolve(texts);
+    }));
+})"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [(1280, 720), (1400, 1000)])
+def test_the_querys_bars_are_a_chart_with_axis_titles_across_the_panel(browser_and_base, size):
+    """The picked query's bars of 8 keys take the panel's width (they were a 274 px strip), inside it, with the axis
+    titles "weight" and "key", a middle tick on the weight axis and every key's label."""
+    from tests.test_browser import horizontal_overflow, opened
+
+    browser, base = browser_and_base
+    run = run_whatif(WhatIf(seq_len=8, d_model=64, n_heads=4))
+    with opened(browser, base + "/Playground?seq_len=8&d_model=64&heads=4", size=size) as (page, _):
+        page.wait_for_selector(MAPS)
+        maps = page.locator(MAPS).first
+        page.wait_for_function(REDRAWN, arg=maps.element_handle())
+        bars = page.locator(f"{MAPS} .ae-bars canvas").first
+        box, root = bars.bounding_box(), maps.bounding_box()
+        assert box["width"] >= 500 and box["height"] >= 200, box
+        assert box["x"] >= root["x"] - 1 and box["x"] + box["width"] <= root["x"] + root["width"] + 1, (box, root)
+        texts = maps.evaluate(BAR_TEXTS)
+        assert {"weight", "key", "0", "0.5", "1"} <= set(texts), texts  # unstretched: the axis runs 0 to 1
+        assert {t if len(t) <= 6 else t[:5] + "…" for t in run.tokens} <= set(texts), texts  # every key, shortened
+        assert horizontal_overflow(page) == []

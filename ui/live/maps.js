@@ -23,6 +23,12 @@ const MAX_LABELLED = 16; // up to this many tokens a map has token labels and it
 const LABEL_CHARS = 6;
 const TOP_BARS = 20; // above MAX_BARS keys only the largest weights are drawn as bars
 const MAX_BARS = 64;
+const MIN_CELL = 12; // px of a labelled map's cell, at the least, when the maps shrink to share one row
+const MIN_SIDE = 96; // px of an unlabelled map, at the least, when the maps shrink to share one row
+const MAP_GAP = 12; // px between two maps of a panel (.ae-grid's gap in live.css)
+const BORDER = 2; // px of a map canvas's border (live.css)
+const FIG_MIN = 150; // px of a map's figure at the least (its title and figures wrap inside it)
+const BAR_STEP = 72; // px a bar takes at most (its slot; the bar itself is at most 60 px of it)
 const BLANK = [225, 225, 225]; // masked cells (also hatched when they are large enough to show it)
 const MASKS = ["none", "causal", "padding", "causal+padding"];
 const MASK_NAMES = {
@@ -274,6 +280,14 @@ class LiveView {
       if (e.detail && e.detail.key === this.syncKey) this.receive(e.detail.panels, e.detail.rev);
     };
     window.addEventListener(SYNC_EVENT, this.onSync);
+    // the maps shrink to share one row of the root's width, and the bars take it: redraw when it changes
+    this.width = 0;
+    if (typeof ResizeObserver === "function") {
+      this.resized = new ResizeObserver(() => {
+        if (this.root.clientWidth !== this.width) this.schedule();
+      });
+      this.resized.observe(this.root);
+    }
     const kept = (window.__attentionExplorerLiveSync || {})[this.syncKey];
     if (kept) this.receive(kept.panels, kept.rev);
     this.schedule();
@@ -342,7 +356,11 @@ class LiveView {
   /** Recompute every panel's weights for the settings under the thumb and draw them on one colour scale. */
   draw() {
     this.raf = 0;
-    for (const p of this.panels) p.compute();
+    this.width = this.root.clientWidth;
+    for (const p of this.panels) {
+      p.compute();
+      p.L = this.fit(p); // the layout drawn, which the pointer's and the keyboard's cells are read against
+    }
     const stretch = this.panels.some((p) => p.setting.stretch);
     let [lo, hi, stretched] = [0, 1, false];
     if (stretch) {
@@ -371,15 +389,32 @@ class LiveView {
     this.root.dataset.temperature = String(this.panels[0].setting.temperature);
   }
 
+  /** A panel's maps as drawn last (cell size, label margins, canvas size in CSS px): drawing, the pointer's
+   * cellAt and the keyboard's cellPoint all read this one layout. */
   layout(p) {
+    return p.L || this.fit(p);
+  }
+
+  /** The layout of a panel's maps for the root's width now: the panel's size, shrunk when that lets all its maps
+   * share one row (a labelled map keeps cells of at least MIN_CELL px, an unlabelled one a side of MIN_SIDE px);
+   * when even that does not fit, they keep their size and wrap. The projector view keeps its larger maps. */
+  fit(p) {
     const T = Math.max(p.Tq, p.Tk);
     const labelled = p.Tq <= MAX_LABELLED && p.Tk <= MAX_LABELLED;
-    const side = p.spec.size || this.h.size;
-    // whole pixels a cell while the map fits (crisp), else a fraction (the browser averages the cells)
-    const cell = labelled ? Math.max(12, Math.floor(side / T)) : T <= side ? Math.floor(side / T) : side / T;
     const margin = labelled ? 40 : 0;
     const right = labelled ? 18 : 0; // the last key's label leans out to the right
-    return { labelled, cell, margin, w: margin + cell * p.Tk + right, hh: margin + cell * p.Tq };
+    // whole pixels a cell while the map fits (crisp), else a fraction (the browser averages the cells)
+    const cellOf = (side) => (labelled ? Math.max(MIN_CELL, Math.floor(side / T)) : T <= side ? Math.floor(side / T) : side / T);
+    let cell = cellOf(p.spec.size || this.h.size);
+    const n = p.heads().length;
+    const room = this.root ? this.root.clientWidth : 0;
+    const rowWidth = (c) => n * Math.max(FIG_MIN, margin + c * p.Tk + right + 2 * BORDER) + (n - 1) * MAP_GAP;
+    if (room > 0 && !this.h.projector && rowWidth(cell) > room) {
+      const side = Math.floor((room - (n - 1) * MAP_GAP) / n) - 2 * BORDER - margin - right; // px for T cells
+      if (labelled ? Math.floor(side / T) >= MIN_CELL : side >= MIN_SIDE) cell = Math.min(cell, cellOf(side));
+    }
+    const w = margin + cell * p.Tk + right;
+    return { labelled, cell, margin, w, hh: margin + cell * p.Tq, fig: Math.max(FIG_MIN, w + 2 * BORDER) };
   }
 
   paint(canvas, L, rows, cols, colour) {
@@ -434,10 +469,12 @@ class LiveView {
       ctx.strokeRect(L.margin + 1, L.margin + r * L.cell + 1, L.cell * Tk - 2, Math.max(L.cell - 2, 1));
     }
     m.fig.classList.toggle("ae-picked", picked && p.spec.bars);
+    m.fig.style.width = `${L.fig}px`; // the map's width: its title and figures wrap under it, not widen it
     const q = p.spec.rows[Math.min(p.setting.query, Tq - 1)];
     m.title.textContent = `head ${h + 1}` + (picked && p.spec.bars ? ` · picked, query ${q}` : "");
     const f = p.figures[h];
-    m.figures.textContent = `max ${fmt(f.maxWeight)} · entropy ${fmt(f.entropy)} nats · ${fmt(f.effectiveTokens)} tokens`;
+    // no break before a "·" or inside "1.43 nats" when the figures wrap under a narrow map
+    m.figures.textContent = `max ${fmt(f.maxWeight)}\u00a0· entropy ${fmt(f.entropy)}\u00a0nats\u00a0· ${fmt(f.effectiveTokens)}\u00a0tokens`;
     m.canvas.setAttribute("aria-label", this.describe(p, h, f));
   }
 
@@ -643,41 +680,94 @@ class LiveView {
       const held = order.reduce((acc, j) => acc + row[j], 0);
       note = `Only the ${TOP_BARS} largest of the ${Tk} weights are drawn, largest first (they hold ${fmt(100 * held)}% of the row).`;
     }
-    const W = Math.max(240, Math.min(900, order.length * 28 + 50));
-    const H = 150;
-    const dpr = window.devicePixelRatio || 1;
-    if (p.bars.width !== Math.round(W * dpr)) {
-      p.bars.width = Math.round(W * dpr);
-      p.bars.height = Math.round((H + 50) * dpr);
-      p.bars.style.width = `${W}px`;
-      p.bars.style.height = `${H + 50}px`;
-    }
-    const c = p.bars.getContext("2d");
-    c.setTransform(dpr, 0, 0, dpr, 0, 0);
-    c.clearRect(0, 0, W, H + 50);
-    const colour = getComputedStyle(this.root).color || "#1f2430";
-    const bw = (W - 50) / order.length;
     let best = order[0];
     for (const j of order) if (row[j] > row[best]) best = j;
+    const n = order.length;
+    const keyLabels = n <= 40 ? order.map((j) => short(p.spec.cols[j]) + (Tk > MAX_BARS ? ` #${j + 1}` : "")) : [];
+    // the projector view's text is larger (as .ae-projector's), and so is the chart
+    const big = this.h.projector ? 1.5 : 1;
+    const fontPx = Math.round(11 * big);
+    const font = `${fontPx}px sans-serif`;
+    const c = p.bars.getContext("2d");
+    c.font = font;
+    const widest = (texts) => texts.reduce((a, t) => Math.max(a, c.measureText(t).width), 0);
+    const ticks = [top, top / 2, 0];
+    const keyWidth = widest(keyLabels) * Math.SQRT1_2; // a key's label, at 45 degrees, reaches this far left
+    // the y axis's title, its tick labels and ticks (and the first key's label, leaning left below them)
+    const left = Math.ceil(Math.max(fontPx * 1.6 + widest(ticks.map(fmt)) + 8, keyWidth - 8));
+    const right = 12;
+    const above = Math.ceil(fontPx * 0.8); // half the top tick's label
+    const plotH = Math.round(150 * big);
+    const below = Math.ceil(keyWidth + fontPx + 6) + Math.ceil(fontPx * 1.6); // the keys' labels, the x title
+    // as wide as the room (the panel's width), at most 900 px and BAR_STEP a bar, at least 320 px
+    const room = this.root.clientWidth || 640;
+    const W = Math.floor(Math.max(Math.min(room, 320), Math.min(room, 900 * big, left + right + n * BAR_STEP * big)));
+    const H = above + plotH + below;
+    const dpr = window.devicePixelRatio || 1;
+    if (p.bars.width !== Math.round(W * dpr) || p.bars.height !== Math.round(H * dpr)) {
+      p.bars.width = Math.round(W * dpr);
+      p.bars.height = Math.round(H * dpr);
+      p.bars.style.width = `${W}px`;
+      p.bars.style.height = `${H}px`;
+    }
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.clearRect(0, 0, W, H);
+    c.font = font;
+    const colour = getComputedStyle(this.root).color || "#1f2430";
+    const plotW = W - left - right;
+    const step = plotW / n;
+    const bw = Math.max(1, Math.min(step - 2, step * 0.8, 60 * big));
+    const y = (v) => above + plotH * (1 - v); // v: 0 to 1 of the axis
+    // the y axis: gridlines and ticks at 0, the middle and the top, their values, its title
     c.fillStyle = colour;
-    c.font = "11px sans-serif";
+    c.strokeStyle = colour;
+    c.lineWidth = 1;
     c.textAlign = "right";
-    c.fillText(fmt(top), 36, 8);
-    c.fillText("0", 36, H);
+    c.textBaseline = "middle";
+    ticks.forEach((t, k) => {
+      const ty = Math.round(y(1 - k / 2)) + 0.5;
+      c.globalAlpha = 0.18;
+      c.beginPath();
+      c.moveTo(left, ty);
+      c.lineTo(W - right, ty);
+      c.stroke();
+      c.globalAlpha = 1;
+      c.beginPath();
+      c.moveTo(left - 4, ty);
+      c.lineTo(left, ty);
+      c.stroke();
+      c.fillText(fmt(t), left - 6, ty);
+    });
+    c.save();
+    c.translate(fontPx * 0.8, above + plotH / 2);
+    c.rotate(-Math.PI / 2);
+    c.textAlign = "center";
+    c.fillText("weight", 0, 0);
+    c.restore();
     order.forEach((j, k) => {
       const v = Math.min(row[j] / top, 1);
       c.fillStyle = j === best ? "#c0392b" : "#8aa1c1";
-      c.fillRect(44 + k * bw + 1, H - v * (H - 6), Math.max(bw - 2, 1), v * (H - 6));
-      if (order.length <= 40) {
-        c.save();
-        c.fillStyle = colour;
-        c.translate(44 + (k + 0.5) * bw, H + 6);
-        c.rotate(-Math.PI / 4);
-        c.textAlign = "right";
-        c.fillText(short(p.spec.cols[j]) + (Tk > MAX_BARS ? ` #${j + 1}` : ""), 0, 0);
-        c.restore();
-      }
+      c.fillRect(left + k * step + (step - bw) / 2, y(v), bw, v * plotH);
     });
+    // the x axis: its line, the keys' labels (up to 40 bars), its title
+    c.fillStyle = colour;
+    c.beginPath();
+    c.moveTo(left - 0.5, above);
+    c.lineTo(left - 0.5, above + plotH + 0.5);
+    c.lineTo(W - right, above + plotH + 0.5);
+    c.stroke();
+    keyLabels.forEach((t, k) => {
+      c.save();
+      c.translate(left + (k + 0.5) * step, above + plotH + 6);
+      c.rotate(-Math.PI / 4);
+      c.textAlign = "right";
+      c.textBaseline = "middle";
+      c.fillText(t, 0, 0);
+      c.restore();
+    });
+    c.textAlign = "center";
+    c.textBaseline = "bottom";
+    c.fillText(Tk > MAX_BARS ? `key (the ${TOP_BARS} largest)` : "key", left + plotW / 2, H - 2);
     const q = p.spec.rows[i];
     p.barsTitle.textContent = `weights of query #${i + 1} (${q}) in head ${h + 1}`;
     const sum = row.reduce((a, b) => a + b, 0);
@@ -691,6 +781,7 @@ class LiveView {
 
   destroy() {
     window.removeEventListener(SYNC_EVENT, this.onSync);
+    if (this.resized) this.resized.disconnect();
     if (this.raf) cancelAnimationFrame(this.raf);
     this.root.remove();
   }
