@@ -237,19 +237,22 @@ def head_score_table(scores: np.ndarray) -> dict[str, list[str]]:
 
 
 def show_exports(cfg: TrainConfig, snap: Snapshot, key: str) -> None:
-    """Downloads of one snapshot: its weights (.npz), and a standalone script that trains the same run."""
+    """Downloads of one snapshot: its weights (.npz), and a standalone script that trains the same run. Both are
+    made when clicked (as ui/downloads.py's), not on every rerun: a playing run reruns every 0.3 s."""
     d1, d2 = st.columns(2)
     d1.download_button(
         f"Weights at step {snap.step} (.npz)",
-        weights_npz(cfg, snap.params),
+        lambda: weights_npz(cfg, snap.params),
         file_name=f"tiny_transformer_step{snap.step}.npz",
         key=f"{key}_npz",
+        on_click="ignore",
     )
     d2.download_button(
         "Standalone training script (torch only)",
-        standalone_script(cfg),
+        lambda: standalone_script(cfg),
         file_name="train_tiny_transformer.py",
         key=f"{key}_script",
+        on_click="ignore",
     )
     st.caption("The script draws the same weights and batches from the same seed and prints the same loss curve.")
 
