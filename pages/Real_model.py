@@ -59,8 +59,12 @@ def _draw() -> list[Question]:
     if arun.truncated:
         st.info(
             f"The sentence has {arun.sentence_tokens} tokens; the model reads the first {max_tokens} "
-            f"(special tokens included) and the rest is cut. Raise 'Read at most' to read more "
-            f"(up to {TOKEN_LIMITS[-1]})."
+            "(special tokens included) and the rest is cut. "
+            + (
+                f"Raise 'Read at most' to read more (up to {TOKEN_LIMITS[-1]})."
+                if max_tokens < TOKEN_LIMITS[-1]
+                else f"{TOKEN_LIMITS[-1]} is the most the page reads (the embedded model's longest input)."
+            )
         )
     roles_box = st.container()  # drawn after the model view, so that the view's bytes leave first
 

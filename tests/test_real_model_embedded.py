@@ -216,6 +216,20 @@ def test_typed_sentence_with_punctuation_emoji_and_600_characters(embedded):
     assert EMBEDDED_ID in texts(at).replace("\\", "")
 
 
+def test_a_sentence_past_the_longest_input_is_not_told_to_raise_the_limit(embedded):
+    """At 128 the cut says to raise 'Read at most'; at 512, the most there is, it says so instead."""
+    text = " ".join(["The animal didn't cross the street because it was too tired."] * 50)
+    n = len(embedded[2](text)["input_ids"])
+    assert n > 512
+    at = run_ok(app(PAGE, {"text": text}, timeout=180))
+    assert "Raise 'Read at most' to read more (up to 512)." in texts(at)
+    at.select_slider(key="rm_max_tokens").set_value(512)
+    run_ok(at)
+    said = texts(at)
+    assert f"The sentence has {n} tokens; the model reads the first 512" in said
+    assert "Raise 'Read at most'" not in said and "512 is the most the page reads" in said
+
+
 def test_empty_sentence_gives_a_message(embedded):
     at = run_ok(app(PAGE, timeout=180))
     at.text_input(key="rm_text").input("   ")
