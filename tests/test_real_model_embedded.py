@@ -228,6 +228,7 @@ def test_a_sentence_past_the_longest_input_is_not_told_to_raise_the_limit(embedd
     said = texts(at)
     assert f"The sentence has {n} tokens; the model reads the first 512" in said
     assert "Raise 'Read at most'" not in said and "512 is the most the page reads" in said
+    assert "spread evenly over the 510 words it would be 0.00196" in said  # not rounded to 0.00
 
 
 def test_empty_sentence_gives_a_message(embedded):

@@ -12,7 +12,7 @@ from attention_core.hf import ModelLoadError
 from attention_core.model_views import AttentionRun
 from attention_core.real_heads import PRONOUN, REFERENT, ROLE_THRESHOLD, HeadRoles, Sharpness, strongest
 from ui.compute import MODELS, model_weights_run
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 
 CHOICES = {
     "all-MiniLM-L6-v2 (embedded: 6 layers x 12 heads, no network needed)": EMBEDDED_ID,
@@ -96,7 +96,7 @@ def _neighbour_sentence(kind: str, scores: np.ndarray, n_words: int) -> str:
     return (
         f"**{kind.capitalize()} token**: {_head((layer, head))} gives the {kind} word {value:.2f} of each word's "
         f"weight on average ({heads} more than {ROLE_THRESHOLD:g} there; spread evenly over the "
-        f"{n_words} words it would be {1 / max(n_words, 1):.2f})."
+        f"{n_words} words it would be {fmt(1 / max(n_words, 1))})."  # 0.00196 at 512 tokens, not 0.00
     )
 
 
