@@ -8,6 +8,7 @@ from ui.gallery import preset_gallery
 from ui.images import labelled_heatmap_png
 from ui.lesson import Question
 from ui.page import Page
+from ui.pulse_device import join_box
 from ui.registry import PAGES
 
 page = Page(
@@ -25,7 +26,8 @@ page = Page(
 
 
 def _draw() -> list[Question]:
-    """The three roles, the class-notes example, the classroom presets and the list of pages."""
+    """Joining a class, the three roles, the class-notes example, the classroom presets and the list of pages."""
+    join_box()  # a student in a class types the code the projector shows
     c1, c2, c3 = st.columns(3)
     c1.markdown("**Query** $q_i = x_i W_q$: what token *i* is looking for.")
     c2.markdown("**Key** $k_j = x_j W_k$: what token *j* offers to be found by; $q_i \\cdot k_j$ scores the match.")

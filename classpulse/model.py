@@ -25,10 +25,12 @@ CLASS_HOURS = 4.0  # a class ends this long after it was started
 MAX_CLASSES = 500  # live classes one store holds at once
 MAX_QUESTIONS = 40  # different questions per class (a student who changes the setting asks a new one)
 MAX_ANSWERS = 3000  # answers per class (a change of mind replaces an answer and counts once)
+MAX_REFUSED = 1000  # refused questions a class counts (the teacher's view says how many)
 MAX_CHOICES = 512  # the largest seq_len: one choice per key
 MAX_LABEL = 24  # characters kept of each choice's label
 MAX_PROMPT = 200  # characters kept of a question's prompt
 MAX_WHERE = 40  # characters kept of the page's name
+MAX_SETTING = 32  # items kept of a question's setting
 TOKEN_BYTES = 18  # a teacher token: 144 random bits, 24 URL-safe characters
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # what a link's teacher= may look like at all
 VOTER_PATTERN = re.compile(r"[0-9a-f]{16,64}")
@@ -83,8 +85,30 @@ def token_matches(candidate: object, stored_digest: str) -> bool:
 
 
 def new_voter() -> str:
-    """A random voter id for one student session (nothing about the student in it)."""
+    """A random voter id (nothing about the student in it); a class's pages use :func:`sign_voter`'s."""
     return secrets.token_hex(8)
+
+
+def _voter_mac(digest: str, code: str, nonce: str) -> str:
+    return hmac.new(digest.encode(), f"{code}:{nonce}".encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def sign_voter(digest: str, code: str, nonce: str | None = None) -> str:
+    """A student id of class ``code``: 16 random hex digits and 16 of an HMAC of them keyed by the class's token
+    digest (which only the store holds). It says nothing about the student and means nothing in another class;
+    the student's browser keeps it (ui/pulse_device.py), so a reload or a second tab is the same student."""
+    nonce = nonce or new_voter()
+    return nonce + _voter_mac(digest, code, nonce)
+
+
+def voter_signed(digest: str, code: str, voter: object) -> bool:
+    """Whether ``voter`` is a student id that class ``code`` (token digest ``digest``) issued (constant time)."""
+    if not isinstance(voter, str) or len(voter) != 32 or not VOTER_PATTERN.fullmatch(voter):
+        return False
+    return hmac.compare_digest(_voter_mac(digest, code, voter[:16]), voter[16:])
+
+
+LINK_PATTERN = re.compile(r"[A-Za-z0-9_-]{0,60}(\?[A-Za-z0-9_.,%=&+-]{0,1900})?")  # "Playground?seq_len=6&class=…"
 
 
 def _clip(text: object, n: int) -> str:
@@ -105,6 +129,7 @@ class Question:
     prompt: str  # "Which key will query t1 attend to most?"
     choices: tuple[str, ...]  # labels, in the order the student picks from
     right: int = -1
+    setting: tuple[str, ...] = ()  # what the page was set to ("seed 3", ...): the teacher tells questions apart
 
     def __post_init__(self):
         if not isinstance(self.qid, str) or not QID_PATTERN.fullmatch(self.qid):
@@ -116,14 +141,16 @@ class Question:
         object.__setattr__(self, "where", _clip(self.where, MAX_WHERE))
         object.__setattr__(self, "prompt", _clip(self.prompt, MAX_PROMPT))
         object.__setattr__(self, "choices", tuple(_clip(c, MAX_LABEL) for c in self.choices))
+        object.__setattr__(self, "setting", tuple(_clip(c, MAX_LABEL) for c in self.setting[:MAX_SETTING]))
 
     def to_json(self) -> str:
-        return json.dumps([self.qid, self.where, self.prompt, list(self.choices), self.right], ensure_ascii=False)
+        body = [self.qid, self.where, self.prompt, list(self.choices), self.right, list(self.setting)]
+        return json.dumps(body, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> Question:
-        qid, where, prompt, choices, right = json.loads(text)
-        return cls(qid, where, prompt, tuple(choices), right)
+        qid, where, prompt, choices, right, *setting = json.loads(text)  # a class stored before settings had none
+        return cls(qid, where, prompt, tuple(choices), right, tuple(setting[0]) if setting else ())
 
 
 def question_id(*identity: object) -> str:

@@ -3,10 +3,11 @@
 Keys (all under ``aexp:pulse:``, each expiring a minute after its class ends, so Redis forgets a class by itself):
 
     classes              ZSET  code -> ends at (epoch s): bounds the number of live classes
-    c:<code>             HASH  digest, expires, reveals, answers
+    c:<code>             HASH  digest, expires, reveals, answers, link (the students' join link)
     c:<code>:q           HASH  qid -> "<first seen>|<question JSON>"
     c:<code>:rev         SET   revealed qids
     c:<code>:a:<qid>     HASH  voter -> choice
+    c:<code>:refused     SET   qids refused because the class held MAX_QUESTIONS (at most MAX_REFUSED)
 
 Every write is one Lua script (atomic in Redis), so two replicas recording at once keep the bounds. The scripts
 declare themselves with ``#!lua`` (Redis 7): a Redis over its maxmemory then refuses them whole, where a script
@@ -20,7 +21,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from classpulse.model import MAX_ANSWERS, MAX_CLASSES, MAX_QUESTIONS, Outcome, Question
+from classpulse.model import MAX_ANSWERS, MAX_CLASSES, MAX_QUESTIONS, MAX_REFUSED, Outcome, Question
 from classpulse.store import Meta, PulseStore, Row
 
 PREFIX = "aexp:pulse:"
@@ -42,7 +43,13 @@ if not exp then return 'NO_CLASS' end
 if tonumber(exp) <= tonumber(ARGV[1]) then return 'EXPIRED' end
 local keep = math.ceil(tonumber(exp)) + tonumber(ARGV[8])
 if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then
-  if redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[6]) then return 'FULL' end
+  if redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[6]) then
+    if redis.call('SCARD', KEYS[4]) < tonumber(ARGV[9]) then
+      redis.call('SADD', KEYS[4], ARGV[2])
+      redis.call('EXPIREAT', KEYS[4], keep)
+    end
+    return 'FULL'
+  end
   redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
   redis.call('EXPIREAT', KEYS[2], keep)
 end
@@ -63,6 +70,12 @@ redis.call('EXPIREAT', KEYS[3], math.ceil(tonumber(redis.call('HGET', KEYS[1], '
 redis.call('HINCRBY', KEYS[1], 'reveals', 1)
 return 'OK'
 """
+
+SET_LINK = """#!lua
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'link', ARGV[1])
+return 1
+"""  # HSET keeps the hash's expiry; a class that ended in between is not made again (NO_CLASS)
 
 
 class RedisStore(PulseStore):
@@ -90,6 +103,7 @@ class RedisStore(PulseStore):
         self._create_script = self._r.register_script(CREATE)
         self._record_script = self._r.register_script(RECORD)
         self._reveal_script = self._r.register_script(REVEAL)
+        self._set_link_script = self._r.register_script(SET_LINK)
 
     def close(self) -> None:
         self._r.close()
@@ -110,9 +124,10 @@ class RedisStore(PulseStore):
         return got[0], float(got[1]), int(got[2])
 
     def _record(self, code: str, question: Question, voter: str | None, choice: int, now: float) -> Outcome:
-        keys = [self._key(code), self._key(code, "q"), self._key(code, "a", question.qid)]
+        keys = [self._key(code), self._key(code, "q"), self._key(code, "a", question.qid), self._key(code, "refused")]
         entry = f"{now!r}|{question.to_json()}"
         args = [repr(now), question.qid, entry, voter or "", choice, MAX_QUESTIONS, MAX_ANSWERS, KEEP_AFTER]
+        args.append(MAX_REFUSED)
         return Outcome[self._record_script(keys, args)]
 
     def _reveal(self, code: str, qid: str) -> Outcome:
@@ -137,3 +152,19 @@ class RedisStore(PulseStore):
             first, _, body = entries[qid].partition("|")
             rows.append((body, float(first), qid in shown, [int(c) for c in choices]))
         return rows
+
+    def _mine(self, code: str, voter: str, qids: list[str]) -> dict[str, int]:
+        pipe = self._r.pipeline(transaction=False)
+        for qid in qids:
+            pipe.hget(self._key(code, "a", qid), voter)
+        return {q: int(c) for q, c in zip(qids, pipe.execute()) if c is not None}
+
+    def _set_link(self, code: str, link: str) -> Outcome:
+        done = self._set_link_script([self._key(code)], [link])
+        return Outcome.OK if int(done) else Outcome.NO_CLASS
+
+    def _link(self, code: str) -> str:
+        return self._r.hget(self._key(code), "link") or ""
+
+    def _refused(self, code: str) -> int:
+        return int(self._r.scard(self._key(code, "refused")))

@@ -16,14 +16,15 @@ import tempfile
 import threading
 from pathlib import Path
 
-from classpulse.model import MAX_ANSWERS, MAX_CLASSES, MAX_QUESTIONS, Outcome, Question
+from classpulse.model import MAX_ANSWERS, MAX_CLASSES, MAX_QUESTIONS, MAX_REFUSED, Outcome, Question
 from classpulse.store import Meta, PulseStore, Row
 
 MAX_BYTES = 64 * 2**20  # the database file's bound
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (code TEXT PRIMARY KEY, digest TEXT NOT NULL, expires REAL NOT NULL,
-    reveals INTEGER NOT NULL DEFAULT 0, answers INTEGER NOT NULL DEFAULT 0);
+    reveals INTEGER NOT NULL DEFAULT 0, answers INTEGER NOT NULL DEFAULT 0, link TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS refused (code TEXT NOT NULL, qid TEXT NOT NULL, PRIMARY KEY (code, qid));
 CREATE TABLE IF NOT EXISTS questions (code TEXT NOT NULL, qid TEXT NOT NULL, body TEXT NOT NULL,
     first_seen REAL NOT NULL, revealed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (code, qid));
 CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, qid TEXT NOT NULL, voter TEXT NOT NULL,
@@ -79,7 +80,7 @@ class SQLiteStore(PulseStore):
     def _create(self, code: str, digest: str, now: float, expires: float) -> Outcome | bool:
         def tx(cur):
             ended = [r[0] for r in cur.execute("SELECT code FROM classes WHERE expires <= ?", (now,))]
-            for table in ("answers", "questions", "classes"):
+            for table in ("answers", "questions", "refused", "classes"):
                 cur.executemany(f"DELETE FROM {table} WHERE code = ?", [(c,) for c in ended])
             if cur.execute("SELECT 1 FROM classes WHERE code = ?", (code,)).fetchone():
                 return False
@@ -105,6 +106,8 @@ class SQLiteStore(PulseStore):
             key = (code, question.qid)
             if not cur.execute("SELECT 1 FROM questions WHERE code = ? AND qid = ?", key).fetchone():
                 if cur.execute("SELECT COUNT(*) FROM questions WHERE code = ?", (code,)).fetchone()[0] >= MAX_QUESTIONS:
+                    if cur.execute("SELECT COUNT(*) FROM refused WHERE code = ?", (code,)).fetchone()[0] < MAX_REFUSED:
+                        cur.execute("INSERT OR IGNORE INTO refused VALUES (?, ?)", key)
                     return Outcome.FULL
                 cur.execute("INSERT INTO questions VALUES (?, ?, ?, ?, 0)", (*key, question.to_json(), now))
             if voter is None:
@@ -143,3 +146,23 @@ class SQLiteStore(PulseStore):
             for qid, choice in self._db.execute("SELECT qid, choice FROM answers WHERE code = ?", (code,)):
                 answers.setdefault(qid, []).append(choice)
         return [(body, first, bool(rev), answers.get(qid, [])) for qid, body, first, rev in qs]
+
+    def _mine(self, code: str, voter: str, qids: list[str]) -> dict[str, int]:
+        marks = ",".join("?" * len(qids))
+        sql = f"SELECT qid, choice FROM answers WHERE code = ? AND voter = ? AND qid IN ({marks})"
+        with self._lock:
+            return {q: int(c) for q, c in self._db.execute(sql, (code, voter, *qids))}
+
+    def _set_link(self, code: str, link: str) -> Outcome:
+        with self._lock:
+            self._db.execute("UPDATE classes SET link = ? WHERE code = ?", (link, code))
+        return Outcome.OK
+
+    def _link(self, code: str) -> str:
+        with self._lock:
+            row = self._db.execute("SELECT link FROM classes WHERE code = ?", (code,)).fetchone()
+        return row[0] if row else ""
+
+    def _refused(self, code: str) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM refused WHERE code = ?", (code,)).fetchone()[0])

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 
 from classpulse.model import (
     CLASS_HOURS,
+    LINK_PATTERN,
     QID_PATTERN,
     VOTER_PATTERN,
     ClassInfo,
@@ -25,8 +26,10 @@ from classpulse.model import (
     new_code,
     new_token,
     parse_code,
+    sign_voter,
     token_digest,
     token_matches,
+    voter_signed,
 )
 
 Meta = tuple[str, float, int]  # (token digest, expires, reveals) of a class
@@ -70,6 +73,21 @@ class PulseStore:
         raise NotImplementedError
 
     def _rows(self, code: str) -> list[Row]:
+        raise NotImplementedError
+
+    def _mine(self, code: str, voter: str, qids: list[str]) -> dict[str, int]:
+        """The choices ``voter`` recorded for those of ``qids`` they answered."""
+        raise NotImplementedError
+
+    def _set_link(self, code: str, link: str) -> Outcome:
+        raise NotImplementedError
+
+    def _link(self, code: str) -> str:
+        """The class's students' link ("" before the teacher's page gave one)."""
+        raise NotImplementedError
+
+    def _refused(self, code: str) -> int:
+        """How many different questions the class refused because it held MAX_QUESTIONS (``_record`` counts them)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -169,6 +187,60 @@ class PulseStore:
             return frozenset()
         got = self._call(self._revealed, parsed, wanted)
         return got if isinstance(got, Outcome) else frozenset(got)
+
+    def issue_voter(self, code: object) -> str | Outcome:
+        """A new student id for class ``code`` (:func:`classpulse.model.sign_voter`)."""
+        live = self._live(code)
+        if isinstance(live, Outcome):
+            return live
+        return sign_voter(live[1][0], live[0])
+
+    def check_voter(self, code: object, voter: object) -> Outcome:
+        """OK when ``voter`` is an id class ``code`` issued; FORBIDDEN for one it did not (edited, made up, or from
+        another class); NO_CLASS, EXPIRED or UNAVAILABLE as :meth:`info`."""
+        live = self._live(code)
+        if isinstance(live, Outcome):
+            return live
+        return Outcome.OK if voter_signed(live[1][0], live[0], voter) else Outcome.FORBIDDEN
+
+    def answers_of(self, code: object, voter: object, qids: Iterable[str]) -> dict[str, int] | Outcome:
+        """What ``voter`` answered to those of ``qids`` they answered (a reloaded page shows "Sent" again)."""
+        parsed = parse_code(code)
+        if parsed is None:
+            return Outcome.NO_CLASS
+        if not isinstance(voter, str) or not VOTER_PATTERN.fullmatch(voter):
+            return Outcome.BAD
+        wanted = [q for q in qids if isinstance(q, str) and QID_PATTERN.fullmatch(q)][:64]
+        if not wanted:
+            return {}
+        return self._call(self._mine, parsed, voter, wanted)
+
+    def set_link(self, code: object, token: object, link: object) -> Outcome:
+        """The teacher's page sets where the short address (``/?join=CODE``) takes a student: a page name and its
+        query (``Playground?seq_len=6&class=7QX2K&classroom=lock``), nothing else."""
+        checked = self.check_teacher(code, token)
+        if checked is not Outcome.OK:
+            return checked
+        if not isinstance(link, str) or not LINK_PATTERN.fullmatch(link):
+            return Outcome.BAD
+        return self._call(self._set_link, parse_code(code), link)
+
+    def link(self, code: object) -> str | Outcome:
+        """The students' link the teacher's page set last ("" before any), for a student who joins by the code."""
+        live = self._live(code)
+        if isinstance(live, Outcome):
+            return live
+        got = self._call(self._link, live[0])
+        if isinstance(got, Outcome):
+            return got
+        return got if isinstance(got, str) and LINK_PATTERN.fullmatch(got) else ""
+
+    def refused(self, code: object, token: object) -> int | Outcome:
+        """How many questions the class refused because it was full (only with the class's teacher token)."""
+        checked = self.check_teacher(code, token)
+        if checked is not Outcome.OK:
+            return checked
+        return self._call(self._refused, parse_code(code))
 
     def tally(self, code: object, token: object) -> list[Tally] | Outcome:
         """Every question of the class with its counts, newest first; only with the class's teacher token."""

@@ -213,7 +213,12 @@ def test_classroom_mode_hides_then_reveals():
     shown = texts(at)  # the booster's sentence keeps query 1's weights back too: they would answer the question
     assert "The key booster" in shown and "appear with the others after your prediction" in shown
     assert "0.9975" not in shown and "5. Scores" not in shown
+    at.button(key="reveal_step.key").click()  # nothing chosen: the page asks for a choice, it reveals nothing
+    run_ok(at)
+    assert "Choose one of the answers first" in texts(at) and "5. Scores S" not in texts(at)
+    at.radio(key="guess_step.key").set_value(2)
     at.button(key="reveal_step.key").click()
     run_ok(at)
     shown = texts(at)
+    assert "Right: you predicted **B3**" in shown
     assert "query A1 puts **0.9975** of its weight on B3 with W_k = 10·I" in shown and "5. Scores S" in shown

@@ -41,6 +41,7 @@ def test_classroom_lock_hides_the_weights_and_offers_no_switch():
     assert "Classroom mode is on for this lesson" in texts(at)
     assert not [t for t in at.toggle if t.label.startswith("Classroom mode")]  # no way to switch it off
     assert "Predict first" in texts(at) and "head 1" not in chart_titles(at)  # weights hidden until a prediction
+    at.radio(key="guess_playground.twin").set_value(0)
     at.button(key="reveal_playground.twin").click().run()
     assert "head 1" in chart_titles(at) and at.query_params["classroom"] == "lock"
 

@@ -6,15 +6,18 @@ and a store that goes away. Each AppTest is one browser tab; they share the proc
 
 from __future__ import annotations
 
+import re
 import time
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 import ui.pulse
+import ui.pulse_device
 from attention_core.readout import SHARPNESS_LEVELS
 from classpulse import Outcome, SQLiteStore
-from tests.apptest_util import PAGES, app, chart_datasets, chart_titles, run_ok, texts
+from tests.apptest_util import PAGES, app, chart_titles, run_ok, texts
 from ui.links import parse_link_options
 from ui.page import PROJECTOR_CSS
 
@@ -42,36 +45,71 @@ class Clock:
         return self.now
 
 
+_JAR: list[dict] = [{}]  # the cookies of the browser whose tab runs now (AppTest has none of its own)
+
+
 @pytest.fixture(autouse=True)
-def fresh_store():
+def fresh_store(monkeypatch):
     store = FlakyStore(":memory:", clock=Clock())
     ui.pulse.set_store(store)
+    _JAR[0] = {}
+    monkeypatch.setattr(ui.pulse_device, "browser_cookie", lambda name: _JAR[0].get(name, ""))
     yield store
     ui.pulse.set_store(None)
+
+
+class Browser:
+    """One browser: its tabs share its cookies, which a tab's page asks it to keep (ui/pulse_device.py's module
+    writes them in a real browser; here each run copies them into the jar). A new tab or a reload is a new
+    AppTest (a new session) that sends the jar's cookies."""
+
+    def __init__(self):
+        self.jar: dict[str, str] = {}
+
+    def open(self, page: str, params: dict) -> AppTest:
+        return self.run(app(page, params))
+
+    def run(self, at: AppTest) -> AppTest:
+        _JAR[0] = self.jar
+        run_ok(at)
+        self.jar.update(at.session_state["pulse_cookies"] if "pulse_cookies" in at.session_state else {})
+        return at
 
 
 def query(link: str) -> dict:
     return dict(parse_qsl(urlsplit(link).query))
 
 
-def start_class(page: str = PLAYGROUND) -> tuple:
+def start_class(page: str = PLAYGROUND, params: dict | None = None) -> tuple:
     """A teacher opens the page, starts a class; returns (teacher AppTest, student link, teacher link)."""
-    teacher = run_ok(app(page, SETTING))
+    teacher = run_ok(app(page, SETTING if params is None else params))
     teacher.button(key="pulse_start").click()
     run_ok(teacher)
     codes = [c.value for c in teacher.sidebar.code]
-    student_link = next(c for c in codes if "class=" in c and "teacher=" not in c and "classroom=lock" in c)
-    teacher_link = next(c for c in codes if "teacher=" in c)
+    assert len(codes) == 1 and "class=" in codes[0] and "classroom=lock" in codes[0] and "teacher=" not in codes[0]
+    teacher.toggle(key="pulse_show_teacher").set_value(True)
+    run_ok(teacher)
+    codes = [c.value for c in teacher.sidebar.code]
+    assert len(codes) == 2, "the share box offers the students' link and the teacher's, and no other"
+    student_link, teacher_link = codes
+    assert "teacher=" not in student_link and "classroom=lock" in student_link and "teacher=" in teacher_link
+    teacher.toggle(key="pulse_show_teacher").set_value(False)
+    run_ok(teacher)
     return teacher, student_link, teacher_link
 
 
+TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")
+
+
 def tally(at) -> dict[str, int]:
-    """The teacher's bars: choice label -> answers."""
-    for chart in at.get("vega_lite_chart"):
-        for frame in chart_datasets(chart):
-            if {"choice", "answers"} <= set(frame.columns):
-                return dict(zip(frame["choice"], frame["answers"]))
-    raise AssertionError("no tally chart on the teacher's page")
+    """The teacher's bars: choice label -> answers (each bar's line of text says its count)."""
+    found = {}
+    for m in at.markdown:
+        line = TALLY_LINE.match(str(m.value))
+        if line:
+            found[line.group(1)] = int(line.group(2))
+    assert found, "no tally on the teacher's page"
+    return found
 
 
 def predict(student, choice: int, page: str = "playground.twin"):
@@ -160,7 +198,7 @@ def test_a_check_question_with_choices_counts_and_waits_for_the_reveal():
 
 
 def teacher_code_token(at) -> tuple[str, str]:
-    return at.query_params["class"], at.query_params["teacher"]
+    return at.query_params["class"], at.session_state["link_options"].teacher
 
 
 def test_a_class_question_outside_a_class_is_a_plain_choice():
@@ -286,7 +324,7 @@ def tallied(counts, right=2, revealed=True):
 
 
 def test_the_tally_sentence_and_bars_at_the_extremes():
-    from ui.pulse_panel import tally_frame, tally_sentence
+    from ui.pulse_panel import tally_lines, tally_sentence
 
     assert tally_sentence(tallied([0, 0, 0], revealed=False)) == (
         "**0** answers so far; the right answer stays hidden until you reveal it."
@@ -296,14 +334,21 @@ def test_the_tally_sentence_and_bars_at_the_extremes():
         "**1** answer. Revealed: **1 of 1** (100%) chose **#3 t3**, the right answer."
     )
     assert "**0 of 30** (0%)" in tally_sentence(tallied([30, 0, 0]))
-    hidden = tally_frame(tallied([1, 2, 3], revealed=False))
-    assert list(hidden["right"]) == ["other"] * 3, "before the reveal the bars do not tell the answer"
-    assert list(tally_frame(tallied([1, 2, 3]))["right"]) == ["other", "other", "right answer"]
+    hidden = tally_lines(tallied([1, 2, 3], revealed=False))
+    assert [said for said, _, _ in hidden] == ["**#1 t1** · 1 answer", "**#2 t2** · 2 answers", "**#3 t3** · 3 answers"]
+    assert not any(right for *_, right in hidden), "before the reveal the bars do not tell the answer"
+    shown = tally_lines(tallied([1, 2, 3]))
+    assert [right for *_, right in shown] == [False, False, True]
+    assert shown[2][0] == "✓ **#3 t3** · 3 answers · the right answer", "the right one in words, not colour alone"
     many = [0] * 512
     many[7], many[300] = 4, 1
-    assert list(tally_frame(tallied(many, revealed=False))["choice"]) == ["#8 t8", "#301 t301"]
-    assert list(tally_frame(tallied(many, right=100))["choice"]) == ["#8 t8", "#101 t101", "#301 t301"]
-    assert len(tally_frame(tallied([0] * 16))) == 16, "up to 16 choices every bar is drawn"
+    assert [said for said, *_ in tally_lines(tallied(many, revealed=False))] == [
+        "**#8 t8** · 4 answers",
+        "**#301 t301** · 1 answer",
+    ]
+    assert [n for _, n, _ in tally_lines(tallied(many, right=100))] == [4, 0, 1], "the right one even when unchosen"
+    assert len(tally_lines(tallied([0] * 16))) == 16, "up to 16 choices every bar is drawn"
+    assert tally_lines(tallied([0, 1], right=0))[0][0].startswith("✓ **#1 t1** · 0 answers")
 
 
 @pytest.mark.slow
@@ -315,7 +360,8 @@ def test_every_page_works_in_a_class_for_the_teacher_and_a_student(page, fresh_s
     assert "You are in class" in texts(student) and ":material/co_present:" not in texts(student)
     teacher = run_ok(app(page, {"class": started.code, "teacher": started.token, "view": "projector"}))
     assert f"Class {started.code}" in texts(teacher)
-    assert teacher.query_params["teacher"] == started.token, "the teacher's address keeps the token"
+    assert "teacher" not in teacher.query_params, "the token leaves the address bar (a projector shows it)"
+    assert started.token not in texts(teacher) and all(started.token not in c.value for c in teacher.code)
     # the projector view's larger type reaches every page (the browser tests measure it on three)
     assert any(m.value == PROJECTOR_CSS for m in teacher.markdown), "view=projector sent no projector style"
     assert not any(m.value == PROJECTOR_CSS for m in student.markdown)
@@ -356,4 +402,4 @@ def test_a_forged_token_while_the_store_is_away_shows_nothing_and_is_refused_whe
 
 
 def tally_charts(at) -> list:
-    return [c for c in at.get("vega_lite_chart") if any("answers" in f.columns for f in chart_datasets(c))]
+    return [m for m in at.markdown if TALLY_LINE.match(str(m.value))]

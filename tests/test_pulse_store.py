@@ -231,6 +231,43 @@ def test_a_class_holds_a_bounded_number_of_answers_and_questions(make_store, mon
     assert store.add_question(c.code, q(4, 0)) is Outcome.OK
     assert store.add_question(c.code, q(5, 0)) is Outcome.FULL
     assert len(store.tally(c.code, c.token)) == 2
+    assert store.answer(c.code, q(6, 0), voters[0], 0) is Outcome.FULL
+    assert store.answer(c.code, q(6, 0), voters[1], 0) is Outcome.FULL  # the same question, refused again
+    assert store.refused(c.code, c.token) == 2, "two different questions were refused"
+    assert store.refused(c.code, "x" * 24) is Outcome.FORBIDDEN, "only the teacher reads it"
+
+
+def test_a_student_id_is_the_classs_own_and_brings_back_what_the_student_sent(make_store):
+    store = make_store()
+    a, b = store.start_class(), store.start_class()
+    alice, bob = store.issue_voter(a.code), store.issue_voter(a.code)
+    assert alice != bob and len(alice) == 32 and store.check_voter(a.code, alice) is Outcome.OK
+    assert store.check_voter(b.code, alice) is Outcome.FORBIDDEN, "an id of another class is not this class's"
+    forged = alice[:16] + ("0" if alice[16] != "0" else "1") + alice[17:]
+    for bad in (forged, new_voter(), new_voter() * 2, "", None, "<script>", alice.upper()):
+        assert store.check_voter(a.code, bad) is Outcome.FORBIDDEN, bad
+    assert store.check_voter("ZZZZZ", alice) is Outcome.NO_CLASS
+    first, second = q(3, 1, "first"), q(3, 1, "second")
+    assert store.answers_of(a.code, alice, [first.qid, second.qid]) == {}
+    assert store.answer(a.code, first, alice, 2) is Outcome.OK
+    assert store.answer(a.code, first, alice, 0) is Outcome.OK  # a second tab of the same browser: replaced
+    assert store.answer(a.code, first, bob, 1) is Outcome.OK
+    assert store.answers_of(a.code, alice, [first.qid, second.qid]) == {first.qid: 0}
+    assert counts(store, a, first) == (1, 1, 0), "one browser, one answer"
+    assert store.answers_of(a.code, "not hex", [first.qid]) is Outcome.BAD
+    assert store.answers_of("bad", alice, [first.qid]) is Outcome.NO_CLASS
+
+
+def test_the_join_link_is_the_teachers_to_set_and_only_a_page_and_its_query(make_store):
+    store = make_store()
+    c = store.start_class()
+    assert store.link(c.code) == ""
+    link = f"Playground?seq_len=6&class={c.code}&classroom=lock"
+    assert store.set_link(c.code, "y" * 24, link) is Outcome.FORBIDDEN
+    assert store.set_link(c.code, c.token, link) is Outcome.OK and store.link(c.code) == link
+    for bad in ("https://evil.example/", "//evil.example", "javascript:alert(1)", "Play ground", "x" * 3000, None):
+        assert store.set_link(c.code, c.token, bad) is Outcome.BAD, bad
+    assert store.link(c.code) == link and store.link("ZZZZZ") is Outcome.NO_CLASS
 
 
 def test_the_embedded_store_holds_a_bounded_number_of_classes(monkeypatch):

@@ -18,7 +18,7 @@ import streamlit as st
 
 from ui.links import link_options, set_link_options, write_link_options
 from ui.partial import question_asked
-from ui.pulse_questions import class_gate
+from ui.pulse_questions import CHOOSE_FIRST, class_gate
 from ui.state import CLASSROOM_KEY, kept_toggle, kept_value
 from ui.text import md_escape
 
@@ -70,13 +70,20 @@ class Prediction:
     signature: tuple = ()  # the setting asked about: another setting asks again
 
 
-def ask(p: Prediction) -> int:
-    """The question and its picker (also in a class, ui/pulse_questions.py); returns the index picked."""
+def ask(p: Prediction) -> int | None:
+    """The question and its picker (also in a class, ui/pulse_questions.py); returns the index picked, None while
+    the student has chosen nothing (the picker starts empty: a first option chosen for the student would be sent
+    or revealed as their prediction)."""
     st.markdown(f":material/school: **Predict first.** {p.question}")
     widget = st.radio if len(p.choices) <= 4 else st.selectbox
-    kw = {"horizontal": True} if widget is st.radio else {}
+    kw = {"horizontal": True} if widget is st.radio else {"placeholder": "Choose a key"}
     return widget(
-        "Your prediction", range(len(p.choices)), format_func=lambda i: p.choices[i], key=f"guess_{p.key}", **kw
+        "Your prediction",
+        range(len(p.choices)),
+        format_func=lambda i: p.choices[i],
+        index=None,
+        key=f"guess_{p.key}",
+        **kw,
     )
 
 
@@ -113,8 +120,11 @@ def predict(p: Prediction) -> bool:
         with st.container(border=True):
             guess = ask(p)
             if st.button("Reveal the answer", key=f"reveal_{p.key}"):
-                state["guess"] = int(guess)
-                st.rerun()
+                if guess is None:
+                    st.warning(CHOOSE_FIRST, icon=":material/touch_app:")
+                else:
+                    state["guess"] = int(guess)
+                    st.rerun()
             st.caption("What answers it stays hidden until you reveal it.")
         return False
     said = f"you predicted **{md_escape(p.choices[state['guess']])}**. {p.reveal}"

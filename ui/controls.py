@@ -325,9 +325,11 @@ def share_box(box) -> None:
     """A copyable share link (st.code has a copy button), and the class pulse's links."""
     with box.expander("Share this experiment", icon=":material/link:"):
         link = share_link()
-        st.code(link, language=None, wrap_lines=True)
-        st.caption(
+        top = st.container()
+        if class_box(link):  # class pulse: "Start a class", or the class's two links in place of this one (ui/pulse.py)
+            return
+        top.code(link, language=None, wrap_lines=True)
+        top.caption(
             f"Copy it with the button at the top right of the box ({len(link)} characters). "
             "Whoever opens it gets this page with these settings."
         )
-        class_box(link)  # class pulse: "Start a class", or the class's two links (ui/pulse.py)

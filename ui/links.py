@@ -4,7 +4,8 @@
 URL parameters: ``preset=<file name>``, ``classroom=1`` or ``classroom=lock``, ``hide=seq_len,d_model``
 (URL names of the shared controls), ``view=projector``, ``class=<code>`` (the class pulse, ui/pulse.py) and
 ``teacher=<token>`` (the teacher's link of that class; checked against the store by ui/pulse.py). They are read once per session (a link opens a
-new session), kept for the whole visit, and written back on every page so that a share link carries them.
+new session), kept for the whole visit, and written back on every page so that a share link carries them; all but
+the teacher token, which leaves the address bar once read (the teacher's browser keeps it, ui/pulse_device.py).
 Bad values are ignored with a notice saying what is allowed.
 """
 
@@ -44,9 +45,7 @@ class LinkOptions:
         if self.projector:
             out["view"] = "projector"
         if self.class_code:
-            out["class"] = self.class_code
-            if self.teacher:
-                out["teacher"] = self.teacher
+            out["class"] = self.class_code  # never the teacher token: it leaves the address bar (ui/pulse_device.py)
         return out
 
 

@@ -60,6 +60,7 @@ from ui.links import KEY as LINK_KEY
 from ui.links import link_options, write_link_options
 from ui.partial import body, page_started
 from ui.presets import find_preset
+from ui.pulse_device import follow_join_link
 from ui.pulse_panel import class_panel
 from ui.registry import HOME, ROOT, info, next_page, predicting
 from ui.runtime import collect_garbage, settle_imports
@@ -277,6 +278,7 @@ def _top(path: str, title: str, icon: str) -> None:
         with st.container(border=True):
             st.markdown(f"**:material/science: {md_escape(preset.name)}** · {md_escape(preset.question)}")
             st.caption(f"What to look for: {preset.look_for}")
+    follow_join_link()  # /?join=CODE: the short address of a class (ui/pulse_device.py)
     class_panel()  # class pulse: the teacher's tally, or the student's line (ui/pulse_panel.py)
     write_link_options()
 

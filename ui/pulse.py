@@ -17,12 +17,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import streamlit as st
 
-from classpulse import CLASS_HOURS, Outcome, PulseStore, new_voter, open_store
+from classpulse import CLASS_HOURS, Outcome, PulseStore, open_store
 from ui.links import link_options, set_link_options
+from ui.pulse_device import STUDENT_COOKIE, TEACHER_COOKIE, class_cookie, join_address, keep
 from ui.state import CLASSROOM_KEY, set_kept
 
 MEMBER, NOTICES, PENDING, _VOTER = "pulse_member", "pulse_notices", "pulse_pending", "pulse_voter"
 CURRENT, _START_ERROR = "pulse_current", "pulse_start_error"  # the question the teacher's page asks; why no class
+_JOIN_LINK = "pulse_join_link"  # the students' link this session last gave the store
 
 _store: PulseStore | None = None
 _store_lock = threading.Lock()
@@ -45,11 +47,40 @@ def set_store(new: PulseStore | None) -> None:
         _store = new
 
 
-def voter() -> str:
-    """This session's random voter id (nothing about the student; a new tab is a new voter)."""
-    if _VOTER not in st.session_state:
-        st.session_state[_VOTER] = new_voter()
-    return st.session_state[_VOTER]
+def voter() -> str | None:
+    """This browser's student id in its class (:func:`student_id`), None outside a class or while the store cannot
+    issue one."""
+    m = membership()
+    return student_id(m.code) if m is not None else None
+
+
+def student_id(code: str) -> str | None:
+    """This browser's student id in class ``code``: the one its cookie holds when the class issued it, else a new
+    one, which the browser then keeps (ui/pulse_device.py); None while the store cannot be asked. An id the class
+    did not issue (an edited cookie, one copied from another class) is replaced, with a notice."""
+    kept = st.session_state.get(_VOTER)
+    if kept and kept[0] == code:
+        return kept[1]
+    s = store()
+    cookie = class_cookie(STUDENT_COOKIE, code)
+    if cookie:
+        checked = s.check_voter(code, cookie)
+        if checked is Outcome.OK:
+            st.session_state[_VOTER] = (code, cookie)
+            keep(STUDENT_COOKIE, code, cookie)
+            return cookie
+        if checked is Outcome.UNAVAILABLE:
+            return None
+        _notice(
+            "this browser's student id was not made by this class (an edited or copied cookie), so it has a new one. "
+            "If you had answered before, send your answers again: each counts once."
+        )
+    issued = s.issue_voter(code)
+    if isinstance(issued, Outcome):
+        return None
+    st.session_state[_VOTER] = (code, issued)
+    keep(STUDENT_COOKIE, code, issued)
+    return issued
 
 
 @dataclass(frozen=True)
@@ -78,7 +109,8 @@ def membership() -> Membership | None:
     opts = link_options()
     if not opts.class_code:
         return None
-    key = (opts.class_code, opts.teacher)
+    token = opts.teacher or class_cookie(TEACHER_COOKIE, opts.class_code)  # a reload: the URL has no token
+    key = (opts.class_code, token)
     kept = st.session_state.get(MEMBER)
     if kept is not None and kept[0] == key:
         m = kept[1]
@@ -94,14 +126,18 @@ def membership() -> Membership | None:
         _leave(f"class {opts.class_code}: {info.value}.")
         return None
     teacher = False
-    if opts.teacher:
-        who = s.check_teacher(opts.class_code, opts.teacher)
+    if token:
+        who = s.check_teacher(opts.class_code, token)
         teacher = who is Outcome.OK
         if who is Outcome.FORBIDDEN:
-            _notice(f"this link's teacher token is not the one of class {info.code}: you are in it as a student.")
+            where = "this link's" if opts.teacher else "this browser's kept"
+            _notice(f"{where} teacher token is not the one of class {info.code}: you are in it as a student.")
             set_link_options(replace(opts, teacher=""))
             key = (opts.class_code, "")
-    m = Membership(info.code, teacher, opts.teacher if teacher else "", info.expires)
+    m = Membership(info.code, teacher, token if teacher else "", info.expires)
+    if teacher:
+        set_link_options(replace(link_options(), teacher=token))  # the session keeps it; the URL does not
+        keep(TEACHER_COOKIE, m.code, token)  # and the browser, for a reload
     st.session_state[MEMBER] = (key, m)
     return m
 
@@ -120,19 +156,25 @@ def class_links(link: str, m: Membership) -> tuple[str, str]:
     return f"{base}?{urlencode(params)}", f"{base}?{urlencode({**params, 'teacher': m.token})}"
 
 
-def class_box(link: str) -> None:
-    """In the share box: "Start a class", or the running class's two links (the teacher's only to the teacher)."""
+def class_box(link: str) -> bool:
+    """In the share box: "Start a class", or the running class's links (the teacher's only to the teacher, behind a
+    switch: a projector shows the sidebar). Returns whether the box shows the class's links in place of the page's
+    share link (a teacher in a class: an unlocked link with the class in it would let a student skip the
+    prediction and still be counted)."""
     m = membership()
     if m is not None and m.teacher:
         students, teacher = class_links(link, m)
+        _keep_join_link(m, students)
         st.markdown(f"**:material/school: Class {m.code}** · students open this link (nothing asks for their name):")
         st.code(students, language=None, wrap_lines=True)
-        st.markdown("Your teacher link: it shows the class's answers and reveals them. Keep it to yourself.")
-        st.code(teacher, language=None, wrap_lines=True)
-        return
+        st.caption(f"Or the short address {join_address(m.code)}, or the code {m.code} on Home.")
+        if st.toggle("Show my teacher link", key="pulse_show_teacher", help=TEACHER_LINK_HELP):
+            st.code(teacher, language=None, wrap_lines=True)
+            st.caption("It shows the class's answers and reveals them: keep it to yourself, off the projector.")
+        return True
     if m is not None:
         st.caption(f"The link includes your class ({m.code}).")
-        return
+        return False
     st.button(
         "Start a class",
         key="pulse_start",
@@ -143,6 +185,25 @@ def class_box(link: str) -> None:
     error = st.session_state.pop(_START_ERROR, None)
     if error:
         st.warning(f"Could not start a class: {error}.", icon=":material/warning:")
+    return False
+
+
+TEACHER_LINK_HELP = (
+    "Your teacher link opens the class's tally on another device. This browser remembers you as the teacher, "
+    "so you do not need it to reload this page."
+)
+
+
+def _keep_join_link(m: Membership, students: str) -> None:
+    """Where the short address takes a student: the students' link of the page the teacher shows now."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    info = ctx.pages_manager.get_pages().get(ctx.page_script_hash) if ctx is not None else None
+    relative = f"{(info or {}).get('url_pathname', '')}?{urlsplit(students).query}"  # "Playground?seq_len=6&..."
+    if st.session_state.get(_JOIN_LINK) != (m.code, relative):
+        if store().set_link(m.code, m.token, relative) is Outcome.OK:
+            st.session_state[_JOIN_LINK] = (m.code, relative)
 
 
 def _start() -> None:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 import streamlit as st
 
-from classpulse import Outcome, Tally
-from ui.pulse import CURRENT, MEMBER, NOTICES, PENDING, membership, store
+from classpulse import MAX_QUESTIONS, Outcome, Tally
+from ui.pulse import CURRENT, MEMBER, NOTICES, PENDING, membership, store, student_id
+from ui.pulse_device import draw_keepsakes, join_card
 from ui.runtime import collect_garbage
 from ui.text import md_escape
 
@@ -25,24 +25,30 @@ STUDENT_EVERY = 2.0  # seconds between a student page's checks for a reveal
 ALL_BARS = 16  # questions with more choices show only the chosen ones (and the right one once revealed)
 PICK, _FOLLOWED = "pulse_pick", "pulse_followed"  # the teacher's choice of question; the page question followed
 _REVEAL_ERROR = "pulse_reveal_error"
+RIGHT_MARK = "✓"  # the revealed right answer, in words as well as colour
 
 
 def class_panel() -> None:
     """The class's part of a page, under its title: notices, and the teacher's tally or the student's line."""
     m = membership()
+    if m is not None and not m.teacher:
+        student_id(m.code)  # this browser's id in the class (its notice, if any, shows below)
     for text in st.session_state.pop(NOTICES, None) or []:
         st.warning(f"Class: {text}", icon=":material/warning:")
     st.session_state[PENDING] = set()  # this run's questions add themselves (ui/pulse_questions.py)
     if m is None:
         return
     if m.teacher:
+        with st.expander(f"Join class {m.code}: the code, the short address, a QR code", expanded=True):
+            join_card(m.code)
         _teacher_view(m.code, m.token)
     else:
         st.caption(
             f":material/school: You are in class **{m.code}**: your answers count for the class anonymously (nothing asks for your "
-            "name), and your teacher reveals the answers to everyone."
+            "name), once per browser, and your teacher reveals the answers to everyone."
         )
         _watch_reveals(m.code)
+    draw_keepsakes()
 
 
 @st.fragment(run_every=STUDENT_EVERY)
@@ -77,52 +83,57 @@ def tally_sentence(t: Tally) -> str:
     return f"{count}. Revealed: **{t.right_count} of {n}** ({100 * t.right_count / n:.0f}%) chose **{right}**, the right answer."
 
 
-def tally_frame(t: Tally) -> pd.DataFrame:
-    """One row per bar: the choice ("#3 t3"), its count, and whether it is the revealed right answer."""
-    right = t.question.right if t.revealed else -1
-    keep = [
-        i for i, c in enumerate(t.counts) if len(t.counts) <= ALL_BARS or c > 0 or i == right
-    ]  # a long list of keys shows the chosen ones
-    return pd.DataFrame(
-        {
-            "choice": [f"#{i + 1} {t.question.choices[i]}" for i in keep],
-            "answers": [t.counts[i] for i in keep],
-            "right": ["right answer" if i == right else "other" for i in keep],
-            "order": keep,
-        }
+def refused_sentence(n: int) -> str:
+    """What the teacher reads when the class turned questions away (it holds MAX_QUESTIONS)."""
+    those = "a question" if n == 1 else f"{n} questions"
+    return (
+        f"The class is full: it holds {MAX_QUESTIONS} questions and turned {those} away. Students who met "
+        f"{'it' if n == 1 else 'them'} were told so and reveal on their own; start a new class for a new lesson."
     )
 
 
-def tally_spec(frame: pd.DataFrame) -> dict:
-    """Horizontal bars of answers per choice, the right one coloured once revealed (labels travel as data)."""
-    return {
-        "mark": {"type": "bar", "tooltip": True},
-        "height": 24 * len(frame) + 50,  # bars and the x axis; a number: a stepped height cannot be fit (Vega warns)
-        "autosize": {"type": "fit", "contains": "padding"},  # within the teacher's box
-        "encoding": {
-            "y": {
-                "field": "choice",
-                "type": "nominal",
-                "sort": {"field": "order"},
-                "title": None,
-                "axis": {"labelOverlap": False, "labelFontSize": 14},  # every choice named, readable on a projector
-            },
-            "x": {
-                "field": "answers",
-                "type": "quantitative",
-                "title": "answers",
-                "stack": None,  # one bar per choice
-                "axis": {"tickMinStep": 1, "format": "d", "labelFontSize": 13},
-                "scale": {"domain": [0, max(1, *(int(a) for a in frame["answers"]))]},  # no extent to compute
-            },
-            "color": {
-                "field": "right",
-                "type": "nominal",
-                "scale": {"domain": ["other", "right answer"], "range": ["#8c9bb0", "#2e9e5b"]},
-                "legend": None,
-            },
-        },
-    }
+def tally_lines(t: Tally) -> list[tuple[str, int, bool]]:
+    """One line per bar: what it says ("**#3 t3** · 4 answers", the right one marked in words once revealed), its
+    count, and whether it is the revealed right answer. A long list of keys shows the chosen ones."""
+    right = t.question.right if t.revealed else -1
+    lines = []
+    for i, (choice, n) in enumerate(zip(t.question.choices, t.counts)):
+        if len(t.counts) > ALL_BARS and n == 0 and i != right:
+            continue
+        mark = f"{RIGHT_MARK} " if i == right else ""
+        said = f"{mark}**#{i + 1} {md_escape(choice)}** · {n} {'answer' if n == 1 else 'answers'}"
+        lines.append((said + (" · the right answer" if i == right else ""), n, i == right))
+    return lines
+
+
+def show_tally(t: Tally) -> None:
+    """The bars of ``t``: each a line of text with its count over a bar as long as the count (the longest bar is
+    the most chosen answer); large enough for the back row in the projector view (ui.page.PROJECTOR_CSS)."""
+    lines = tally_lines(t)
+    most = max([1, *(n for _, n, _ in lines)])
+    with st.container(key="pulse_tally"):
+        for i, (said, n, right) in enumerate(lines):
+            with st.container(key=f"pulse_bar_{'right' if right else i}"):
+                st.markdown(said)
+                st.progress(n / most)
+
+
+def question_names(tallies: list[Tally]) -> dict[str, str]:
+    """The teacher's list: "Page: prompt (answers)", and where questions read the same (students who changed the
+    setting), what differs between them ("seed 5"), so no two entries read alike."""
+    groups: dict[tuple[str, str], list[Tally]] = {}
+    for t in tallies:
+        groups.setdefault((t.question.where, t.question.prompt), []).append(t)
+    names = {}
+    for (where, prompt), same in groups.items():
+        shared = set.intersection(*(set(t.question.setting) for t in same))
+        for n, t in enumerate(same):
+            differs = [item for item in t.question.setting if item not in shared]
+            if len(same) > 1 and not differs:
+                differs = [f"version {len(same) - n}"]  # the same setting asked twice (cannot happen: same id)
+            what = f" · {', '.join(differs)}" if len(same) > 1 else ""
+            names[t.question.qid] = f"{where}: {prompt}{what} ({t.total} {'answer' if t.total == 1 else 'answers'})"
+    return names
 
 
 @st.fragment(run_every=TEACHER_EVERY)
@@ -147,6 +158,9 @@ def _teacher_view(code: str, token: str) -> None:
             f"**:material/co_present: Class {code}** · {answers} {'answer' if answers == 1 else 'answers'} to {len(tallies)} "
             f"{'question' if len(tallies) == 1 else 'questions'}{ends_in(_expires(code), s.clock())}"
         )
+        refused = s.refused(code, token)
+        if isinstance(refused, int) and refused:
+            st.warning(refused_sentence(refused), icon=":material/block:")
         if not tallies:
             st.caption("No question yet: your students' predictions appear here as they send them.")
         else:
@@ -170,16 +184,11 @@ def _show_tally(code: str, token: str, tallies: list[Tally]) -> None:
     if st.session_state.get(PICK) not in by_id:
         st.session_state[PICK] = current if current in by_id else tallies[0].question.qid
     if len(tallies) > 1:
-        st.selectbox(
-            "Question",
-            list(by_id),
-            key=PICK,
-            format_func=lambda q: f"{by_id[q].question.where}: {by_id[q].question.prompt} ({by_id[q].total})",
-        )
+        names = question_names(tallies)
+        st.selectbox("Question", list(by_id), key=PICK, format_func=names.get)
     t = by_id[st.session_state[PICK]]
     st.markdown(f"**{md_escape(t.question.prompt)}** ({md_escape(t.question.where)})")
-    frame = tally_frame(t)
-    st.vega_lite_chart(frame, tally_spec(frame), width="stretch")
+    show_tally(t)
     st.markdown(tally_sentence(t))
     if not t.revealed:
         st.button("Reveal to the class", key="pulse_reveal", on_click=_reveal, args=(code, token, t.question.qid))

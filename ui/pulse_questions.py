@@ -9,15 +9,17 @@ is unavailable the page works as without a class: the student predicts and revea
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from classpulse import Outcome, Question, question_id
+from classpulse import MAX_ANSWERS, MAX_QUESTIONS, Outcome, Question, question_id
 from ui.pulse import CURRENT, membership, store, voter, watch
 from ui.text import md_escape, plain_text
 
+CHOOSE_FIRST = "Choose one of the answers first: nothing is chosen for you."
 WAITING = "The answer appears when your teacher reveals it to the class; you can change yours until then."
 
 
@@ -26,6 +28,21 @@ def page_name() -> str:
     ctx = get_script_run_ctx()
     info = ctx.pages_manager.get_pages().get(ctx.page_script_hash) if ctx is not None else None
     return str((info or {}).get("page_name", "")).replace("_", " ") or "Home"
+
+
+def setting_items(signature: tuple) -> tuple[str, ...]:
+    """What a prediction's signature says about the setting, as short items for the teacher's list ("seed 3"): the
+    fields of each setting in it (prefixed A / B when there are two, as on Compare), then its other parts."""
+    settings = [x for x in signature if dataclasses.is_dataclass(x) and not isinstance(x, type)]
+    items, n = [], 0
+    for x in signature:
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            prefix = "" if len(settings) == 1 else f"{'AB'[n] if len(settings) == 2 else n + 1} "
+            items += [f"{prefix}{f.name} {getattr(x, f.name)}" for f in dataclasses.fields(x)]
+            n += 1
+        elif isinstance(x, (str, int, float, bool)):
+            items.append(str(x))
+    return tuple(items)
 
 
 def sent_caption(label: str | None, outcome: Outcome | None) -> str:
@@ -51,7 +68,14 @@ def class_gate(p, state: dict, ask: Callable) -> bool | None:
     m = membership()
     if m is None:
         return None
-    question = Question(question_id(p.key, p.signature), page_name(), plain_text(p.question), p.choices, p.correct)
+    question = Question(
+        question_id(p.key, p.signature),
+        page_name(),
+        plain_text(p.question),
+        p.choices,
+        p.correct,
+        setting_items(p.signature),
+    )
     s = store()
     if m.teacher:
         st.session_state[CURRENT] = question.qid  # the tally follows the teacher's page
@@ -59,14 +83,20 @@ def class_gate(p, state: dict, ask: Callable) -> bool | None:
         shown = s.revealed(m.code, [question.qid])
         if isinstance(shown, Outcome) or question.qid in shown:
             return True  # revealed (or the store is away: the teacher's page is not held back)
+        if added is Outcome.FULL:
+            st.caption(f"This question is not in the class's list: {full_sentence(m.code)} It is shown here at once.")
+            return True
         with st.container(border=True):
             st.markdown(f":material/school: **Your class predicts now:** {p.question}")
             st.caption(
                 "Their answers come in at the top of the page; **Reveal to the class** there shows the answer here and "
                 "on every student's page."
-                + (f" This question is not in the class's list: {added.value}." if added is Outcome.FULL else "")
             )
         return False
+    _restore(m.code, question.qid, state, f"guess_{p.key}")
+    if state.get("outcome") is Outcome.FULL:
+        st.caption(f"{full_sentence(m.code)} This one is not counted: predict and reveal on your own.")
+        return None
     shown = s.revealed(m.code, [question.qid])
     if isinstance(shown, Outcome):
         st.caption(f"Class {m.code}: the class tally is unavailable right now, so you predict and reveal on your own.")
@@ -80,10 +110,38 @@ def class_gate(p, state: dict, ask: Callable) -> bool | None:
     with st.container(border=True):
         guess = ask(p)
         if st.button("Send my prediction" if sent is None else "Change my prediction", key=f"pulse_send_{p.key}"):
-            state["sent"], state["outcome"] = int(guess), s.answer(m.code, question, voter(), int(guess))
-            st.rerun()
+            if guess is None:
+                st.warning(CHOOSE_FIRST, icon=":material/touch_app:")
+            else:
+                state["sent"], state["outcome"] = int(guess), send(m.code, question, int(guess))
+                st.rerun()
         st.caption(sent_caption(None if sent is None else p.choices[sent], state.get("outcome")))
     return False
+
+
+def send(code: str, q: Question, choice: int) -> Outcome:
+    """This browser's answer to ``q`` (replacing any it sent before); UNAVAILABLE while it has no student id."""
+    me = voter()
+    return store().answer(code, q, me, choice) if me else Outcome.UNAVAILABLE
+
+
+def full_sentence(code: str) -> str:
+    return f"Class {code} is full: it holds {MAX_QUESTIONS} questions (or {MAX_ANSWERS} answers)."
+
+
+def _restore(code: str, qid: str, state: dict, widget: str) -> None:
+    """Once per question and session: what this browser's student sent before (a reload, a second tab) comes back
+    as sent, and into the picker (``widget``, not drawn yet this run)."""
+    me = voter()
+    if "sent" in state or state.get("restored") or me is None:
+        return
+    mine = store().answers_of(code, me, [qid])
+    if isinstance(mine, Outcome):
+        return  # asked again on the next run
+    state["restored"] = True
+    if qid in mine:
+        state["sent"], state["outcome"] = mine[qid], Outcome.OK
+        st.session_state[widget] = mine[qid]
 
 
 def choice_question(prompt: str, answer: str, choices: Sequence[str], right: int) -> None:
@@ -100,6 +158,13 @@ def choice_question(prompt: str, answer: str, choices: Sequence[str], right: int
         )
         return
     key = f"pulse_check_{q.qid}"
+    if m is not None and key not in st.session_state:
+        me = None if st.session_state.get(f"{key}_restored") else voter()
+        mine = store().answers_of(m.code, me, [q.qid]) if me else None
+        if isinstance(mine, dict):
+            st.session_state[f"{key}_restored"] = True
+            if q.qid in mine:
+                st.session_state[key], st.session_state[f"{key}_sent"] = mine[q.qid], Outcome.OK
     picked = st.radio(
         "Your answer",
         range(len(choices)),
@@ -127,4 +192,4 @@ def choice_question(prompt: str, answer: str, choices: Sequence[str], right: int
 def _send_check(code: str, q: Question, key: str) -> None:
     picked = st.session_state.get(key)
     if picked is not None:
-        st.session_state[f"{key}_sent"] = store().answer(code, q, voter(), int(picked))
+        st.session_state[f"{key}_sent"] = send(code, q, int(picked))
