@@ -5,7 +5,9 @@ on one server with the embedded store and on two replicas behind nginx sharing R
 Every tab behaves as a browser's would (benchmarks/pulse_client.py): the teacher's page ticks its tally fragment
 every ``ui.pulse_panel.TEACHER_EVERY`` seconds, every student's page ticks its reveal watcher every
 ``ui.pulse_panel.STUDENT_EVERY`` seconds (never while its own run is going, as the front end skips a tick then), and each
-student, at a random moment of the window, picks a key and sends it (two runs: the pick, the send). The baseline
+student, at a random moment of the window, picks a key and sends it (two runs: the pick, the send). The watcher
+ticks at the interval the page gave it (``STUDENT_EVERY`` while a question waits for the reveal, ``STUDENT_IDLE``
+otherwise). The baseline
 is the same class without a class pulse (classroom mode locked, each student picks and reveals on their own page).
 The CPU is the app processes' (Redis's apart), page loads excluded, from the window's start until the tally was
 complete (the baseline: until every student revealed), divided by the students; the reveal's CPU (every student's
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import random
 import statistics
 import sys
@@ -34,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import cpu_seconds, machine, start_server  # noqa: E402
 from benchmarks.pulse_client import PulseClient  # noqa: E402
-from ui.pulse_panel import STUDENT_EVERY, TEACHER_EVERY  # noqa: E402
+from ui.pulse_panel import STUDENT_EVERY, STUDENT_IDLE, TEACHER_EVERY  # noqa: E402
 
 PAGE = "Playground?seq_len=6&d_model=16&heads=2&seed=3"
 KEYS = ["sharper", "softer", "the same"]  # the Playground's question: head 1 with the scaling flipped
@@ -60,8 +63,8 @@ async def student_tab(c: PulseClient, start_at: float, class_on: bool, res: Resu
 
     async def watcher():
         while not stop.is_set():
-            await asyncio.sleep(STUDENT_EVERY)
-            if class_on and not busy.locked():
+            await asyncio.sleep(next(iter(c.auto_reruns.values()), STUDENT_EVERY))  # the page's watcher interval
+            if class_on and c.auto_reruns and not busy.locked():
                 async with busy:
                     r = await c.tick()
                     res.student_ticks.append(r.seconds)
@@ -78,7 +81,7 @@ async def student_tab(c: PulseClient, start_at: float, class_on: bool, res: Resu
             r = await c.predict(random.choice(KEYS))
         else:
             r = await c.change("Your prediction", random.choice(KEYS))
-            r = await c.click("Reveal the weights") if r.ok else r
+            r = await c.click("Reveal the answer") if r.ok else r
         res.sends.append((sent, time.monotonic()))
         res.errors += r.errors
     await stop.wait()
@@ -173,12 +176,19 @@ LABELS = {
 }
 
 
+def percentiles(xs: list[float]) -> str:
+    """p50, p95 and max of ``xs`` (seconds), the p95 by the nearest rank."""
+    xs = sorted(xs)
+    p95 = xs[max(0, math.ceil(0.95 * len(xs)) - 1)]
+    return f"p50 {statistics.median(xs):.2f} s, p95 {p95:.2f} s, max {xs[-1]:.2f} s"
+
+
 def row(setup: str, k: int, n: int, r: Result) -> list[str]:
     class_on = setup != "baseline"
     last_sent = max((s for s, _ in r.sends), default=float("nan"))
     last_back = max((b for _, b in r.sends), default=float("nan"))
     after = f"{r.complete - last_sent:.2f} s / {r.complete - last_back:+.2f} s" if class_on else "–"
-    shown = f"{len(r.shown)} / {n}, max {max(r.shown):.1f} s" if r.shown else "–"
+    shown = f"{len(r.shown)} / {n}: {percentiles(r.shown)}" if r.shown else "–"
     med = lambda xs: f"{1e3 * statistics.median(xs):.0f} ms" if xs else "–"
     return [
         LABELS[setup],
@@ -200,7 +210,7 @@ HEADER = [
     "run",
     "answers on the teacher's view",
     "tally complete after the last answer (sent / page back)",
-    "pages showing the weights after the reveal",
+    "pages showing the weights after the reveal (seconds from the teacher's click)",
     "teacher refresh (median)",
     "student watcher tick (median)",
     "server CPU per answer (every run until the tally is complete)",
@@ -228,7 +238,8 @@ def main() -> None:
     print(table(HEADER, rows))
     print(
         f"\n{args.students} students, each answering once at a random moment of {args.window:g} s; teacher refresh "
-        f"every {TEACHER_EVERY:g} s, student watcher every {STUDENT_EVERY:g} s. {machine()}."
+        f"every {TEACHER_EVERY:g} s, student watcher every {STUDENT_EVERY:g} s while a question waits "
+        f"({STUDENT_IDLE:g} s otherwise). {machine()}."
     )
 
 

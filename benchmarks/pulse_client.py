@@ -14,12 +14,12 @@ import re
 import urllib.request
 from urllib.parse import parse_qsl, urlencode
 
-from streamlit import dataframe_util
 from streamlit.proto.ClientState_pb2 import ClientState
 
 from benchmarks.protocol import RunResult, StreamlitClient, widget_state
 
 HEADER = re.compile(r"Class (\w+)\*\* · (\d+) answers? to (\d+) questions?")
+TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")  # ui.pulse_panel.tally_lines
 
 
 def first_cookie(origin: str) -> str:
@@ -104,10 +104,14 @@ class PulseClient(StreamlitClient):
         return int(found.group(2)) if found else None
 
     def counts(self) -> dict[str, int]:
-        """The teacher's bars: choice ("#3 t3") -> answers."""
-        for kind, proto, _ in self.page.nodes.values():
-            if kind == "vega_lite_chart" and proto.data.data:
-                frame = dataframe_util.convert_arrow_bytes_to_pandas_df(proto.data.data)
-                if {"choice", "answers"} <= set(frame.columns):
-                    return dict(zip(frame["choice"], (int(a) for a in frame["answers"])))
-        return {}
+        """The teacher's bars: choice ("#3 t3") -> answers (each bar's line says its count)."""
+        return {m.group(1): int(m.group(2)) for m in map(TALLY_LINE.match, self.page.texts()) if m}
+
+    async def teacher_link(self) -> str:
+        """The teacher's link of the class (the share box shows it behind a switch)."""
+        if not self.has("Show my teacher link"):
+            raise LookupError("no teacher link on the page: start a class first")
+        r = await self.change("Show my teacher link", True)
+        if not r.ok:
+            raise AssertionError(r.errors)
+        return next(t for t in self.page.texts() if "teacher=" in t)

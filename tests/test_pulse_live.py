@@ -21,6 +21,7 @@ from tests.redis_util import redis_binary, redis_server
 from tests.server_util import streamlit_server
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, opened
 from tests.test_deploy import DEPLOY, needs_nginx
+from ui.pulse_panel import STUDENT_EVERY, STUDENT_IDLE
 
 PAGE = "Playground?seq_len=6&d_model=16&heads=2&seed=3"
 CHOICES = ("sharper", "softer", "the same")  # the Playground's question: head 1 with the scaling flipped
@@ -66,7 +67,8 @@ async def start(base: str, cookie: bool = False) -> PulseClient:
     teacher = PulseClient(base, PAGE, cookie=cookie)
     ok(await teacher.open())
     ok(await teacher.click("Start a class"))
-    assert "teacher=" in teacher.query_string and list(teacher.auto_reruns.values()) == [0.5]
+    assert "class=" in teacher.query_string and "teacher=" not in teacher.query_string, "the token left the URL"
+    assert list(teacher.auto_reruns.values()) == [0.5]
     ok(await teacher.tick())  # the tally lists the question the teacher's page asks
     assert teacher.answers() == 0 and set(teacher.counts()) == {f"#{i + 1} {c}" for i, c in enumerate(CHOICES)}
     return teacher
@@ -75,7 +77,8 @@ async def start(base: str, cookie: bool = False) -> PulseClient:
 async def join(base: str, path: str, cookie: bool = False) -> PulseClient:
     student = PulseClient(base, path, cookie=cookie)
     ok(await student.open())
-    assert "You are in class" in student.text() and list(student.auto_reruns.values()) == [2.0]
+    assert "You are in class" in student.text()
+    assert list(student.auto_reruns.values()) == [STUDENT_EVERY], "a question waits: the watcher checks often"
     return student
 
 
@@ -104,6 +107,7 @@ async def answer_and_reveal(teacher: PulseClient, students: list[PulseClient]) -
         r = ok(await s.tick())
         assert r.status == "finished", "the watcher saw the reveal and reran the whole page"
         assert ("Right: you predicted" if i != 1 else "Not this time") in revealed_text(s)
+        assert list(s.auto_reruns.values()) == [STUDENT_IDLE], "nothing waits now: the watcher checks rarely"
         assert any(t.startswith("Attention weights") for t in s.page.texts()) or "head 1" in s.text()
 
 
@@ -230,7 +234,7 @@ def test_the_projector_view_counts_answers_and_the_reveal_reaches_a_students_pag
 
     async def teacher_link() -> tuple[str, str]:
         t = await start(base)
-        link = next(x for x in t.page.texts() if "teacher=" in x)
+        link = await t.teacher_link()
         path = t.student_path()
         await t.close()
         return link.split("?", 1)[1], path

@@ -6,7 +6,6 @@ and a store that goes away. Each AppTest is one browser tab; they share the proc
 
 from __future__ import annotations
 
-import re
 import time
 from urllib.parse import parse_qsl, urlsplit
 
@@ -16,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 import ui.pulse
 import ui.pulse_device
 from attention_core.readout import SHARPNESS_LEVELS
+from benchmarks.pulse_client import TALLY_LINE
 from classpulse import Outcome, SQLiteStore
 from tests.apptest_util import PAGES, app, chart_titles, run_ok, texts
 from ui.links import parse_link_options
@@ -96,9 +96,6 @@ def start_class(page: str = PLAYGROUND, params: dict | None = None) -> tuple:
     teacher.toggle(key="pulse_show_teacher").set_value(False)
     run_ok(teacher)
     return teacher, student_link, teacher_link
-
-
-TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")
 
 
 def tally(at) -> dict[str, int]:
@@ -185,7 +182,7 @@ def test_a_check_question_with_choices_counts_and_waits_for_the_reveal():
     run_ok(student)
     assert "Sent: you chose **single key**" in texts(student)
     run_ok(teacher)
-    (pick,) = [s for s in teacher.selectbox if s.key == "pulse_pick"]  # two questions: the teacher picks one
+    (pick,) = [s for s in teacher.selectbox if s.key.startswith("pulse_pick_")]  # two questions: the teacher picks one
     check = next(t for t in ui.pulse.store().tally(*teacher_code_token(teacher)) if "How sharp" in t.question.prompt)
     pick.set_value(check.question.qid)
     run_ok(teacher)

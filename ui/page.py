@@ -61,7 +61,7 @@ from ui.links import link_options, write_link_options
 from ui.partial import body, page_started
 from ui.presets import find_preset
 from ui.pulse_device import follow_join_link
-from ui.pulse_panel import class_panel
+from ui.pulse_panel import class_panel, watch_reveals
 from ui.registry import HOME, ROOT, info, next_page, predicting
 from ui.runtime import collect_garbage, settle_imports
 from ui.state import enter_page
@@ -83,6 +83,8 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td),
 [data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td) p { font-size: 1.3rem; }
 [data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td) * { overflow-wrap: anywhere; }  /* a long name wraps, not cut */
+[data-testid="stMainBlockContainer"] .st-key-pulse_tally [data-testid="stMarkdownContainer"] p { font-size: 1.6rem; }
+[data-testid="stMainBlockContainer"] .st-key-pulse_tally [data-testid="stProgressBarTrack"] { height: 1.5rem; }
 </style>"""  # static text, never anything a user typed
 # what the theme cannot set for WCAG AA (code colours, KaTeX's strut): a style-only st.html takes no space
 A11Y_CSS = "<style>" + (Path(__file__).parent / "a11y.css").read_text(encoding="utf-8") + "</style>"
@@ -227,6 +229,7 @@ class Page:
         share_box(self._share)
 
     def _ending(self, code) -> None:
+        watch_reveals()  # a student in a class: the reveal's watcher (ui/pulse_panel.py; it draws nothing)
         self._lesson_notes()
         next_link(self.path)
         nxt = next_page(self.path)

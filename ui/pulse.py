@@ -148,9 +148,10 @@ def watch(qid: str) -> None:
 
 
 def class_links(link: str, m: Membership) -> tuple[str, str]:
-    """The students' link and the teacher's link of class ``m``, made from this page's share ``link``."""
+    """The students' link and the teacher's link of class ``m``, made from this page's share ``link`` (without the
+    projector view a teacher's page may be in: the students' pages are their own)."""
     parts = urlsplit(link)
-    params = {k: v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "teacher"}
+    params = {k: v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ("teacher", "view")}
     params["class"], params["classroom"] = m.code, "lock"  # students predict: no switch to skip it
     base = link.split("?", 1)[0]
     return f"{base}?{urlencode(params)}", f"{base}?{urlencode({**params, 'teacher': m.token})}"

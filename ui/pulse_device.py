@@ -153,10 +153,10 @@ def qr_png(text: str) -> bytes:
 def join_card(code: str) -> None:
     """For the teacher to show the room: the class code large, the short address and its QR code."""
     address = join_address(code)
-    text, qr = st.columns([3, 2], vertical_alignment="center")
+    text, qr = st.columns([4, 1], vertical_alignment="center")
     text.metric("Class code", code)
     text.markdown(
         f"Students: scan the QR code, open **{md_escape(address)}**, or type the code under *Join a class* on "
         "Home. Nothing asks for their name."
     )
-    qr.image(qr_png(address), width=220, caption="Scan to join", alt=f"QR code that opens {address}")
+    qr.image(qr_png(address), width=180, alt=f"QR code that opens {address}")

@@ -3,9 +3,9 @@
 - The teacher (a link whose token the store accepts) sees the class's answers as bars, refreshed by a fragment
   every ``TEACHER_EVERY`` seconds, the question the page asks first, and "Reveal to the class". Before the reveal
   the bars do not tell which choice is right (the projector must not give it away).
-- A student sees one line saying they are in the class, and a fragment that every ``STUDENT_EVERY`` seconds asks
-  whether a question on their page (ui.pulse.watch) was revealed, and then reruns the page (the weights appear,
-  no reload).
+- A student sees one line saying they are in the class, and a fragment (:func:`watch_reveals`, at the end of the
+  page) that every ``STUDENT_EVERY`` seconds, while a question on their page waits (ui.pulse.watch), asks whether it
+  was revealed, and then reruns the page (the weights appear, no reload).
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ import streamlit as st
 from classpulse import MAX_QUESTIONS, Outcome, Tally
 from ui.pulse import CURRENT, MEMBER, NOTICES, PENDING, membership, store, student_id
 from ui.pulse_device import draw_keepsakes, join_card
+from ui.pulse_questions import page_name
 from ui.runtime import collect_garbage
 from ui.text import md_escape
 
 TEACHER_EVERY = 0.5  # seconds between refreshes of the teacher's tally (answers show within about this)
-STUDENT_EVERY = 2.0  # seconds between a student page's checks for a reveal
+STUDENT_EVERY = 0.5  # seconds between a student page's checks for a reveal while a question on it waits for one
+STUDENT_IDLE = 5.0  # and while none does (a tick that finds one waiting reruns the page to check every 0.5 s)
 ALL_BARS = 16  # questions with more choices show only the chosen ones (and the right one once revealed)
 PICK, _FOLLOWED = "pulse_pick", "pulse_followed"  # the teacher's choice of question; the page question followed
 _REVEAL_ERROR = "pulse_reveal_error"
@@ -47,18 +49,28 @@ def class_panel() -> None:
             f":material/school: You are in class **{m.code}**: your answers count for the class anonymously (nothing asks for your "
             "name), once per browser, and your teacher reveals the answers to everyone."
         )
-        _watch_reveals(m.code)
     draw_keepsakes()
 
 
-@st.fragment(run_every=STUDENT_EVERY)
-def _watch_reveals(code: str) -> None:
-    """Every few seconds: has the teacher revealed a question this page is waiting for? Then rerun the page."""
+def watch_reveals() -> None:
+    """At the end of a student's full run (ui.page.Page): the watcher, which checks for the teacher's reveal every
+    STUDENT_EVERY seconds while a question of this page waits for it, and every STUDENT_IDLE seconds otherwise (a
+    check question answered in a body-only rerun starts waiting after this run chose the interval)."""
+    m = membership()
+    if m is None or m.teacher:
+        return
+    fast = bool(st.session_state.get(PENDING))
+    st.fragment(_watch, run_every=STUDENT_EVERY if fast else STUDENT_IDLE)(m.code, fast)
+
+
+def _watch(code: str, fast: bool) -> None:
+    """Has the teacher revealed a question this page is waiting for? Then rerun the page (its questions show the
+    answer). A slow watcher that finds a question waiting reruns the page too, which makes it a fast one."""
     pending = st.session_state.get(PENDING)
     if pending:
         shown = store().revealed(code, sorted(pending))
-        if not isinstance(shown, Outcome) and shown:
-            st.rerun()  # the whole page: its questions see the reveal and show the weights
+        if (not isinstance(shown, Outcome) and shown) or not fast:
+            st.rerun()  # the whole page
     collect_garbage()
 
 
@@ -182,16 +194,38 @@ def _show_tally(code: str, token: str, tallies: list[Tally]) -> None:
     if current in by_id and st.session_state.get(_FOLLOWED) != current:  # the page asks a new question: follow it
         st.session_state[PICK], st.session_state[_FOLLOWED] = current, current
     if st.session_state.get(PICK) not in by_id:
-        st.session_state[PICK] = current if current in by_id else tallies[0].question.qid
+        st.session_state[PICK] = current if current in by_id else _page_question(tallies)
     if len(tallies) > 1:
-        names = question_names(tallies)
-        st.selectbox("Question", list(by_id), key=PICK, format_func=names.get)
+        names, options, pick = question_names(tallies), list(by_id), st.session_state[PICK]
+        widget = f"{PICK}_{pick}"  # a new widget when the page picks: its index is what shows, never a stale one
+        st.selectbox(
+            "Question",
+            options,
+            index=options.index(pick),
+            key=widget,
+            format_func=names.get,
+            on_change=_picked,
+            args=(widget,),
+        )
     t = by_id[st.session_state[PICK]]
     st.markdown(f"**{md_escape(t.question.prompt)}** ({md_escape(t.question.where)})")
     show_tally(t)
     st.markdown(tally_sentence(t))
     if not t.revealed:
         st.button("Reveal to the class", key="pulse_reveal", on_click=_reveal, args=(code, token, t.question.qid))
+
+
+def _picked(widget: str) -> None:
+    st.session_state[PICK] = st.session_state[widget]
+
+
+def _page_question(tallies: list[Tally]) -> str:
+    """Before this page's run has said which question it asks (its first run is still drawing): the newest
+    prediction asked on this page (a prediction names its setting; a check question does not), else the newest."""
+    here = page_name()
+    return next(
+        (t.question.qid for t in tallies if t.question.where == here and t.question.setting), tallies[0].question.qid
+    )
 
 
 def _reveal(code: str, token: str, qid: str) -> None:

@@ -102,8 +102,11 @@ def class_gate(p, state: dict, ask: Callable) -> bool | None:
         st.caption(f"Class {m.code}: the class tally is unavailable right now, so you predict and reveal on your own.")
         return None
     if question.qid in shown:
-        if state["guess"] is None and state.get("sent") is not None:
-            state["guess"] = state["sent"]
+        if state["guess"] is None:  # the verdict of what this browser sent last (another tab may have changed it)
+            me = voter()
+            mine = store().answers_of(m.code, me, [question.qid]) if me else {}
+            last = mine.get(question.qid) if isinstance(mine, dict) else None
+            state["guess"] = last if last is not None else state.get("sent")
         return True
     watch(question.qid)
     sent = state.get("sent")

@@ -1,0 +1,179 @@
+"""A lesson in Chromium: a teacher starts a class and shows the projector view; three students (one on a phone,
+touch) answer; a reload and a second tab of one student add no answer and bring back "Sent"; the tally reads from
+the back of the room; the reveal reaches every student's page, none reloaded; nothing shows the teacher's token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from tests.a11y_util import assert_accessible
+from tests.server_util import wait_for_app
+from tests.test_browser import assert_no_errors, horizontal_overflow
+from tests.test_pulse_live import wait_text as _wait_text
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+SETTING = "seq_len=6&d_model=16&heads=2&seed=3"  # the Playground's question: unscaled, head 1 gets sharper
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+
+
+@contextlib.contextmanager
+def browser_tab(browser, url: str, lands_on: str = "", pages: dict | None = None, name: str = "", **ctx_args):
+    """A new browser (its own cookies) with one tab on ``url`` (which sends it on to a URL matching ``lands_on``),
+    kept in ``pages`` under ``name`` for the screenshots; yields (context, page)."""
+    ctx = browser.new_context(**({"viewport": {"width": 1280, "height": 720}} | ctx_args))
+    page = ctx.new_page()
+    if pages is not None:
+        pages[name] = page
+    try:
+        page.goto(url)
+        if lands_on:
+            page.wait_for_url(re.compile(lands_on), timeout=90000)
+            page.wait_for_load_state("load")
+            wait_text(page, "Predict first")  # the page it was sent to has drawn its question
+        wait_for_app(page)
+        yield ctx, page
+    finally:
+        if pages is not None:  # what the screen showed at the end (pytest prints the folder with -rA): look at them
+            for n, p in pages.items():
+                if n != "_shots" and p.context is ctx:
+                    with contextlib.suppress(Exception):
+                        p.screenshot(path=str(pages["_shots"] / f"pulse-{n}.png"), full_page=n != "projector")
+        ctx.close()
+
+
+def wait_text(page, pattern: str, timeout_ms: int = 90000) -> None:
+    """Wait for text matching ``pattern`` on the page (a shared CI machine can be slow: no timing is asserted)."""
+    _wait_text(page, pattern, timeout_ms)
+
+
+def main_text(page) -> str:
+    return page.inner_text('[data-testid="stMain"]')
+
+
+def start_class(page) -> tuple[str, str]:
+    """Press Start a class in the share box; return (students' link, teacher's link) as the box shows them."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Share this experiment").click()
+    sidebar.get_by_role("button", name="Start a class").click()
+    wait_text(page, r"Class \w{5} · 0 answers")
+    sidebar.get_by_text("Show my teacher link").click()
+    sidebar.locator('[data-testid="stCode"]').nth(1).wait_for()
+    links = [c.inner_text().strip() for c in sidebar.locator('[data-testid="stCode"]').all()]
+    assert len(links) == 2, links  # the students' link and the teacher's: no unlocked link with the class in it
+    students, teacher = links
+    assert "classroom=lock" in students and "teacher=" not in students and "teacher=" in teacher
+    assert "teacher=" not in page.url, "the token left the teacher's own address bar"
+    return students, teacher
+
+
+def prediction(page):
+    """The prediction's radio group."""
+    return page.locator('[data-testid="stMain"] [data-testid="stRadio"]').filter(has_text="Your prediction")
+
+
+def send(page, choice: str) -> None:
+    prediction(page).get_by_text(choice, exact=True).click()
+    page.get_by_role("button", name="Send my prediction").or_(
+        page.get_by_role("button", name="Change my prediction")
+    ).click()
+    wait_text(page, f"Sent: you chose {choice}")
+    wait_for_app(page)
+
+
+def tally_lines(projector) -> list[dict]:
+    """The projector's tally: each line's text, font size and box."""
+    return projector.evaluate(
+        """() => [...document.querySelectorAll('.st-key-pulse_tally [data-testid="stMarkdownContainer"] p')].map(p => {
+            const r = p.getBoundingClientRect();
+            return {text: p.innerText, size: parseFloat(getComputedStyle(p).fontSize), top: r.top, bottom: r.bottom,
+                    right: r.right, bar: p.closest('[data-testid="stVerticalBlock"]').querySelector(
+                        '[data-testid="stProgressBarTrack"]').getBoundingClientRect().height};
+        })"""
+    )
+
+
+def test_a_lesson_with_a_projector_and_three_students(browser_and_base, tmp_path):
+    browser, base = browser_and_base
+    pages = {"_shots": tmp_path / "screenshots"}
+    pages["_shots"].mkdir(exist_ok=True)
+    _lesson(browser, base, pages)
+
+
+def _lesson(browser, base: str, pages: dict) -> None:
+    with browser_tab(browser, f"{base}/Playground?{SETTING}", pages=pages, name="teacher") as (teacher_ctx, teacher):
+        students_link, teacher_link = start_class(teacher)
+        projector = teacher_ctx.new_page()
+        projector.set_viewport_size({"width": 1280, "height": 720})
+        projector.goto(teacher_link + "&view=projector")
+        pages["projector"] = projector
+        wait_for_app(projector)
+        wait_text(projector, r"Class \w{5} · 0 answers")
+        token = dict(parse_qsl(urlsplit(teacher_link).query))["teacher"]
+        assert "teacher=" not in projector.url and token not in projector.content(), "the room never sees the token"
+        code = dict(parse_qsl(urlsplit(students_link).query))["class"]
+        assert code in main_text(projector) and f"/?join={code}" in main_text(projector)
+        assert projector.get_by_role("img", name=f"QR code that opens {base}/?join={code}").count() == 1
+        assert_accessible(projector, "the projector view with a class")
+
+        with (
+            browser_tab(browser, students_link, pages=pages, name="ana") as (ana_ctx, ana),
+            browser_tab(
+                browser, f"{base}/?join={code.lower()}", lands_on=r"/Playground\?", pages=pages, name="ben"
+            ) as (_, ben),  # lower case
+            browser_tab(browser, students_link, pages=pages, name="cleo", **PHONE) as (_, cleo),
+        ):
+            wait_text(ben, "You are in class")
+            assert dict(parse_qsl(urlsplit(ben.url).query))["class"] == code, "the short address opened the class"
+            for page in (ana, ben, cleo):
+                radio = prediction(page).locator("input")
+                assert radio.count() == 3 and not any(r.is_checked() for r in radio.all()), "nothing chosen for them"
+            send(ana, "softer")
+            send(ben, "sharper")
+            send(cleo, "sharper")  # a tap on a phone
+            assert not horizontal_overflow(cleo), horizontal_overflow(cleo)
+            wait_text(projector, r"Class \w{5} · 3 answers")
+
+            ana.reload()  # a reload (a phone does this when its student comes back to the tab)
+            wait_for_app(ana)
+            assert "Sent: you chose softer" in main_text(ana), "the reload brings back what was sent"
+            second = ana_ctx.new_page()  # a second tab of the same browser
+            second.goto(students_link)
+            pages["second"] = second
+            wait_for_app(second)
+            assert "Sent: you chose softer" in main_text(second)
+            send(second, "sharper")  # a change of mind in the second tab replaces the answer
+            wait_text(projector, r"#1 sharper · 3 answers")
+            assert "Class" in main_text(projector) and "· 3 answers to" in main_text(projector), (
+                "one browser, one answer"
+            )
+
+            lines = tally_lines(projector)
+            assert [ln["text"] for ln in lines] == [
+                "#1 sharper · 3 answers",
+                "#2 softer · 0 answers",
+                "#3 the same · 0 answers",
+            ]
+            assert min(ln["size"] for ln in lines) >= 20, lines  # the back row reads 20 px and up
+            assert min(ln["bar"] for ln in lines) >= 20, lines
+            assert all(a["bottom"] <= b["top"] for a, b in zip(lines, lines[1:])), "no label overlaps the next"
+            assert max(ln["right"] for ln in lines) <= 1280
+
+            projector.get_by_role("button", name="Reveal to the class").click()
+            wait_text(projector, r"Revealed: 3 of 3 \(100%\)")
+            for page in (ana, second, ben, cleo):  # none reloaded: the page's watcher noticed the reveal
+                wait_text(page, "Right: you predicted sharper")
+            lines = tally_lines(projector)
+            assert lines[0]["text"] == "✓ #1 sharper · 3 answers · the right answer", "the right one in words"
+            projector.locator(".st-key-pulse_tally").screenshot(path=str(pages["_shots"] / "pulse-tally.png"))
+            colour = projector.evaluate(
+                """() => getComputedStyle(document.querySelector('.st-key-pulse_bar_right [data-testid="stProgressBarTrack"] > div')).backgroundColor"""
+            )
+            assert colour == "rgb(30, 123, 69)", colour
+            for page in (projector, ana, second, ben, cleo):
+                assert_no_errors(page)
+            assert_accessible(projector, "the projector view after the reveal")
