@@ -21,6 +21,7 @@ import sys
 import time
 
 import pytest
+import yaml
 
 from benchmarks.classroom import pick, q
 from benchmarks.pulse_client import PulseClient
@@ -66,6 +67,17 @@ async def page_text(base: str, path: str) -> str:
         return c.text()
     finally:
         await c.close()
+
+
+async def start_a_class(base: str) -> str:
+    """A teacher's click on "Start a class"; what the page says after it."""
+    teacher = PulseClient(base, "Playground")
+    try:
+        ok(await teacher.open())
+        ok(await teacher.click("Start a class"))
+        return teacher.text()
+    finally:
+        await teacher.close()
 
 
 def test_the_image_runs_as_a_non_root_user_on_a_read_only_root_and_reports_its_health(app_image):
@@ -227,3 +239,33 @@ def test_compose_class_of_thirty_through_nginx_survives_a_crashed_replica_and_a_
         f"memory peak {' / '.join(f'{p / 2**20:.0f}' for p in seen['peak'].values())} MiB of a "
         f"{seen['limit'] / 2**20:.0f} MiB limit; {time.monotonic() - t0:.0f} s"
     )
+
+
+# ---- Kubernetes: the app's Deployment, as podman runs it
+
+
+def test_the_kubernetes_deployment_runs_with_podman_kube_play_and_works_without_its_redis(app_image, tmp_path):
+    docs = list(yaml.safe_load_all((DEPLOY / "kubernetes" / "app.yaml").read_text()))
+    deployment = next(d for d in docs if d["kind"] == "Deployment")
+    (app,) = deployment["spec"]["template"]["spec"]["containers"]
+    app["image"] = app_image
+    deployment["spec"]["replicas"] = 1  # podman runs one Pod of it
+    port = free_port()  # podman publishes a containerPort on the host: here on a free loopback port only
+    app["ports"][0] |= {"hostPort": port, "hostIP": "127.0.0.1"}
+    manifest = tmp_path / "deployment.yaml"
+    manifest.write_text(yaml.safe_dump(deployment))
+    name = f"{deployment['metadata']['name']}-pod-0-{app['name']}"
+    base = f"http://127.0.0.1:{port}"
+    cu.podman("kube", "play", str(manifest))
+    try:
+        health = app["readinessProbe"]["httpGet"]
+        cu.wait_until("the Pod's /_stcore/health", lambda: cu.answers(f"{base}{health['path']}"), timeout=120)
+        running = cu.inspect(name)
+        assert running["HostConfig"]["Memory"] == 1536 * 2**20 and running["HostConfig"]["ReadonlyRootfs"]
+        assert running["Config"]["User"].split(":")[0] == "10001"
+        # Redis unreachable from the start (redis.yaml is not played): students work alone, the teacher is told
+        student = asyncio.run(page_text(base, "Playground?classroom=lock&class=ABCDE"))
+        assert "the class tally is unavailable right now, so you predict and reveal on your own" in student
+        assert "Could not start a class: the class tally is unavailable" in asyncio.run(start_a_class(base))
+    finally:
+        cu.podman("kube", "down", str(manifest), check=False)
