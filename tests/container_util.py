@@ -24,7 +24,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.server_util import ROOT
+from tests.server_util import ROOT, free_port
 
 CONTAINERS_CONF = ROOT / "tests" / "containers.conf"
 SUITE, MIRROR = "bookworm", "http://deb.debian.org/debian"
@@ -146,11 +146,88 @@ def crash(name: str) -> int:
     return pid
 
 
+def healthy(name: str) -> bool:
+    """The image's HEALTHCHECK (or compose's healthcheck), run as the engine would run it."""
+    return podman("healthcheck", "run", name, check=False, timeout=30).returncode == 0
+
+
+def connections(name: str, port: int = 8501) -> int:
+    """Established TCP connections to ``port`` inside container ``name`` (its /proc/net/tcp): whom it serves."""
+    table = podman("exec", name, "cat", "/proc/net/tcp", "/proc/net/tcp6").stdout.splitlines()
+    rows = [line.split() for line in table if ":" in line.split()[0] if line.split()]
+    return sum(1 for r in rows if r[1].rsplit(":", 1)[1] == f"{port:04X}" and r[3] == "01")
+
+
+def cgroup_file(name: str, controller: str, file: str) -> Path:
+    """A file of container ``name``'s cgroup (v1: per controller; v2: one folder)."""
+    cgroup = inspect(name)["State"].get("CgroupPath", "")
+    v1 = Path(f"/sys/fs/cgroup/{controller}{cgroup}/{file}")
+    return v1 if v1.parent.is_dir() else Path(f"/sys/fs/cgroup{cgroup}/{file}")
+
+
+def cpu_seconds(name: str) -> float:
+    """CPU seconds container ``name`` has used since it started (cgroup v1 cpuacct, or v2 cpu.stat)."""
+    path = cgroup_file(name, "cpuacct", "cpuacct.usage")
+    if path.exists():
+        return int(path.read_text()) / 1e9
+    stat = dict(line.split() for line in cgroup_file(name, "cpu", "cpu.stat").read_text().splitlines())
+    return int(stat["usage_usec"]) / 1e6
+
+
 def memory_peak(name: str) -> int:
     """Bytes: the most memory container ``name``'s cgroup has held since it started (cgroup v1 or v2)."""
-    state = inspect(name)["State"]
-    cgroup = state.get("CgroupPath", "")
-    for path in (f"/sys/fs/cgroup/memory{cgroup}/memory.max_usage_in_bytes", f"/sys/fs/cgroup{cgroup}/memory.peak"):
+    for path in (cgroup_file(name, "memory", "memory.max_usage_in_bytes"), cgroup_file(name, "memory", "memory.peak")):
         with contextlib.suppress(OSError, ValueError):
-            return int(Path(path).read_text())
-    raise FileNotFoundError(f"no memory peak for {name} (cgroup {cgroup!r})")
+            return int(path.read_text())
+    raise FileNotFoundError(f"no memory peak for {name} in its cgroup")
+
+
+class Compose:
+    """deploy/compose.yaml run by podman-compose as ``project``: the app's replicas on ``app_image``, nginx and Redis
+    on ``base`` (Debian's nginx and redis-server), nginx on a free loopback port."""
+
+    def __init__(self, project: str, app_image: str, base: str, replicas: int = 2):
+        port = free_port()
+        self.project, self.url = project, f"http://127.0.0.1:{port}"
+        self.env = {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF), "APP_IMAGE": app_image,
+                    "NGINX_IMAGE": base, "REDIS_IMAGE": base, "REPLICAS": str(replicas),
+                    "PORT": f"127.0.0.1:{port}", "TLS_PORT": f"127.0.0.1:{free_port()}"}  # fmt: skip
+        self.apps = [f"{project}_app_{i}" for i in range(1, replicas + 1)]
+        self.redis, self.nginx = f"{project}_redis_1", f"{project}_nginx_1"
+
+    def __call__(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        compose = ROOT / "deploy" / "compose.yaml"
+        cmd = [sys.executable, "-m", "podman_compose", "-f", str(compose), "-p", self.project, *args]
+        r = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
+        if r.returncode != 0:
+            raise RuntimeError(f"podman-compose {' '.join(args)} failed:\n{r.stderr[-3000:]}")
+        return r
+
+    def wait_ready(self, timeout: float = 180) -> None:
+        """compose's service_healthy, which podman-compose cannot ask podman 4.3 for: every health check passes.
+        Then nginx is reloaded once the network's DNS names every replica, as deploy/README.md says to after `up`
+        (nginx resolves "app" when it starts, and podman-compose may start it before the replicas answer)."""
+        for name in [*self.apps, self.redis]:
+            wait_until(f"{name} healthy", lambda n=name: healthy(n), timeout)
+        wait_until(
+            f"podman's DNS naming {len(self.apps)} replicas", lambda: len(self.resolved("app")) == len(self.apps), 30
+        )
+        podman("exec", self.nginx, "nginx", "-s", "reload")
+        wait_until("nginx's page", lambda: answers(self.url + "/_stcore/health"), timeout)
+
+    def resolved(self, host: str) -> set[str]:
+        """The addresses ``host`` resolves to inside the nginx container."""
+        r = podman("exec", self.nginx, "getent", "ahostsv4", host, check=False)
+        return {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
+
+
+@contextlib.contextmanager
+def compose_up(project: str, app_image: str, base: str, replicas: int = 2):
+    """Bring deploy/compose.yaml up, yield the Compose once every service is healthy, take it down (volumes too)."""
+    c = Compose(project, app_image, base, replicas)
+    try:
+        c("up", "-d")
+        c.wait_ready()
+        yield c
+    finally:
+        c("down", "-v", timeout=120)

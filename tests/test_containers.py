@@ -16,8 +16,6 @@ import contextlib
 import os
 import random
 import statistics
-import subprocess
-import sys
 import time
 
 import pytest
@@ -54,11 +52,6 @@ def container(image: str, *args: str, name: str):
         cu.podman("rm", "-f", "-t", "2", name, check=False)
 
 
-def healthy(name: str) -> bool:
-    """The image's HEALTHCHECK, run as the engine would run it."""
-    return cu.podman("healthcheck", "run", name, check=False, timeout=30).returncode == 0
-
-
 async def page_text(base: str, path: str) -> str:
     c = PulseClient(base, path, timeout=180)
     try:
@@ -83,7 +76,7 @@ async def start_a_class(base: str) -> str:
 def test_the_image_runs_as_a_non_root_user_on_a_read_only_root_and_reports_its_health(app_image):
     port = free_port()
     with container(app_image, "--read-only", "-p", f"127.0.0.1:{port}:8501", name=f"{PROJECT}-image"):
-        cu.wait_until("the image's HEALTHCHECK", lambda: healthy(f"{PROJECT}-image"), timeout=120)
+        cu.wait_until("the image's HEALTHCHECK", lambda: cu.healthy(f"{PROJECT}-image"), timeout=120)
         assert cu.podman("exec", f"{PROJECT}-image", "id", "-u").stdout.strip() == "10001"
         wrote = cu.podman("exec", f"{PROJECT}-image", "touch", "/app/x", check=False)
         assert wrote.returncode != 0 and "Read-only file system" in wrote.stderr
@@ -98,41 +91,10 @@ def test_the_image_runs_as_a_non_root_user_on_a_read_only_root_and_reports_its_h
 # ---- compose: two replicas, Redis and nginx, and a class with faults
 
 
-class Compose:
-    """deploy/compose.yaml brought up by podman-compose as project PROJECT, nginx on a free loopback port."""
-
-    def __init__(self, app_image: str, base: str):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {**os.environ, "CONTAINERS_CONF": str(cu.CONTAINERS_CONF), "APP_IMAGE": app_image,
-                    "NGINX_IMAGE": base, "REDIS_IMAGE": base, "REPLICAS": "2",
-                    "PORT": f"127.0.0.1:{self.port}", "TLS_PORT": f"127.0.0.1:{free_port()}"}  # fmt: skip
-        self.apps = [f"{PROJECT}_app_1", f"{PROJECT}_app_2"]
-        self.redis = f"{PROJECT}_redis_1"
-
-    def __call__(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        cmd = [sys.executable, "-m", "podman_compose", "-f", str(DEPLOY / "compose.yaml"), "-p", PROJECT, *args]
-        r = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
-        if r.returncode != 0:
-            raise RuntimeError(f"podman-compose {' '.join(args)} failed:\n{r.stderr[-3000:]}")
-        return r
-
-    def wait_ready(self, timeout: float = 180) -> None:
-        """compose's service_healthy, which podman-compose cannot ask podman 4.3 for: every health check passes."""
-        for name in [*self.apps, self.redis]:
-            cu.wait_until(f"{name} healthy", lambda n=name: healthy(n), timeout)
-        cu.wait_until("nginx's page", lambda: cu.answers(self.url + "/_stcore/health"), timeout)
-
-
 @pytest.fixture(scope="module")
 def compose(app_image):
-    c = Compose(app_image, cu.base_image())
-    c("up", "-d")
-    try:
-        c.wait_ready()
+    with cu.compose_up(PROJECT, app_image, cu.base_image()) as c:
         yield c
-    finally:
-        c("down", "-v", timeout=120)
 
 
 def settings(s: PulseClient) -> dict[str, str]:
@@ -146,7 +108,7 @@ async def move(s: PulseClient, rng: random.Random, log: list) -> None:
     assert r.ok and r.verified, (r.status, r.errors)
 
 
-async def class_with_faults(c: Compose) -> dict:
+async def class_with_faults(c: cu.Compose) -> dict:
     rng, log, seen = random.Random(7), [], {}
     teacher = await start(c.url, cookie=True)
     path = teacher.student_path()
@@ -170,6 +132,7 @@ async def class_with_faults(c: Compose) -> dict:
     right = sum(1 for i in range(STUDENTS) if i % 3)
     assert teacher.answers() == STUDENTS and teacher.counts()[f"#1 {RIGHT}"] == right, teacher.text()
     seen["peak"] = {name: cu.memory_peak(name) for name in c.apps}
+    seen["held"] = {name: cu.connections(name) for name in c.apps}  # websockets (and nginx's keep-alives)
     seen["limit"] = cu.inspect(c.apps[0])["HostConfig"]["Memory"]
 
     # a replica crashes: its students' websockets close; they reconnect (same cookie) to the other replica
@@ -185,11 +148,12 @@ async def class_with_faults(c: Compose) -> dict:
         if s is not teacher:
             await move(s, rng, log)
     seen["moved"] = len([s for s in moved if s is not teacher])
-    assert 0 < seen["moved"] < STUDENTS, f"the students spread over both replicas: {seen['moved']} were moved"
+    # by their cookies, over both replicas (the connections each held before the crash, nginx's kept-alive included)
+    assert 0 < seen["moved"] < STUDENTS, f"{seen['moved']} of {STUDENTS} moved; connections held: {seen['held']}"
     ok(await teacher.tick())
     assert teacher.answers() == STUDENTS, "the answers of the crashed replica's students are kept (Redis)"
     cu.wait_until("the crashed replica replaced", lambda: cu.inspect(c.apps[0])["State"]["Pid"] not in (0, old_pid), 60)
-    cu.wait_until("the replaced replica healthy", lambda: healthy(c.apps[0]), 120)
+    cu.wait_until("the replaced replica healthy", lambda: cu.healthy(c.apps[0]), 120)
     seen["replaced"] = time.monotonic() - t0
 
     # Redis restarts: every answer acknowledged before it stopped is there after; meanwhile the tally is unavailable.
@@ -207,7 +171,7 @@ async def class_with_faults(c: Compose) -> dict:
     for s in students[:3]:
         await move(s, rng, log)  # the students' pages keep working
     cu.podman("start", c.redis)
-    cu.wait_until("Redis healthy again", lambda: healthy(c.redis), 60)
+    cu.wait_until("Redis healthy again", lambda: cu.healthy(c.redis), 60)
     await asyncio.sleep(2.5)  # a replica asks Redis again 2 s after it failed
     ok(await teacher.tick())
     assert (teacher.answers(), teacher.counts()) == (acknowledged, bars), teacher.text()
@@ -235,6 +199,7 @@ def test_compose_class_of_thirty_through_nginx_survives_a_crashed_replica_and_a_
     print(
         f"\ncompose class: {STUDENTS} students, {len(lat)} runs (predictions and changes), 0 errors, "
         f"p50 {statistics.median(lat):.2f} s, p95 {q(lat, 0.95):.2f} s, max {max(lat):.2f} s; "
+        f"connections held {' / '.join(str(n) for n in seen['held'].values())}; "
         f"{seen['moved']} students moved off the crashed replica, replaced and healthy after {seen['replaced']:.0f} s; "
         f"memory peak {' / '.join(f'{p / 2**20:.0f}' for p in seen['peak'].values())} MiB of a "
         f"{seen['limit'] / 2**20:.0f} MiB limit; {time.monotonic() - t0:.0f} s"
