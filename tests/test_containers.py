@@ -1,7 +1,7 @@
 """The container layout as a school runs it: deploy/Dockerfile built with podman, deploy/compose.yaml brought up with
 podman-compose (two app replicas, Redis with its append-only file, nginx), a class of thirty protocol-level students
-through nginx with a replica crashed and Redis restarted mid-class, and the Kubernetes Deployment run with
-``podman kube play``.
+through nginx with a replica crashed and Redis restarted mid-class, a replica killed at its memory limit and
+replaced, and the Kubernetes Deployment run with ``podman kube play``.
 
 The base image is Debian 12 from Debian's archive (tests/container_util.py says why and how); compose's three images
 are set by its APP_IMAGE, NGINX_IMAGE and REDIS_IMAGE settings, as a school with its own registry would. Podman on
@@ -16,6 +16,7 @@ import contextlib
 import os
 import random
 import statistics
+import threading
 import time
 
 import pytest
@@ -86,6 +87,42 @@ def test_the_image_runs_as_a_non_root_user_on_a_read_only_root_and_reports_its_h
         assert "Parity at step" in asyncio.run(page_text(base, "Train"))
         assert "Parity with attention_core" in asyncio.run(page_text(base, "Real_model"))
         assert "compared with every key" in asyncio.run(page_text(base, "Playground"))
+
+
+class PeakMemory(threading.Thread):
+    """The highest memory a container's cgroup reported, sampled every 20 ms until the container is gone."""
+
+    def __init__(self, name: str):
+        super().__init__(daemon=True)
+        self.path, self.peak, self.done = cu.cgroup_file(name, "memory", "memory.max_usage_in_bytes"), 0, False
+
+    def run(self) -> None:
+        while not self.done:
+            with contextlib.suppress(OSError, ValueError):
+                self.peak = max(self.peak, int(self.path.read_text()))
+            time.sleep(0.02)
+
+
+def test_a_replica_over_its_memory_limit_is_killed_and_replaced(app_image):
+    """250 MiB, below what the Real model page needs with its embedded model: the kernel kills the replica at its
+    limit (exit 137), the restart policy brings it back, and it serves again."""
+    port, name, limit = free_port(), f"{PROJECT}-memory", 250 * 2**20
+    args = ["--read-only", "--memory", str(limit), "--memory-swap", str(limit), "--restart", "unless-stopped"]
+    with container(app_image, *args, "-p", f"127.0.0.1:{port}:8501", name=name):
+        cu.wait_until("the replica's health", lambda: cu.answers(f"http://127.0.0.1:{port}/_stcore/health"), 120)
+        sampler = PeakMemory(name)
+        sampler.start()
+        page = PulseClient(f"http://127.0.0.1:{port}", "Real_model", timeout=120)
+        r = asyncio.run(page.open())
+        sampler.done = True
+        assert r.status == "closed", "the page's server went away mid-run"
+        cu.wait_until("the replica replaced", lambda: cu.inspect(name)["RestartCount"] >= 1, 60)
+        cu.wait_until("the replacement's health", lambda: cu.answers(f"http://127.0.0.1:{port}/_stcore/health"), 120)
+        assert "compared with every key" in asyncio.run(page_text(f"http://127.0.0.1:{port}", "Playground"))
+        print(
+            f"\nover its limit: peak {sampler.peak / 2**20:.0f} MiB of a {limit / 2**20:.0f} MiB limit, killed, replaced"
+        )
+        assert sampler.peak >= 0.9 * limit, "it was killed at its limit"
 
 
 # ---- compose: two replicas, Redis and nginx, and a class with faults
