@@ -355,9 +355,9 @@ class StreamlitClient:
         assert self.ws is not None, "open() first"
         ws, t0 = self.ws, time.perf_counter()
         wire0, nbytes, count, errors = ws.wire_bytes, 0, 0, []
-        await ws.send(self.rerun_message(cs))
         status = "timeout"
         try:
+            await ws.send(self.rerun_message(cs))  # raises if the socket closed since the last run
             async with asyncio.timeout(timeout or self.timeout):
                 while True:
                     raw = await ws.recv(decode=False)

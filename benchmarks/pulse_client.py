@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from streamlit.proto.ClientState_pb2 import ClientState
 
-from benchmarks.protocol import RunResult, StreamlitClient, widget_state
+from benchmarks.protocol import Page, RunResult, StreamlitClient, widget_state
 
 HEADER = re.compile(r"Class (\w+)\*\* · (\d+) answers? to (\d+) questions?")
 TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")  # ui.pulse_panel.tally_lines
@@ -39,13 +39,15 @@ class PulseClient(StreamlitClient):
     def __init__(self, base: str, path: str = "", timeout: float = 60.0, cookie: bool = False):
         super().__init__(base, path, timeout)
         self.cookie = cookie
+        self.jar = ""  # nginx's cookie once it is set: a browser keeps it for every later request and reconnect
         self.upstream = ""  # nginx's X-Upstream: the replica holding this session
         self.auto_reruns: dict[str, float] = {}  # fragment id -> run_every seconds, from the last full run
 
     async def _connect(self, wait: float, headers: dict[str, str] | None = None) -> None:
         extra = dict(headers or {})
         if self.cookie:
-            extra["Cookie"] = await asyncio.to_thread(first_cookie, self.origin)
+            self.jar = self.jar or await asyncio.to_thread(first_cookie, self.origin)
+            extra["Cookie"] = self.jar
         await super()._connect(wait, extra or None)
         self.upstream = self.ws.response.headers.get("X-Upstream", "")
 
@@ -56,6 +58,13 @@ class PulseClient(StreamlitClient):
         elif kind == "auto_rerun":
             self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
         return super().handle(msg, errors)
+
+    async def reconnect(self, timeout: float | None = None) -> RunResult:
+        """What the front end does when its websocket closed (its server stopped): connect again, with the same
+        cookie, and run the page of the URL it shows, in a new session if the server does not know the old one."""
+        await self.close()
+        self.page, self.page_script_hash, self._cache = Page(), "", {}
+        return await self.open(timeout)
 
     async def tick(self, interval: float | None = None) -> RunResult:
         """Run the page's ``run_every`` fragment (the one with ``interval`` when there are several)."""

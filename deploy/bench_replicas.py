@@ -7,6 +7,11 @@ one replica.) Reports latency from the classroom benchmark, where the students l
 CPU time and peak memory.
 
     python deploy/bench_replicas.py [--replicas 1,2] [--students 30] [--changes 10] [--scenario why_scale]
+    python deploy/bench_replicas.py --compose [--replicas 2] [--students 150]   # the containers of compose.yaml
+
+With --compose the replicas are compose.yaml's containers (podman-compose, images built as tests/test_containers.py
+builds them), each limited to APP_CPUS (1) core and APP_MEMORY (1.5 GB); CPU and peak memory are their cgroups'.
+Where the students landed is not known there (the shipped nginx names no replica).
 """
 
 from __future__ import annotations
@@ -65,10 +70,31 @@ def measure(n: int, sc, students: int, changes: int, think: tuple[float, float],
             wall = time.perf_counter() - t0
             cpu = [protocol.cpu_seconds(pid) - c for pid, c in zip(pids, cpu0)]
         order = [rep.address for rep in cluster.replicas]
+    return row(n, r, cpu, wall, [p.peak for p in peaks], " / ".join(str(LANDED[a]) for a in order))
+
+
+def measure_compose(n: int, sc, students: int, changes: int, think: tuple[float, float], seed: int) -> list[str]:
+    """One class through compose.yaml's nginx on ``n`` fresh replica containers; a table row."""
+    from tests import container_util as cu
+
+    base = cu.base_image()
+    with cu.compose_up(f"aexp-bench-{os.getpid()}", cu.build_app_image(base), base, replicas=n) as c:
+        for _ in range(3 * n):  # warm the replicas (through nginx: they are not published)
+            asyncio.run(warm(c.url, sc.path))
+        cpu0, t0 = [cu.cpu_seconds(a) for a in c.apps], time.perf_counter()
+        r = asyncio.run(classroom.load(c.url, None, sc, students, changes, think, False, False, seed))
+        wall = time.perf_counter() - t0
+        cpu = [cu.cpu_seconds(a) - c0 for a, c0 in zip(c.apps, cpu0)]
+        peaks, limit = [cu.memory_peak(a) for a in c.apps], cu.inspect(c.apps[0])["HostConfig"]["Memory"]
+    out = row(n, r, cpu, wall, peaks, "–")
+    out[-1] += f" of {limit / 2**20:.0f} MB"
+    return out
+
+
+def row(n: int, r, cpu: list[float], wall: float, peaks: list[int], spread: str) -> list[str]:
     lat = [x.seconds for x in r.results]
     changes_done = max(len(r.results), 1)
     errors = sum(1 for x in r.results if x.errors) + len(r.open_errors)
-    spread = " / ".join(str(LANDED[a]) for a in order)
     verified = sum(1 for x in r.results if x.verified)
     return [
         str(n),
@@ -80,7 +106,7 @@ def measure(n: int, sc, students: int, changes: int, think: tuple[float, float],
         f"{verified} / {len(r.results)}",
         f"{1e3 * sum(cpu) / changes_done:.0f} ms",
         " / ".join(f"{100 * c / wall:.0f}%" for c in cpu),
-        " / ".join(f"{p.peak / 2**20:.0f} MB" for p in peaks),
+        " / ".join(f"{p / 2**20:.0f} MB" for p in peaks),
     ]
 
 
@@ -107,6 +133,7 @@ def main() -> None:
     ap.add_argument("--changes", type=int, default=10)
     ap.add_argument("--think", default="1-3", help="seconds between a student's changes, 'lo-hi'")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--compose", action="store_true", help="the replicas of compose.yaml, run by podman-compose")
     args = ap.parse_args()
     lo, _, hi = args.think.partition("-")
     think = (float(lo), float(hi or lo))
@@ -122,7 +149,8 @@ def main() -> None:
     )
     rows = []
     for n in counts:
-        rows.append(measure(n, sc, args.students, args.changes, think, args.seed))
+        run = measure_compose if args.compose else measure
+        rows.append(run(n, sc, args.students, args.changes, think, args.seed))
         print("  done:", rows[-1], flush=True)
     print(classroom.table(HEADER, rows))
 

@@ -43,9 +43,10 @@ KEY_LINE = "    ssl_certificate_key /etc/nginx/tls/privkey.pem;\n"
 REVEAL_UPSTREAM = "add_header X-Upstream $upstream_addr always;\n"
 # the server parameters of the shipped upstream files (weight, max_fails, fail_timeout), so that the loopback
 # run tests them too
-SERVER_PARAMS = re.search(
-    r"^server 127\.0\.0\.1:\d+ (.+);$", (ROOT / "deploy" / "upstream.systemd.conf").read_text(), re.M
-).group(1)
+SYSTEMD_UPSTREAM = (ROOT / "deploy" / "upstream.systemd.conf").read_text()
+SERVER_PARAMS = re.search(r"^server 127\.0\.0\.1:\d+ (.+);$", SYSTEMD_UPSTREAM, re.M).group(1)
+# and its balancing rule: one server line per replica, as here
+HASH_LINE = re.search(r"^hash .+;$", SYSTEMD_UPSTREAM, re.M).group(0)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,9 @@ def render_nginx_conf(
     (conf_dir / "nginx.conf").write_text(nginx)
     (conf_dir / "site.conf").write_text(site)
     (conf_dir / "app.conf").write_text((REVEAL_UPSTREAM if reveal_upstream else "") + app)
-    (conf_dir / "upstream.conf").write_text("".join(f"server {s} {SERVER_PARAMS};\n" for s in servers))
+    (conf_dir / "upstream.conf").write_text(
+        HASH_LINE + "\n" + "".join(f"server {s} {SERVER_PARAMS};\n" for s in servers)
+    )
     return conf_dir / "nginx.conf"
 
 
