@@ -182,6 +182,7 @@ def test_redis_stopped_mid_class_degrades_and_comes_back(redis_cluster):
                 ok(await s.tick())
                 r = ok(await s.change("query token", "t2 (#2)"))  # any change reruns the page
                 assert r.status == "finished" and "predict and reveal on your own" in s.text()
+                ok(await s.change("Your prediction", WRONG))  # nothing is chosen for a student who had not sent
                 ok(await s.click("Reveal the answer"))
                 assert revealed_text(s), "the student revealed on their own"
             newcomer = PulseClient(cluster.url, teacher.student_path(), cookie=True)
