@@ -91,7 +91,7 @@ class RedisStore(PulseStore):
     errors = (redis.RedisError, OSError)
     kind = "redis"
 
-    def __init__(self, url: str, timeout: float = 0.5, retry_after: float = 2.0, clock=None):
+    def __init__(self, url: str, timeout: float = 1.0, retry_after: float = 2.0, clock=None):
         super().__init__(retry_after=retry_after, **({"clock": clock} if clock else {}))
         self._r = redis.Redis.from_url(
             url,

@@ -9,6 +9,7 @@ does not wait for a connection timeout on every run.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -32,6 +33,7 @@ from classpulse.model import (
     voter_signed,
 )
 
+_log = logging.getLogger(__name__)
 Meta = tuple[str, float, int]  # (token digest, expires, reveals) of a class
 Row = tuple[str, float, bool, list[int]]  # (question JSON, first seen, revealed, the choice of every answer)
 
@@ -51,6 +53,7 @@ class PulseStore:
         self.clock, self.retry_after = clock, retry_after
         self._down_until = 0.0
         self._breaker = threading.Lock()
+        self.failures = 0  # calls the backend failed (each logged)
 
     # ---- the primitives a backend implements (each atomic)
 
@@ -100,9 +103,13 @@ class PulseStore:
             return Outcome.UNAVAILABLE
         try:
             return fn(*args)
-        except self.errors:
+        except self.errors as exc:
             with self._breaker:
                 self._down_until = time.monotonic() + self.retry_after
+            self.failures += 1
+            _log.warning(
+                "the class pulse store failed (%s: %s); unavailable for %g s", type(exc).__name__, exc, self.retry_after
+            )
             return Outcome.UNAVAILABLE
 
     def _live(self, code: object) -> tuple[str, Meta] | Outcome:

@@ -56,11 +56,13 @@ def test_no_prediction_is_chosen_for_the_student_and_reveal_asks_for_a_choice(pa
     assert all(r.value is None for r in checks), "check questions start with no choice too"
 
 
-def test_in_a_class_send_asks_for_a_choice_first():
-    teacher, student_link, _ = start_class()
-    student = run_ok(app(PLAYGROUND, query(student_link)))
-    assert student.radio(key="guess_playground.twin").value is None
-    student.button(key="pulse_send_playground.twin").click()
+@pytest.mark.parametrize("page", [p.path for p in predicting()])
+def test_in_a_class_send_asks_for_a_choice_first(page):
+    teacher, student_link, _ = start_class(page, {})
+    student = run_ok(app(page, query(student_link)))
+    picker = guess_widget(student)
+    assert picker.value is None, f"{page}: the prediction starts on {picker.value!r}"
+    student.button(key=f"pulse_send_{picker.key.removeprefix('guess_')}").click()
     run_ok(student)
     assert CHOOSE_FIRST in texts(student) and "Sent: you chose" not in texts(student)
     run_ok(teacher)
