@@ -272,6 +272,10 @@ def test_locked_classroom_link_hides_the_weights_until_a_prediction(browser_and_
         assert (
             page.locator('[data-testid="stSidebar"] [data-testid="stToggle"]:has-text("Classroom mode")').count() == 0
         )
+        page.locator('button:has-text("Reveal the answer")').click()  # nothing chosen: it asks for a choice
+        page.get_by_text("Choose one of the answers first").wait_for(timeout=90000)
+        assert "Attention weights, one map per head" not in main.inner_text()
+        main.locator('[data-testid="stRadio"]').filter(has_text="Your prediction").get_by_text("softer").click()
         page.locator('button:has-text("Reveal the answer")').click()
         # the rerun may not have started when the click returns: wait for what it draws, then for it to finish
         page.get_by_text("Attention weights, one map per head").wait_for(timeout=90000)
