@@ -174,9 +174,9 @@ def test_a_release_becomes_the_pages_setting_and_bad_values_are_dropped(released
         assert got == expected
 
 
-def test_the_playground_mounts_the_maps_in_its_full_run_and_the_sync_in_its_body():
+def test_the_playground_mounts_the_maps_and_their_feed_in_its_full_run():
     at = run_ok(app("pages/Playground.py", live=True))
-    assert len(at.get("bidi_component")) == 2  # the maps and their sync
+    assert len(at.get("bidi_component")) == 2  # the maps and their feed (a body-only rerun's sync is not drawn)
     assert "The maps are drawn by your browser on one colour scale" in texts(at)
     at.toggle(key="live_maps").set_value(False)
     run_ok(at)
