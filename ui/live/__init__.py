@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,9 +108,12 @@ def pack(arrays: list[np.ndarray], header: dict) -> bytes:
 
 
 def _rev() -> int:
-    """The number of this session's runs that sent the maps a setting: the newer of two settings wins."""
-    st.session_state["_live_rev"] = st.session_state.get("_live_rev", 0) + 1
-    return st.session_state["_live_rev"]
+    """The newer of two settings wins in the browser: microseconds of the clock, at least one more than this
+    session's last. A clock, not a count: a tab that reconnects to a restarted server starts a new session, whose
+    settings must still win over the ones its maps took from the old one."""
+    rev = max(time.time_ns() // 1000, st.session_state.get("_live_rev", 0) + 1)
+    st.session_state["_live_rev"] = rev
+    return rev
 
 
 def _sent() -> dict:
