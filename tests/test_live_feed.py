@@ -64,13 +64,18 @@ def test_a_release_sends_no_scores_and_a_new_input_sends_them_once(app_server):
 
 
 @pytest.mark.slow
-def test_compares_release_of_a_sends_no_scores(app_server):
+def test_on_compare_a_release_sends_no_scores_and_a_new_seq_len_of_a_sends_only_as(app_server):
     async def go():
         c = await _open(app_server[0], "Compare?seq_len=16&d_model=64&heads=4")
         try:
             assert c.tally.parts["scores"] == 4 * 16 * 16 * 4  # A and B share one input: one array
             sent = await _release(c, 0.5, panel="A")
             assert c.query_params["a_temperature"] == "0.5" and sent.parts["scores"] == 0
+            await asyncio.sleep(CACHE_GRACE + 0.2)
+            c.tally = Tally()
+            r = await c.change("seq_len (tokens) (A)", 15, param="a_seq_len")
+            assert r.ok, r.errors
+            assert c.tally.parts["scores"] == 4 * 15 * 15 * 4  # A's new scores; B's, which the browser holds, not
         finally:
             await c.close()
 

@@ -600,3 +600,37 @@ def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_th
             assert not dialogs
     finally:
         stop(proc)
+
+
+@pytest.mark.browser
+def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_ones(browser_and_base):
+    """A new seq_len of A sends A's new scores and not B's (the page holds them): the maps draw A's new weights
+    and B's from the array kept since the page load, both equal to attention_core's."""
+    from tests.server_util import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    a = WhatIf(seq_len=8, d_model=64, n_heads=4, scaled=True)
+    b = a.replace(scaled=False)
+    with opened(browser, base + "/Compare?seq_len=8&d_model=64&heads=4") as (page, dialogs):
+        page.wait_for_selector(MAPS, timeout=120000)
+        page.wait_for_function(DRAWN, arg=page.locator(MAPS).first.element_handle())
+        kept = page.evaluate("() => Object.values(window.__attentionExplorerLiveScores.cmp_live.arrays)[0]")
+        sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(
+            has_text="seq_len (tokens) (A)"
+        )
+        sidebar.get_by_role("slider").first.focus()
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_url(lambda u: "a_seq_len=7" in u, timeout=60000)
+        wait_for_app(page)
+        maps = page.locator(MAPS).first
+        page.wait_for_function(
+            "el => { const v = el.parentNode.__attentionExplorerLive; return v && v.panels[0].Tq === 7 && v.frames > 0; }",
+            arg=maps.element_handle(),
+            timeout=60000,
+        )
+        got = maps.evaluate("el => el.parentNode.__attentionExplorerLive.panels.map(p => Array.from(p.A))")
+        for weights, cfg in zip(got, (a.replace(seq_len=7), b)):
+            assert np.abs(np.asarray(weights) - run_whatif(cfg).weights.ravel()).max() < 1e-6
+        assert maps.evaluate("el => Array.from(el.parentNode.__attentionExplorerLive.panels[1].S)") == kept
+        assert not dialogs

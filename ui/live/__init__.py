@@ -57,7 +57,7 @@ _SYNC = st.components.v2.component("attention_explorer.live_sync", js=SYNC_JS)
 MAGIC = b"AEL1"
 CONTROLS = ("temperature", "scaled", "mask")  # what the maps' own controls can move
 _SCORES = register(ByteLRU("ui.live.scores", 64 * 2**20))  # S = Q Kᵀ of a setting, float32, and its key
-_SENT = "_live_sent"  # session state: {maps key: the key of the scores this session's browser was sent}
+_SENT = "_live_sent"  # session state: {maps key: the keys of the score arrays its last feed named (the browser holds)}
 
 
 @dataclass(frozen=True)
@@ -117,21 +117,25 @@ def _rev() -> int:
 
 
 def _sent() -> dict:
-    """{maps key: scores key} of what this session has sent its browser (a new session has sent nothing)."""
+    """{maps key: keys of the score arrays} this session's browser holds (a new session has been sent nothing)."""
     return st.session_state.setdefault(_SENT, {})
 
 
-def _feed(key: str, settings: dict[str, dict], scores_key: str, arrays: list[np.ndarray]) -> bytes:
-    """The feed of the maps of ``key``: the panels' settings, and the scores when this session has not sent them.
+def _feed(key: str, settings: dict[str, dict], scores_key: str, found: list[Scores]) -> bytes:
+    """The feed of the maps of ``key``: the panels' settings, the keys of the score arrays they draw, and those
+    arrays this session has not sent (Compare: a new seq_len of A sends A's scores, not B's again).
 
-    The browser keeps the scores of the last feed that carried them (one set per maps key); a feed that names
-    scores the browser does not hold makes the maps ask for them again (``need``)."""
-    send = _sent().get(key) != scores_key
-    header = {"key": key, "panels": settings, "rev": _rev(), "scores": scores_key}
-    if send:
-        header["shapes"] = [dict(zip(("H", "Tq", "Tk"), S.shape)) for S in arrays]
-        _sent()[key] = scores_key
-    return pack(arrays if send else [], header)
+    The browser keeps the arrays the last feed named (sync.js), as this session counts them; maps that still lack
+    one after a feed ask for them again (``need``), which forgets the count."""
+    held = _sent().get(key, ())
+    keys = [sc.key for sc in found]
+    carried = [i for i, k in enumerate(keys) if k not in held]
+    header = {"key": key, "panels": settings, "rev": _rev(), "scores": scores_key, "arrays": keys}
+    if carried:
+        header["carried"] = carried
+        header["shapes"] = [dict(zip(("H", "Tq", "Tk"), found[i].S.shape)) for i in carried]
+    _sent()[key] = tuple(keys)
+    return pack([found[i].S for i in carried], header)
 
 
 @dataclass(frozen=True)
@@ -171,13 +175,12 @@ def live_maps(
         if sc.key not in index:
             index[sc.key] = len(found)
             found.append(sc)
-    arrays = [sc.S for sc in found]
     labels = json.dumps([list(p.run.tokens) for p in panels]).encode("utf-8")
     scores_key = "-".join(sc.key for sc in found) + "-" + digest(np.frombuffer(labels, np.uint8)).hex()[:16]
     header = {
         "key": scores_key,
         "sync": key,
-        "scores": [dict(zip(("H", "Tq", "Tk"), S.shape)) for S in arrays],
+        "scores": [{"key": sc.key, **dict(zip(("H", "Tq", "Tk"), sc.S.shape))} for sc in found],
         "panels": [
             {
                 "name": p.name,
@@ -226,7 +229,7 @@ def live_maps(
         height="content",
     )
     settings = {p.name: p.setting for p in panels}
-    _SYNC(key=f"{key}_feed", data=_feed(key, settings, scores_key, arrays), height=0)
+    _SYNC(key=f"{key}_feed", data=_feed(key, settings, scores_key, found), height=0)
 
 
 def live_sync(key: str, settings: dict[str, dict]) -> None:

@@ -7,7 +7,7 @@
 // as a reference from the second run on. The scores and the settings arrive through the maps' feed (sync.js):
 //   key      the key of the scores (a digest of the numbers and the labels) that the feed delivers
 //   sync     the key the feeds of these maps arrive under (ui/live/sync.js)
-//   scores   [{H, Tq, Tk}] the shapes of the score arrays
+//   scores   [{key, H, Tq, Tk}] the key (a digest of its numbers) and shape of each score array
 //   panels   [{name, title, scores (index), dk, rows, cols, heads (null = all, "picked"), controls, bars, mask,
 //            size}]:
 //            a panel is one setting drawn (Compare's A and B); rows / cols are token labels, drawn as canvas
@@ -279,21 +279,22 @@ class LiveView {
     this.schedule();
   }
 
-  /** The scores of this view's key, if the page holds them (sync.js keeps the last ones sent per maps key). */
+  /** The scores of this view's key, if the page holds them (sync.js keeps the arrays the last feed named). */
   takeScores() {
     const held = (window.__attentionExplorerLiveScores || {})[this.syncKey];
-    if (!held || held.key !== this.key) return false;
-    for (const p of this.panels) p.S = held.scores[p.spec.scores];
+    const S = this.h.scores.map((s) => held && held.arrays[s.key]);
+    if (S.some((x) => !x)) return false;
+    for (const p of this.panels) p.S = S[p.spec.scores];
     return true;
   }
 
   /** A feed from Python (a full run's, or a body rerun's): the scores, if it carried them, and the settings. A
-   *  feed that names scores of another key belongs to maps not drawn yet; one that names ours without carrying
-   *  them, when the page does not hold them, makes the maps ask for them (the next run sends them). */
+   *  feed that names scores of another key belongs to maps not drawn yet; after one that names ours, the page holds
+   *  every array it named, or the maps ask for them (the next run sends them). */
   feed(detail) {
     if (detail.scores !== undefined && detail.scores !== this.key) return;
     const ready = this.panels.every((p) => p.S) || this.takeScores();
-    if (!ready && detail.scores === this.key && !detail.sent && this.asked < detail.rev) {
+    if (!ready && detail.scores === this.key && this.asked < detail.rev) {
       this.asked = detail.rev;
       this.wait.textContent = "Fetching the attention scores again…";
       this.trigger("need", this.key);

@@ -4,8 +4,9 @@
 //
 // Data (bytes, packed by ui/live/__init__.py): "AEL1", a uint32 header length, the header JSON (utf-8, padded to a
 // multiple of 4 bytes), then one float32 array of raw scores S = Q Kᵀ (H, Tq, Tk) per entry of header.shapes.
-// The header: {key (the maps'), panels: {panel name: setting}, rev, scores (the key of the scores the maps
-// draw; absent from a body-only rerun's feed), shapes (present when the arrays follow)}.
+// The header: {key (the maps'), panels: {panel name: setting}, rev; from a full run's feed also scores (the key
+// of the scores the maps draw), arrays (the key of each score array they draw), and, for the arrays it carries
+// (those the session has not sent), carried (their indices in arrays) and shapes}.
 
 const SYNC_EVENT = "attention-explorer-live-sync";
 
@@ -32,11 +33,18 @@ function unpack(bytes) {
 export default function (component) {
   const { header, scores } = unpack(component.data);
   const { key, panels, rev } = header;
-  // one set of scores per maps key, as the server counts what it has sent (ui/live/__init__.py)
+  // per maps key, the score arrays the last feed named (those it carried, and those kept from before), as the
+  // server counts what it has sent (ui/live/__init__.py)
   const held = (window.__attentionExplorerLiveScores = window.__attentionExplorerLiveScores || {});
-  if (header.shapes) held[key] = { key: header.scores, scores, shapes: header.shapes };
+  if (header.arrays) {
+    const before = held[key] ? held[key].arrays : {};
+    const arrays = {};
+    for (const name of header.arrays) if (before[name]) arrays[name] = before[name];
+    (header.carried || []).forEach((i, j) => (arrays[header.arrays[i]] = scores[j]));
+    held[key] = { key: header.scores, arrays };
+  }
   const kept = (window.__attentionExplorerLiveSync = window.__attentionExplorerLiveSync || {});
-  const detail = { key, panels, rev, scores: header.scores, sent: !!header.shapes };
+  const detail = { key, panels, rev, scores: header.scores };
   if (!kept[key] || kept[key].rev <= rev) kept[key] = detail;
   window.dispatchEvent(new CustomEvent(SYNC_EVENT, { detail }));
   // unmounted (another page, a full run after a body rerun): its settings are no longer this run's, so maps drawn
