@@ -11,6 +11,13 @@ client (benchmarks/protocol.py, no browser) opens the page with live maps and me
   CPU over the change, medians of ``--changes`` releases;
 - a seq_len change (the sidebar's slider, a full run that changes the scores), the same figures.
 
+In the same process (no server), at 512 x 16: what Streamlit's message cache alone would cost per run if the scores
+stayed in the maps' element (the element's identity hash of the bytes, then the message's serialization and hash),
+and what the page's own maths for a new temperature costs (the run and its saturation, which the sentences need).
+
+Beside them, when bertviz is installed (requirements-dev.txt), the bytes of BertViz's head view of the same attention
+(the page's weights at each size, one layer, ``html_action="return"``).
+
 ``--app-dir`` measures another checkout of the app in the same run (the "before" rows): its server is started
 from that folder, with this folder's client.
 
@@ -158,6 +165,61 @@ async def measure(url: str, pid: int, path: str, panel: str, tau_param: str, seq
     return out
 
 
+def bertviz_bytes(query: str) -> int | None:
+    """Bytes of BertViz's head view of the attention the page draws at ``query``'s size (None without bertviz)."""
+    try:
+        import torch
+        from bertviz import head_view
+    except ImportError:
+        return None
+    from urllib.parse import parse_qsl
+
+    from attention_core import WhatIf, run_whatif
+
+    q = dict(parse_qsl(query))
+    cfg = WhatIf(**{k: int(q[n]) for k, n in (("seq_len", "seq_len"), ("d_model", "d_model"), ("n_heads", "heads"))})
+    run = run_whatif(cfg)
+    attention = [torch.tensor(run.weights, dtype=torch.float32).unsqueeze(0)]  # one layer, (1, H, T, T)
+    return len(head_view(attention, [str(t) for t in run.tokens], html_action="return").data.encode("utf-8"))
+
+
+def inprocess_costs() -> list[list[str]]:
+    """CPU ms, at 512 x 16, of hashing the scores as an element carrying them is hashed on every run, and of the
+    page's maths for a new temperature (median of 5 each)."""
+    import time
+
+    from streamlit.util import calc_hash
+
+    from attention_core import WhatIf
+    from ui.compute import cached_run, cached_saturation
+
+    def ms(fn, n: int = 5) -> float:
+        out = []
+        for i in range(n):
+            t0 = time.process_time()
+            fn(i)
+            out.append(1e3 * (time.process_time() - t0))
+        return statistics.median(out)
+
+    cfg = WhatIf(seq_len=512, d_model=1024, n_heads=16)
+    run = cached_run(cfg)
+    data = (run.q @ run.k.swapaxes(-1, -2)).astype("<f4").tobytes()  # (H, T, T) float32, what the maps need
+    msg = ForwardMsg()
+    msg.delta.new_element.bidi_component.bytes = data
+    hashed = ms(lambda i: (calc_hash(data), calc_hash(msg.SerializeToString(deterministic=True))))
+
+    def new_temperature(i: int) -> None:
+        changed = cfg.replace(temperature=0.3 + 0.1 * i)
+        cached_run(changed)
+        cached_saturation(changed)
+
+    new_tau = ms(new_temperature)
+    return [
+        ["hash the scores' element as Streamlit does on every run (identity + message)", f"{hashed:.0f}"],
+        ["a new temperature: the run and its saturation (the page's sentences)", f"{new_tau:.0f}"],
+    ]
+
+
 def kb(n: float) -> str:
     return f"{n / 1e3:,.1f}" if n < 1e6 else f"{n / 1e3:,.0f}"
 
@@ -191,6 +253,7 @@ def main() -> None:
                             kb(load.total),
                             kb(med(t.total for t in t_sent)),
                             kb(med(t.parts["scores"] for t in t_sent)),
+                            kb(med(t.parts["scores"] + t.parts["live maps, other"] for t in t_sent)),
                             kb(med(t.total for t in s_sent)),
                             f"{med(t_cpu):.0f}",
                             f"{med(s_cpu):.0f}",
@@ -208,6 +271,7 @@ def main() -> None:
                 "page load (KB)",
                 "temperature release (KB)",
                 "of it scores (KB)",
+                "of it the live maps (KB)",
                 "seq_len change (KB)",
                 "server CPU, release (ms)",
                 "server CPU, seq_len (ms)",
@@ -219,6 +283,12 @@ def main() -> None:
     print()
     print(table(["scenario", "app", *(f"{p} (KB)" for p in PARTS), "page load (KB)"], part_rows))
     print(f"\nprotobuf bytes of the ForwardMsgs; medians of {args.changes} changes after a warm-up; {machine()}")
+    print()
+    print(table(["at 512 x 16, in the process", "CPU (ms)"], inprocess_costs()))
+    rows = [[size, kb(n)] for size, query in SIZES.items() if query and (n := bertviz_bytes(query)) is not None]
+    if rows:
+        print()
+        print(table(["the same attention", "BertViz head view (KB)"], rows))
 
 
 if __name__ == "__main__":
