@@ -174,9 +174,9 @@ def test_a_release_becomes_the_pages_setting_and_bad_values_are_dropped(released
         assert got == expected
 
 
-def test_the_playground_mounts_the_maps_in_its_full_run_and_the_sync_in_its_body():
+def test_the_playground_mounts_the_maps_and_their_feed_in_its_full_run():
     at = run_ok(app("pages/Playground.py", live=True))
-    assert len(at.get("bidi_component")) == 2  # the maps and their sync
+    assert len(at.get("bidi_component")) == 2  # the maps and their feed (a body-only rerun's sync is not drawn)
     assert "The maps are drawn by your browser on one colour scale" in texts(at)
     at.toggle(key="live_maps").set_value(False)
     run_ok(at)
@@ -498,3 +498,139 @@ def test_the_querys_bars_are_a_chart_with_axis_titles_across_the_panel(browser_a
         assert {"weight", "key", "0", "0.5", "1"} <= set(texts), texts  # unstretched: the axis runs 0 to 1
         assert {t if len(t) <= 6 else t[:5] + "…" for t in run.tokens} <= set(texts), texts  # every key, shortened
         assert horizontal_overflow(page) == []
+
+
+# ---- a browser that has lost its copy of the scores, and a server that restarted
+
+HELD = "() => (window.__attentionExplorerLiveScores || {}).pg_live"
+DRAWN = "el => { const v = el.parentNode.__attentionExplorerLive; return !!v && v.frames > 0 && !v.raf; }"
+
+
+@pytest.mark.browser
+def test_maps_whose_scores_were_lost_ask_for_them_and_are_redrawn(browser_and_base):
+    """The page forgets the scores it was sent, then the maps are mounted again (the live toggle off and on): the
+    session has sent them already, so the feed names them without carrying them; the maps ask (``need``) and the
+    next run sends them. Without the ask the maps stayed blank."""
+    from benchmarks.browser_feel import set_live
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    cfg = WhatIf(seq_len=8, d_model=64, n_heads=4, temperature=0.5)
+    with opened(browser, base + "/Playground?seq_len=8&d_model=64&heads=4&temperature=0.5") as (page, dialogs):
+        page.wait_for_selector(MAPS)
+        page.wait_for_function(DRAWN, arg=page.locator(MAPS).first.element_handle())
+        page.evaluate("() => { delete window.__attentionExplorerLiveScores; }")
+        set_live(page, False)
+        assert page.locator(MAPS).count() == 0
+        set_live(page, True)
+        page.wait_for_selector(MAPS)
+        maps = page.locator(MAPS).first
+        page.wait_for_function(DRAWN, arg=maps.element_handle(), timeout=60000)
+        assert maps.evaluate("el => el.parentNode.__attentionExplorerLive.asked") >= 0  # it asked
+        assert page.evaluate(HELD) is not None
+        _assert_maps_show(page, cfg)
+        assert not dialogs
+
+
+@pytest.mark.browser
+def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_the_new_sessions_settings(
+    browser_and_base,
+):
+    """The server stops and starts again on the same address while the tab stays open. The tab reconnects to a new
+    session (Streamlit keeps the page as it was, maps included); its first change runs the page whole, which sends
+    the scores afresh (the page's copy is replaced) and the maps show the page's setting, the one in the URL; a
+    sidebar change after it (a body-only rerun) and a release on the live slider redraw them: the new session's
+    settings win over the ones the maps took from the old session."""
+    import subprocess
+
+    from tests.server_util import ROOT, free_port, stop, streamlit_command, wait_for_app, wait_healthy
+    from tests.test_browser import opened
+
+    browser, _ = browser_and_base
+    port = free_port()
+    shape = dict(seq_len=8, d_model=64, n_heads=4)
+
+    def serve():
+        proc = subprocess.Popen(streamlit_command("streamlit_app.py", port), cwd=ROOT, stdout=subprocess.DEVNULL)
+        wait_healthy(f"http://127.0.0.1:{port}", proc, 90)
+        return proc
+
+    proc = serve()
+    try:
+        url = f"http://127.0.0.1:{port}/Playground?seq_len=8&d_model=64&heads=4&temperature=1.0"
+        with opened(browser, url) as (page, dialogs):
+            page.wait_for_selector(MAPS, timeout=120000)
+            maps = page.locator(MAPS).first
+            page.wait_for_function(DRAWN, arg=maps.element_handle())
+            page.evaluate("() => { window.__attentionExplorerLiveScores.pg_live.before = true; }")
+            stop(proc)
+            connected = '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+            page.wait_for_selector(connected, state="detached", timeout=60000)  # the tab has seen it go
+            proc = serve()
+            page.wait_for_selector(connected, timeout=90000)
+            live_slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
+            live_slider.focus()
+            page.keyboard.press("ArrowRight")  # the new session's first run: the whole page
+            page.wait_for_function(f"() => !({HELD})().before", timeout=60000)  # the scores, sent again
+            wait_for_app(page)
+
+            def shows_the_url():
+                tau = _url_temperature(page.url)
+                page.wait_for_function(
+                    "([el, t]) => el.parentNode.__attentionExplorerLive.panels[0].setting.temperature === t",
+                    arg=[maps.element_handle(), tau],
+                    timeout=30000,
+                )
+                page.wait_for_function(DRAWN, arg=maps.element_handle())
+                _assert_maps_show(page, WhatIf(**shape, temperature=tau))
+                return tau
+
+            tau = shows_the_url()
+            sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text="temperature")
+            sidebar.get_by_role("slider").first.focus()
+            page.keyboard.press("ArrowLeft")  # a body-only rerun of the new session
+            page.wait_for_url(lambda u: _url_temperature(u) < tau, timeout=60000)
+            wait_for_app(page)
+            tau = shows_the_url()
+            live_slider.focus()
+            page.keyboard.press("ArrowRight")  # a release
+            page.wait_for_url(lambda u: _url_temperature(u) > tau, timeout=60000)
+            wait_for_app(page)
+            shows_the_url()
+            assert not dialogs
+    finally:
+        stop(proc)
+
+
+@pytest.mark.browser
+def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_ones(browser_and_base):
+    """A new seq_len of A sends A's new scores and not B's (the page holds them): the maps draw A's new weights
+    and B's from the array kept since the page load, both equal to attention_core's."""
+    from tests.server_util import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    a = WhatIf(seq_len=8, d_model=64, n_heads=4, scaled=True)
+    b = a.replace(scaled=False)
+    with opened(browser, base + "/Compare?seq_len=8&d_model=64&heads=4") as (page, dialogs):
+        page.wait_for_selector(MAPS, timeout=120000)
+        page.wait_for_function(DRAWN, arg=page.locator(MAPS).first.element_handle())
+        kept = page.evaluate("() => Object.values(window.__attentionExplorerLiveScores.cmp_live.arrays)[0]")
+        sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(
+            has_text="seq_len (tokens) (A)"
+        )
+        sidebar.get_by_role("slider").first.focus()
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_url(lambda u: "a_seq_len=7" in u, timeout=60000)
+        wait_for_app(page)
+        maps = page.locator(MAPS).first
+        page.wait_for_function(
+            "el => { const v = el.parentNode.__attentionExplorerLive; return v && v.panels[0].Tq === 7 && v.frames > 0; }",
+            arg=maps.element_handle(),
+            timeout=60000,
+        )
+        got = maps.evaluate("el => el.parentNode.__attentionExplorerLive.panels.map(p => Array.from(p.A))")
+        for weights, cfg in zip(got, (a.replace(seq_len=7), b)):
+            assert np.abs(np.asarray(weights) - run_whatif(cfg).weights.ravel()).max() < 1e-6
+        assert maps.evaluate("el => Array.from(el.parentNode.__attentionExplorerLive.panels[1].S)") == kept
+        assert not dialogs

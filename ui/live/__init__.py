@@ -3,18 +3,22 @@
 A learner dragging the temperature, or flipping the scaling, sees every head sharpen or melt at every animation
 frame; the server hears about the value once, on release. The split:
 
-- Python sends, once per full-run setting, what the softmax needs: the raw scores S = Q Kᵀ of every head
-  (float32), d_k, the token labels and the setting (``pack``); a page mounts it in its full run with
-  :func:`live_maps`. The scores do not depend on the temperature, the scaling or the mask, so a change of
-  those sends no new scores.
-- The browser (``softmax.js``: one pure function per formula; ``maps.js``: the drawing) computes
-  A = softmax(S / (s·τ)) under the mask for the value under the thumb and draws every map on one colour scale,
-  the picked query's bars and each head's figures.
+- Python sends, in the page's full run (:func:`live_maps`), two elements: the maps (their layout, token labels,
+  d_k and colour tables; nothing that a release changes, so from the second run on Streamlit's message cache sends
+  a reference to them instead of their bytes), and a small feed with the panels' setting. The raw scores
+  S = Q Kᵀ of every head (float32) travel in the feed once per input and session: the scores do not depend on the
+  temperature, the scaling or the mask, so a change of those sends no scores again.
+- The browser keeps the scores it was sent (``sync.js``; ``softmax.js``: one pure function per formula;
+  ``maps.js``: the drawing) and computes A = softmax(S / (s·τ)) under the mask for the value under the thumb, and
+  draws every map on one colour scale, the picked query's bars and each head's figures.
 - On release the component reports ``setting``; :func:`live_maps`' callback puts it into the page's own controls
   (the sidebar's temperature, scaling, mask and pad count, the page's head and query pickers), and the page
   reruns: the sidebar shows the value, the URL and the share link carry it, the sentences are computed for it.
-- A sidebar change that reruns only the page's body (ui/partial.py) does not resend the scores: the body draws
-  :func:`live_sync`, a small component carrying the new setting, which the maps of the same key take.
+- A sidebar change that reruns only the page's body (ui/partial.py) hands the maps the new setting through
+  :func:`live_sync`, a feed without scores.
+- A browser that lacks the scores the feed names (a reconnect that lost them, a feed dropped by a newer run) asks
+  for them (the maps' ``need`` trigger) and the next run sends them again; a new session (a second tab, a reload,
+  a server restart) has been sent nothing, so its first run sends them.
 
 Python stays the source of truth for every number a sentence states; the JavaScript is tested in Chromium
 against attention_core (tests/test_live_maps.py).
@@ -24,11 +28,13 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attention_core import WhatIf
 from attention_core.whatif import WhatIfRun
@@ -50,15 +56,33 @@ _SYNC = st.components.v2.component("attention_explorer.live_sync", js=SYNC_JS)
 
 MAGIC = b"AEL1"
 CONTROLS = ("temperature", "scaled", "mask")  # what the maps' own controls can move
-_SCORES = register(ByteLRU("ui.live.scores", 64 * 2**20))  # S = Q Kᵀ of a setting, float32, by its inputs
+_SCORES = register(ByteLRU("ui.live.scores", 64 * 2**20))  # S = Q Kᵀ of a setting, float32, and its key
+_SENT = "_live_sent"  # session state: {maps key: the keys of the score arrays its last feed named (the browser holds)}
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The raw scores of one input and the key the browser keeps them under (a digest of the numbers)."""
+
+    S: np.ndarray  # (H, T, T) float32
+    key: str
+
+
+def _scores(run: WhatIfRun) -> Scores:
+    cfg = run.config
+    key = cfg.replace(temperature=1.0, scaled=True, mask="none", pad_count=0)
+
+    def compute() -> Scores:
+        S = np.ascontiguousarray(run.q @ np.swapaxes(run.k, -1, -2), np.float32)  # (H, T, T)
+        return Scores(S, digest(S).hex())
+
+    return _SCORES.get_or_compute(key, compute)
 
 
 def scores(run: WhatIfRun) -> np.ndarray:
     """The raw scores S = Q Kᵀ of every head, ``(H, T, T)`` float32, kept per input (the temperature, the scaling
     and the mask do not change them)."""
-    cfg = run.config
-    key = cfg.replace(temperature=1.0, scaled=True, mask="none", pad_count=0)
-    return _SCORES.get_or_compute(key, lambda: np.ascontiguousarray(run.q @ np.swapaxes(run.k, -1, -2), np.float32))
+    return _scores(run).S
 
 
 def setting_of(cfg: WhatIf, head: int, query: int, stretch: bool) -> dict:
@@ -84,9 +108,34 @@ def pack(arrays: list[np.ndarray], header: dict) -> bytes:
 
 
 def _rev() -> int:
-    """The number of this session's runs that drew live maps: the newer of two settings wins in the browser."""
-    st.session_state["_live_rev"] = st.session_state.get("_live_rev", 0) + 1
-    return st.session_state["_live_rev"]
+    """The newer of two settings wins in the browser: microseconds of the clock, at least one more than this
+    session's last. A clock, not a count: a tab that reconnects to a restarted server starts a new session, whose
+    settings must still win over the ones its maps took from the old one."""
+    rev = max(time.time_ns() // 1000, st.session_state.get("_live_rev", 0) + 1)
+    st.session_state["_live_rev"] = rev
+    return rev
+
+
+def _sent() -> dict:
+    """{maps key: keys of the score arrays} this session's browser holds (a new session has been sent nothing)."""
+    return st.session_state.setdefault(_SENT, {})
+
+
+def _feed(key: str, settings: dict[str, dict], scores_key: str, found: list[Scores]) -> bytes:
+    """The feed of the maps of ``key``: the panels' settings, the keys of the score arrays they draw, and those
+    arrays this session has not sent (Compare: a new seq_len of A sends A's scores, not B's again).
+
+    The browser keeps the arrays the last feed named (sync.js), as this session counts them; maps that still lack
+    one after a feed ask for them again (``need``), which forgets the count."""
+    held = _sent().get(key, ())
+    keys = [sc.key for sc in found]
+    carried = [i for i, k in enumerate(keys) if k not in held]
+    header = {"key": key, "panels": settings, "rev": _rev(), "scores": scores_key, "arrays": keys}
+    if carried:
+        header["carried"] = carried
+        header["shapes"] = [dict(zip(("H", "Tq", "Tk"), found[i].S.shape)) for i in carried]
+    _sent()[key] = tuple(keys)
+    return pack([found[i].S for i in carried], header)
 
 
 @dataclass(frozen=True)
@@ -113,32 +162,34 @@ def live_maps(
     diff: tuple[str, str] | None = None,
     size: int = 150,
 ) -> None:
-    """Mount live maps of ``panels`` on one colour scale (in the page's full run: the scores travel once per
-    input). ``shared`` controls (a common bar) move every panel at once; ``diff`` = (a, b) also draws b − a of
-    their picked heads. When the learner lets go of a control or picks a map cell, each panel's ``on_release``
-    receives its setting and the page reruns whole (the sidebar, the URL and the sentences follow)."""
-    arrays, shapes, index = [], [], {}
+    """Mount live maps of ``panels`` on one colour scale (in the page's full run). ``shared`` controls (a common
+    bar) move every panel at once; ``diff`` = (a, b) also draws b − a of their picked heads. When the learner
+    lets go of a control or picks a map cell, each panel's ``on_release`` receives its setting and the page reruns
+    whole (the sidebar, the URL and the sentences follow).
+
+    Two elements: the maps, whose data holds nothing a release changes (Streamlit's message cache sends the same
+    bytes as a reference), and their feed: the settings, and the scores once per input and session."""
+    found, index = [], {}
     for p in panels:
-        S = scores(p.run)
-        if id(S) not in index:
-            index[id(S)] = len(arrays)
-            arrays.append(S)
-            shapes.append(dict(zip(("H", "Tq", "Tk"), S.shape)))
+        sc = _scores(p.run)
+        if sc.key not in index:
+            index[sc.key] = len(found)
+            found.append(sc)
+    labels = json.dumps([list(p.run.tokens) for p in panels]).encode("utf-8")
+    scores_key = "-".join(sc.key for sc in found) + "-" + digest(np.frombuffer(labels, np.uint8)).hex()[:16]
     header = {
-        "key": ":".join(f"{digest(S)}{S.shape}" for S in arrays)
-        + f":{hash(tuple(tuple(p.run.tokens) for p in panels))}",
+        "key": scores_key,
         "sync": key,
-        "scores": shapes,
+        "scores": [{"key": sc.key, **dict(zip(("H", "Tq", "Tk"), sc.S.shape))} for sc in found],
         "panels": [
             {
                 "name": p.name,
                 "title": p.title,
-                "scores": index[id(scores(p.run))],
+                "scores": index[_scores(p.run).key],
                 "dk": int(p.run.config.d_k),
                 "rows": list(p.run.tokens),
                 "cols": list(p.run.tokens),
-                "heads": None if p.heads == "all" else [int(p.setting["head"])],
-                "setting": p.setting,
+                "heads": None if p.heads == "all" else "picked",
                 "controls": list(p.controls),
                 "bars": p.bars,
                 "mask": p.mask,
@@ -152,7 +203,6 @@ def live_maps(
         "lut_diverging": lut("diverging").tolist(),
         "size": int(size * (PROJECTOR_SCALE if projector() else 1)),
         "projector": projector(),
-        "rev": _rev(),
     }
     by_name = {p.name: p for p in panels}
 
@@ -165,13 +215,31 @@ def live_maps(
             if name in by_name and isinstance(setting, dict):
                 by_name[name].on_release(setting)
 
-    _MAPS(key=key, data=pack(arrays, header), default={"setting": None}, on_setting_change=released, height="content")
+    def needed():
+        """The browser does not hold the scores its feed named: this run sends them again."""
+        _sent().pop(key, None)
+
+    text = json.dumps(header, separators=(",", ":"))
+    _MAPS(
+        key=key,
+        data=text,
+        default={"setting": None},
+        on_setting_change=released,
+        on_need_change=needed,
+        height="content",
+    )
+    settings = {p.name: p.setting for p in panels}
+    _SYNC(key=f"{key}_feed", data=_feed(key, settings, scores_key, found), height=0)
 
 
 def live_sync(key: str, settings: dict[str, dict]) -> None:
     """In a page's body: hand a body-only rerun's settings (by panel name) to the live maps of ``key``, without
-    sending their scores again."""
-    _SYNC(key=f"{key}_sync", data={"key": key, "panels": settings, "rev": _rev()}, height=0)
+    sending their scores again. A full run's feed (:func:`live_maps`) carries them already: nothing is drawn."""
+    ctx = get_script_run_ctx()
+    if ctx is None or not ctx.fragment_ids_this_run:
+        return
+    header = {"key": key, "panels": settings, "rev": _rev()}
+    _SYNC(key=f"{key}_sync", data=pack([], header), height=0)
 
 
 def release_into(cs, pickers: dict[str, str] | None = None):

@@ -3,20 +3,22 @@
 // number a sentence states; this module only draws the formula of softmax.js (prepended to it by
 // ui/live/__init__.py) for the values under the learner's thumb.
 //
-// Data (bytes, packed by ui/live/__init__.py): "AEL1", a uint32 header length, the header JSON (utf-8, padded to
-// a multiple of 4 bytes), then one float32 array of raw scores S = Q Kᵀ (H, Tq, Tk) per entry of header.scores.
-// The header:
-//   key      digest of the scores and labels (the same key: keep the drawing, take the new setting)
-//   sync     the key a body-only rerun's setting arrives under (ui/live/sync.js)
-//   scores   [{H, Tq, Tk}] the shapes of the score arrays, in the order they follow the header
-//   panels   [{name, title, scores (index), dk, rows, cols, heads (null = all), setting, controls, bars, mask,
+// Data (JSON text, from ui/live/__init__.py): nothing a release changes, so that Streamlit sends the same element
+// as a reference from the second run on. The scores and the settings arrive through the maps' feed (sync.js):
+//   key      the key of the scores (a digest of the numbers and the labels) that the feed delivers
+//   sync     the key the feeds of these maps arrive under (ui/live/sync.js)
+//   scores   [{key, H, Tq, Tk}] the key (a digest of its numbers) and shape of each score array
+//   panels   [{name, title, scores (index), dk, rows, cols, heads (null = all, "picked"), controls, bars, mask,
 //            size}]:
 //            a panel is one setting drawn (Compare's A and B); rows / cols are token labels, drawn as canvas
-//            text, never as HTML; setting = {temperature, scaled, mask, pad, head, query, stretch}
+//            text, never as HTML; its setting (from the feed) = {temperature, scaled, mask, pad, head, query,
+//            stretch}
 //   shared   controls in the common bar, moving every panel at once (Masks: the temperature and pad count)
 //   diff     ["A", "B"] to draw B − A of the picked heads (same shape only), or null
 //   lut, lut_diverging   256 x [r, g, b] colour tables (viridis; blue-white-red), as the server's images use
-//   size     CSS px of a map; rev: the Python run that sent it (the newer setting wins)
+//   size     CSS px of a map
+// The maps draw once they hold the scores of their key and a setting; a feed naming scores that this page does not
+// hold (a reconnect lost them, a newer run dropped the feed that carried them) makes them ask for them (`need`).
 
 const SYNC_EVENT = "attention-explorer-live-sync";
 const MAX_LABELLED = 16; // up to this many tokens a map has token labels and its cells are at least 12 px
@@ -37,26 +39,6 @@ const MASK_NAMES = {
   padding: "padding (last keys are pads)",
   "causal+padding": "causal + padding",
 };
-
-/** Split the packed bytes into the header and the float32 score arrays (views, no copy when aligned). */
-function unpack(bytes) {
-  const buf = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  const magic = String.fromCharCode(buf[0], buf[1], buf[2], buf[3]);
-  if (magic !== "AEL1") throw new Error(`live maps: unknown data (${magic})`);
-  const n = new DataView(buf.buffer, buf.byteOffset + 4, 4).getUint32(0, true);
-  const header = JSON.parse(new TextDecoder().decode(buf.subarray(8, 8 + n)));
-  let start = 8 + n + ((4 - (n % 4)) % 4);
-  const scores = header.scores.map(({ H, Tq, Tk }) => {
-    const count = H * Tq * Tk;
-    const aligned = (buf.byteOffset + start) % 4 === 0;
-    const S = aligned
-      ? new Float32Array(buf.buffer, buf.byteOffset + start, count)
-      : new Float32Array(buf.slice(start, start + 4 * count).buffer); // (H, Tq, Tk)
-    start += 4 * count;
-    return S;
-  });
-  return { header, scores };
-}
 
 const short = (t) => (t.length <= LABEL_CHARS ? t : t.slice(0, LABEL_CHARS - 1) + "…");
 const fmt = (x) => (Math.abs(x) >= 1e-3 || x === 0 ? Number(x.toPrecision(3)).toString() : x.toExponential(1));
@@ -163,15 +145,15 @@ class ControlBar {
 
 /** One setting drawn: its scores, its weights for the setting under the thumb, and a map per head shown. */
 class Panel {
-  constructor(view, spec, S, shape) {
+  constructor(view, spec, shape) {
     this.view = view;
     this.name = spec.name;
     this.spec = spec;
-    this.S = S;
+    this.S = null; // (H, Tq, Tk) the raw scores, once the feed has delivered them
     this.H = shape.H;
     this.Tq = shape.Tq;
     this.Tk = shape.Tk;
-    this.setting = { ...spec.setting };
+    this.setting = { temperature: 1, scaled: true, mask: "none", pad: 0, head: 0, query: 0, stretch: false };
     this.A = new Float32Array(this.H * this.Tq * this.Tk); // (H, Tq, Tk) the weights drawn now
     this.mask = null;
   }
@@ -263,9 +245,12 @@ class Panel {
 }
 
 class LiveView {
-  constructor(parent, header, scores, setStateValue) {
+  constructor(parent, header, setStateValue, setTriggerValue) {
     this.parent = parent;
     this.report = setStateValue;
+    this.trigger = setTriggerValue;
+    this.settled = false; // a setting has arrived (until then, and until the scores have, nothing is drawn)
+    this.asked = -1; // the feed (its rev) after which the maps last asked for their scores
     this.frames = 0;
     this.frameTimes = [];
     this.dragging = false;
@@ -273,11 +258,11 @@ class LiveView {
     this.key = header.key;
     this.syncKey = header.sync;
     this.h = header;
-    this.rev = header.rev;
-    this.panels = header.panels.map((spec) => new Panel(this, spec, scores[spec.scores], header.scores[spec.scores]));
+    this.rev = 0;
+    this.panels = header.panels.map((spec) => new Panel(this, spec, header.scores[spec.scores]));
     this.build();
     this.onSync = (e) => {
-      if (e.detail && e.detail.key === this.syncKey) this.receive(e.detail.panels, e.detail.rev);
+      if (e.detail && e.detail.key === this.syncKey) this.feed(e.detail);
     };
     window.addEventListener(SYNC_EVENT, this.onSync);
     // the maps shrink to share one row of the root's width, and the bars take it: redraw when it changes
@@ -288,16 +273,40 @@ class LiveView {
       });
       this.resized.observe(this.root);
     }
+    this.takeScores();
     const kept = (window.__attentionExplorerLiveSync || {})[this.syncKey];
-    if (kept) this.receive(kept.panels, kept.rev);
+    if (kept) this.feed(kept); // the feed of this run, if it came first (sync.js keeps it until it is unmounted)
     this.schedule();
   }
 
-  /** Settings from Python (a full run's header or a body rerun's sync), by panel name: taken unless the learner
-   *  is dragging (their thumb wins until they let go). */
+  /** The scores of this view's key, if the page holds them (sync.js keeps the arrays the last feed named). */
+  takeScores() {
+    const held = (window.__attentionExplorerLiveScores || {})[this.syncKey];
+    const S = this.h.scores.map((s) => held && held.arrays[s.key]);
+    if (S.some((x) => !x)) return false;
+    for (const p of this.panels) p.S = S[p.spec.scores];
+    return true;
+  }
+
+  /** A feed from Python (a full run's, or a body rerun's): the scores, if it carried them, and the settings. A
+   *  feed that names scores of another key belongs to maps not drawn yet; after one that names ours, the page holds
+   *  every array it named, or the maps ask for them (the next run sends them). */
+  feed(detail) {
+    if (detail.scores !== undefined && detail.scores !== this.key) return;
+    const ready = this.panels.every((p) => p.S) || this.takeScores();
+    if (!ready && detail.scores === this.key && this.asked < detail.rev) {
+      this.asked = detail.rev;
+      this.wait.textContent = "Fetching the attention scores again…";
+      this.trigger("need", this.key);
+    }
+    this.receive(detail.panels, detail.rev);
+  }
+
+  /** Settings by panel name: taken unless the learner is dragging (their thumb wins until they let go). */
   receive(settings, rev) {
     if (rev < this.rev || this.dragging) return;
     this.rev = rev;
+    this.settled = true;
     for (const p of this.panels) if (settings[p.name]) Object.assign(p.setting, settings[p.name]);
     this.syncControls();
     this.schedule();
@@ -306,6 +315,7 @@ class LiveView {
   build() {
     const root = el("div", { class: this.h.projector ? "ae-live ae-projector" : "ae-live", "data-frames": "0" });
     this.root = root;
+    this.wait = el("p", { class: "ae-wait", role: "status", text: "Loading the attention scores…" }, root);
     const top = el("div", { class: "ae-top" }, root);
     if (this.h.shared.length) this.bar = new ControlBar(this, top, this.h.shared, this.panels, "");
     this.legend = el("div", { class: "ae-legend" }, top);
@@ -356,6 +366,8 @@ class LiveView {
   /** Recompute every panel's weights for the settings under the thumb and draw them on one colour scale. */
   draw() {
     this.raf = 0;
+    if (!this.settled || !this.panels.every((p) => p.S)) return; // not before the scores and a setting are here
+    this.wait.hidden = true;
     this.width = this.root.clientWidth;
     for (const p of this.panels) {
       p.compute();
@@ -788,18 +800,17 @@ class LiveView {
 }
 
 export default function (component) {
-  const { data, parentElement, setStateValue } = component;
-  const { header, scores } = unpack(data);
+  const { data, parentElement, setStateValue, setTriggerValue } = component;
+  const text = typeof data === "string" ? data : JSON.stringify(data);
   let view = parentElement.__attentionExplorerLive;
-  if (view && view.key === header.key) {
-    const settings = Object.fromEntries(header.panels.map((p) => [p.name, p.setting]));
-    view.receive(settings, header.rev); // the same scores: keep the maps, take the setting
-  } else {
+  if (!view || view.text !== text) {
     if (view) view.destroy();
-    view = new LiveView(parentElement, header, scores, setStateValue);
+    view = new LiveView(parentElement, JSON.parse(text), setStateValue, setTriggerValue);
+    view.text = text; // the same maps (the same scores and layout) keep their view; their feed brings the setting
     parentElement.__attentionExplorerLive = view;
   }
   view.report = setStateValue;
+  view.trigger = setTriggerValue;
   return () => {
     view.destroy();
     delete parentElement.__attentionExplorerLive;

@@ -1,0 +1,114 @@
+"""What the live maps send, at the protocol level (the front end's websocket, no browser): the raw scores once per
+input and session, never again for a change they survive (a temperature release), again when the input changes,
+to every new session (a second tab, a reload, a server restart), and when the browser says it lacks them.
+
+The bytes are counted by part as benchmarks/live_bytes.py counts them (the float32 arrays in the live components'
+data). Chromium's side (the maps redrawn after a lost copy and after a server restart) is in tests/test_live_maps.py.
+"""
+
+import asyncio
+import json
+
+import pytest
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from benchmarks.live_bytes import CountingClient, Tally, _setting
+from ui.fairness import CACHE_GRACE
+
+PLAYGROUND = "Playground?seq_len=128&d_model=512&heads=8"
+SCORES_128x8 = 8 * 128 * 128 * 4  # (H, T, T) float32
+
+
+async def _release(c: CountingClient, tau: float, panel: str = "") -> Tally:
+    """The learner lets go of the live temperature at ``tau`` (after a student's pause: a request within
+    CACHE_GRACE of a run's end is answered without references to the browser's message cache)."""
+    await asyncio.sleep(CACHE_GRACE + 0.2)
+    c.tally = Tally()
+    r = await c._run(c.release_state({panel: _setting(tau)}))
+    assert not r.errors, r.errors
+    return c.tally
+
+
+async def _open(base: str, path: str) -> CountingClient:
+    c = CountingClient(base, path, timeout=120)
+    c.tally = Tally()
+    r = await c.open()
+    assert not r.errors, r.errors
+    return c
+
+
+@pytest.mark.slow
+def test_a_release_sends_no_scores_and_a_new_input_sends_them_once(app_server):
+    async def go():
+        c = await _open(app_server[0], PLAYGROUND)
+        try:
+            assert c.tally.parts["scores"] == SCORES_128x8  # the page load: every head's scores, once
+            for tau in (0.5, 2.0):
+                sent = await _release(c, tau)
+                assert c.query_params["temperature"] == str(tau)  # the release became the page's setting
+                assert sent.parts["scores"] == 0
+                # the maps' element came as a reference to the browser's copy; the feed is a setting
+                assert sent.parts["live maps, other"] < 20_000, sent.parts
+            await asyncio.sleep(CACHE_GRACE + 0.2)
+            c.tally = Tally()
+            r = await c.change("seq_len (tokens)", 127, param="seq_len")
+            assert r.ok, r.errors
+            assert c.tally.parts["scores"] == 8 * 127 * 127 * 4  # a new input: its scores, once
+            sent = await _release(c, 0.5)
+            assert sent.parts["scores"] == 0 and c.query_params["temperature"] == "0.5"
+        finally:
+            await c.close()
+
+    asyncio.run(go())
+
+
+@pytest.mark.slow
+def test_on_compare_a_release_sends_no_scores_and_a_new_seq_len_of_a_sends_only_as(app_server):
+    async def go():
+        c = await _open(app_server[0], "Compare?seq_len=16&d_model=64&heads=4")
+        try:
+            assert c.tally.parts["scores"] == 4 * 16 * 16 * 4  # A and B share one input: one array
+            sent = await _release(c, 0.5, panel="A")
+            assert c.query_params["a_temperature"] == "0.5" and sent.parts["scores"] == 0
+            await asyncio.sleep(CACHE_GRACE + 0.2)
+            c.tally = Tally()
+            r = await c.change("seq_len (tokens) (A)", 15, param="a_seq_len")
+            assert r.ok, r.errors
+            assert c.tally.parts["scores"] == 4 * 15 * 15 * 4  # A's new scores; B's, which the browser holds, not
+        finally:
+            await c.close()
+
+    asyncio.run(go())
+
+
+@pytest.mark.slow
+def test_every_new_session_and_a_browser_that_lacks_them_are_sent_the_scores(app_server):
+    """A second tab (also what a reload or a server restart makes: a new session) is sent the scores though the
+    first session holds them; a browser that says it lacks them (the maps' ``need`` trigger) is sent them by the
+    run that follows, and after that no more."""
+
+    async def go():
+        first = await _open(app_server[0], PLAYGROUND)
+        second = await _open(app_server[0], PLAYGROUND)
+        try:
+            assert first.tally.parts["scores"] == second.tally.parts["scores"] == SCORES_128x8
+            assert (await _release(second, 0.5)).parts["scores"] == 0
+            maps = second.maps_id()
+            feed = [p for k, p, _ in second.page.nodes.values() if k == "bidi_component" and p.id != maps]
+            header = json.loads(feed[0].bytes[8 : 8 + int.from_bytes(feed[0].bytes[4:8], "little")])
+            cs = second.release_state({"": _setting(0.5)})
+            need = [{"event": "need", "value": header["scores"]}]
+            cs.widget_states.widgets.append(
+                WidgetState(id=_make_trigger_id(maps, "events"), json_trigger_value=json.dumps(need))
+            )
+            await asyncio.sleep(CACHE_GRACE + 0.2)
+            second.tally = Tally()
+            r = await second._run(cs)
+            assert not r.errors and second.tally.parts["scores"] == SCORES_128x8
+            assert (await _release(second, 2.0)).parts["scores"] == 0
+        finally:
+            await first.close()
+            await second.close()
+
+    asyncio.run(go())
