@@ -169,6 +169,7 @@ def _lesson(browser, base: str, pages: dict) -> None:
                 wait_text(page, "Right: you predicted sharper")
             lines = tally_lines(projector)
             assert lines[0]["text"] == "✓ #1 sharper · 3 answers · the right answer", "the right one in words"
+            projector.wait_for_timeout(1000)  # the right answer's new bar fades in
             projector.locator(".st-key-pulse_tally").screenshot(path=str(pages["_shots"] / "pulse-tally.png"))
             colour = projector.evaluate(
                 """() => getComputedStyle(document.querySelector('.st-key-pulse_bar_right [data-testid="stProgressBarTrack"] > div')).backgroundColor"""
