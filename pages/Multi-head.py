@@ -6,7 +6,17 @@ import streamlit as st
 from attention_core import head_divergence_matrix, multi_head_attention, run_whatif
 from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
-from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
+from ui.charts import (
+    Axes,
+    dim_labels,
+    own_domain,
+    shared_domain,
+    show_heatmap,
+    show_token_dims,
+    show_weights,
+    stretching,
+    weight_scale,
+)
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
 from ui.glossary import TERMS, defined, scale_sentence
@@ -140,7 +150,10 @@ def _draw(grid, rest) -> list[Question]:
             + f"); W_o (**{D} x {D}**) mixes the heads into the final **{T} x {D}** output."
         )
         c1, c2, c3 = st.columns([3, 2, 3])
-        show_token_dims(run.concat, tokens, title="concatenated heads", container=c1, size=220, max_px=192)
+        z_domain = shared_domain(run.concat, run.output, symmetric=True)  # the two z maps compare: one scale
+        show_token_dims(
+            run.concat, tokens, title="concatenated heads", domain=z_domain, container=c1, size=220, max_px=192
+        )
         dims = dim_labels(D)
         show_heatmap(
             run.w[3],
@@ -149,12 +162,13 @@ def _draw(grid, rest) -> list[Question]:
             title="W_o",
             axes=Axes("in", "out", "w"),
             scheme="diverging",
+            domain=own_domain(run.w[3], diverging=True),
             container=c2,
             size=220,
             max_px=192,
             max_cells=1024,
         )
-        show_token_dims(run.output, tokens, title="output", container=c3, size=220, max_px=192)
+        show_token_dims(run.output, tokens, title="output", domain=z_domain, container=c3, size=220, max_px=192)
         st.caption(
             "Blue is negative, red positive; W_o is seeded random (untrained), so the output mixes the heads "
             "without a learned purpose."

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, scaled_dot_product_attention
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
-from ui.charts import show_token_dims, stretching
+from ui.charts import shared_domain, show_token_dims, stretching
 from ui.classroom import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
@@ -180,9 +180,15 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
         st.caption(xz_caption(T, cfg.d_model, lim, kind, change))
         if show_qkv:
             st.caption(f"Q, K and V of head {head + 1} are {T} x {d_k} each (tokens x d_k).")
+            qkv_domain = shared_domain(run.q[head], run.k[head], run.v[head], symmetric=True)  # side by side: one scale
             for col, name, arr in zip(st.columns(3), "QKV", (run.q, run.k, run.v)):
                 show_token_dims(
-                    arr[head], tokens, title=f"{name} of head {head + 1}", value_name=name.lower(), container=col
+                    arr[head],
+                    tokens,
+                    title=f"{name} of head {head + 1}",
+                    value_name=name.lower(),
+                    domain=qkv_domain,
+                    container=col,
                 )
 
         if revealed:

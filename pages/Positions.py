@@ -14,7 +14,7 @@ from attention_core.positions import (
     position_attention,
 )
 from attention_core.rope import apply_rope
-from ui.charts import Axes, show_heatmap, show_weights
+from ui.charts import Axes, own_domain, show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
 from ui.lesson import Question
 from ui.modern import METHOD_LABELS, offset_chart, per_head_bars, vega
@@ -99,6 +99,8 @@ def _draw() -> list[Question]:
             [str(j) for j in range(P)],
             title=f"{method}: score s_ij",
             axes=Axes("query position i", "key position j", "score"),
+            scheme="diverging",
+            domain=own_domain(view.scores, diverging=True),
             container=c1,
             size=300,
             max_px=300,

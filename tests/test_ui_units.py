@@ -193,12 +193,15 @@ def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
         from ui.charts import Axes, show_heatmap, show_mask, show_token_dims
 
         m = np.arange(6.0).reshape(2, 3) / 6
-        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="named", axes=Axes("query position i", "key j", "score"))
-        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="default")
+        axes = Axes("query position i", "key j", "score")
+        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="named", axes=axes, domain=(0, 1))
+        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="default", domain=(0, 1))
         show_mask(np.tril(np.ones((2, 2), dtype=bool)), ["a", "b"], title="mask")
-        show_token_dims(m, ["a", "b"], title="dims", value_name="z")
+        show_token_dims(m - 0.5, ["a", "b"], title="dims", value_name="z")  # on its own range
         big = np.zeros((80, 80))
-        show_heatmap(big, range(80), range(80), title="big", blank=np.eye(80, dtype=bool), blank_label="padding")
+        show_heatmap(
+            big, range(80), range(80), title="big", domain=(0, 1), blank=np.eye(80, dtype=bool), blank_label="padding"
+        )
 
     at = _run_script(script)
     specs = {s["title"]: s for s in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))}
@@ -210,15 +213,28 @@ def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
         "named": ("query position i", "key j"),
         "default": ("query", "key"),
         "mask": ("query", "key"),
-        "dims": ("token", "dim"),
+        "dims (own range)": ("token", "dim"),
     }
+    # a map given no domain is drawn on its own range by the colour rule and says so in its title
+    assert specs["dims (own range)"]["encoding"]["color"]["scale"]["domain"] == [-0.5, 0.5]
     values = {t: [tt.get("title") for tt in s["encoding"]["tooltip"]] for t, s in specs.items()}
     assert values["named"][-1] == "score" and values["default"][-1] == "weight"
-    assert values["mask"][-1] == "allowed" and values["dims"][-1] == "z"
+    assert values["mask"][-1] == "allowed" and values["dims (own range)"][-1] == "z"
     fields = [tt["field"] for tt in specs["named"]["encoding"]["tooltip"][:2]]
     assert fields == ["query position i", "key j"]  # the labels' tooltip fields carry the axis names
     (image,) = at.get("image")
     assert "big (80 x 80 as an image" in image.proto.imgs[0].caption and "grey = padding" in image.proto.imgs[0].caption
+
+
+def test_own_domain_follows_the_colour_rule():
+    from ui.charts import own_domain, shared_domain
+
+    m = np.array([[0.5, -2.0], [1.0, 3.0]])
+    assert own_domain(m, diverging=True) == (-3.0, 3.0)  # signed: centred on 0
+    assert own_domain(np.abs(m)) == (0.0, 3.0)  # non-negative: from 0, not from its smallest value (0.5)
+    assert own_domain(m, blank=m > 2, diverging=True) == (-2.0, 2.0)  # blank cells left out
+    assert own_domain(np.zeros((2, 2))) == (0.0, 1.0) and own_domain(np.zeros((2, 2)), diverging=True) == (-1.0, 1.0)
+    assert shared_domain(m, 2 * m, symmetric=True) == (-6.0, 6.0) and shared_domain(np.abs(m) + 24) == (0.0, 27.0)
 
 
 def test_a_heatmap_option_that_does_not_exist_is_an_error_not_ignored():

@@ -281,12 +281,20 @@ def weight_scale(*maps, allowed=None, group: str = "") -> Scale:
 
 def shared_domain(*arrays, symmetric: bool = False) -> tuple[float, float]:
     """One domain for quantities a reader compares that have no absolute scale (logits, outputs): their joint
-    range, from 0 when all are positive, symmetric about 0 when ``symmetric``."""
-    vals = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])
+    range, from 0 when all are positive, symmetric about 0 when ``symmetric`` (see :func:`own_domain`)."""
+    return own_domain(np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays]), diverging=symmetric)
+
+
+def own_domain(m, blank=None, diverging: bool = False) -> tuple[float, float]:
+    """The colour domain of a map drawn on its own range, by the colour rule: symmetric about 0 on a diverging
+    scale (signed quantities), from 0 to the largest value on a sequential one (non-negative quantities; a
+    sequential map with negative values starts at its smallest). ``blank`` cells are left out."""
+    m = np.asarray(m, dtype=np.float64)
+    vals = m[~np.asarray(blank, dtype=bool)] if blank is not None else m.ravel()
     vals = vals[np.isfinite(vals)]
     if vals.size == 0:
-        return (0.0, 1.0)
-    if symmetric:
+        return (-1.0, 1.0) if diverging else (0.0, 1.0)
+    if diverging:
         lim = float(np.abs(vals).max()) or 1.0
         return (-lim, lim)
     lo, hi = min(0.0, float(vals.min())), max(0.0, float(vals.max()))
@@ -332,14 +340,16 @@ def show_heatmap(
     image's ``alt``) says what it shows, from the numbers drawn (:func:`describe_map`, or ``alt_text``)."""
     box = container or st
     m = np.asarray(m)
+    if domain is None:  # a map on its own range says so in its title
+        domain = own_domain(m, blank, diverging=scheme != "viridis")
+        title = f"{title} (own range)" if title else "own range"
     if projector():  # the class reads the maps from the back of the room
         size, max_px = int(size * PROJECTOR_SCALE), int(max_px * PROJECTOR_SCALE)
     if is_vector(m.shape, max_cells):
         rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
         if not note and not legend:  # a chart without a legend states its colour range under its key axis
-            lo, hi = domain if domain is not None else (float(np.nanmin(m)), float(np.nanmax(m)))
-            note = f"colour {lo:.3g}–{hi:.3g}"
-        lay = _Layout(m.shape, rows, cols, title, *axes, domain is not None, scheme, size, legend)
+            note = f"colour {domain[0]:.3g}–{domain[1]:.3g}"
+        lay = _Layout(m.shape, rows, cols, title, *axes, True, scheme, size, legend)
         spec = _heatmap_dict(lay, domain, note)
         spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, axes.rows, axes.cols)}
         spec["description"] = alt_text or describe_map(m, rows, cols, title, axes, blank)
@@ -348,15 +358,10 @@ def show_heatmap(
         return "vector"
     if blank is not None:
         m = np.where(np.asarray(blank, dtype=bool), np.nan, m.astype(np.float64))
-    finite = m[np.isfinite(m)] if np.isfinite(m).any() else np.zeros(1)
-    domain = domain or (float(finite.min()), float(finite.max()))
-    if scheme != "viridis":
-        lim = max(abs(domain[0]), abs(domain[1])) or 1.0
-        domain = (-lim, lim)
     png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
     grey = f"; hatched grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
-    how = note or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
+    how = note or f"{axes.value}: colour {domain[0]:.3g} to {domain[1]:.3g}"
     if alt_text is None:  # the numbers before pooling, masked cells left out
         alt_text = describe_map(m, tuple(map(str, row_labels)), tuple(map(str, col_labels)), title, axes)
     box.image(
