@@ -23,6 +23,7 @@ from ui.glossary import TERMS, defined, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.metrics import saturation_text
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.tables import frame_table, show_table
@@ -69,10 +70,10 @@ def _heads_table(sat: list[dict], T: int, d_k: int) -> dict[str, list]:
     return {
         "head": [f"head {h + 1}" for h in range(len(sat))],
         "Q/K/V shape": [f"{T} x {d_k}"] * len(sat),
-        "mean max weight": [round(s["max_weight"], 3) for s in sat],
-        "entropy (nats)": [round(s["entropy"], 3) for s in sat],
-        "effective tokens": [round(s["effective_tokens"], 2) for s in sat],
-        "near-one-hot rows": [f"{s['near_one_hot_share']:.0%}" for s in sat],
+        "mean max weight": [saturation_text("max_weight", s["max_weight"]) for s in sat],  # as the sentences write it
+        "entropy (nats)": [saturation_text("entropy", s["entropy"]) for s in sat],
+        "effective tokens": [saturation_text("effective_tokens", s["effective_tokens"]) for s in sat],
+        "near-one-hot rows": [saturation_text("near_one_hot_share", s["near_one_hot_share"]) for s in sat],
     }
 
 

@@ -17,7 +17,7 @@ from ui.glossary import TERMS, defined, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
-from ui.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric
+from ui.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric, saturation_text
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.playground_text import (
@@ -89,8 +89,8 @@ def _twin_question(cfg, head: int) -> Prediction:
 def _heads_table(sat: list[dict]) -> dict[str, list]:
     """One row per head: its saturation metrics under the page's labels (columns for ui.tables.frame_table)."""
     return {"head": [f"head {h + 1}" for h in range(len(sat))]} | {
-        SATURATION_LABELS.get(k, k): [s[k] for s in sat] for k in sat[0]
-    }
+        SATURATION_LABELS.get(k, k): [saturation_text(k, s[k]) for s in sat] for k in sat[0]
+    }  # written as the metrics above it write them
 
 
 def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_level: str, twin_name: str, uniform):

@@ -9,8 +9,7 @@ from PIL import Image
 
 from ui.charts import heatmap_spec
 from ui.images import heatmap_png, pool
-from ui.step_charts import cell_text
-from ui.text import md_escape
+from ui.text import fmt, fmt_all, md_escape
 
 
 def test_pool_means_and_keeps_blank_blocks_nan():
@@ -288,16 +287,20 @@ def test_wide_maps_are_images_and_long_axis_notes_wrap_inside_the_plot():
 
 @pytest.mark.parametrize(
     "value, shown",
-    [(0.0008, "0.0008"), (0.00012, "0.0001"), (0.00004, "0"), (-0.00004, "0"), (0.4, "0.4"), (0.99751, "0.998"),
-     (12.3456, "12.3"), (-3.14159, "-3.14"), (999.4, "999"), (1234.5, "1234"), (0.0, "0")],
+    [(0.0008, "0.0008"), (0.00012, "0.00012"), (0.00004, "4e-05"), (-0.00004, "-4e-05"), (0.4, "0.4"),
+     (0.99746, "0.997"), (0.99751, "0.998"), (12.3456, "12.3"), (-3.14159, "-3.14"), (999.4, "999"),
+     (999.6, "1e+03"), (1234.5, "1.23e+03"), (0.0, "0"), (-0.0, "0"), (4.4e-16, "4.4e-16")],
 )  # fmt: skip
-def test_step_cells_read_as_the_tables_do_never_in_exponent_form(value, shown):
-    """Step by step's maps and tables write a cell one way (issue 23: the map said 8e-04 where the table said
-    0.0008): rounded to 4 decimals, at most 3 significant digits, no exponent, no "-0"."""
-    assert cell_text(value) == shown
+def test_one_formatter_writes_three_significant_digits_rounded_once(value, shown):
+    """The one number formatter of sentences, tables, map cells and tooltips: 3 significant digits, rounded once
+    (0.99746 is 0.997, not 0.9975 rounded again to 0.998), no "-0"."""
+    assert fmt(value) == shown and fmt_all([value]) == [shown]
 
 
-def test_no_step_cell_is_written_with_an_exponent():
-    for v in np.concatenate([np.geomspace(1e-6, 1e5, 400), -np.geomspace(1e-6, 1e5, 400)]):
-        text = cell_text(v)
-        assert "e" not in text and text != "-0", (v, text)
+def test_the_fast_formatter_writes_what_python_writes():
+    """Arrow writes the positional numbers of a map's cells; they read exactly as Python's format writes them."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([np.geomspace(1e-30, 1e30, 2001), -np.geomspace(1e-9, 1e9, 501), rng.random(2000)])
+    values = np.concatenate([values, np.round(values, 4), np.round(values, 2), [0.0, -0.0, 1.0, 100.0, 1e-4, 1e3]])
+    assert fmt_all(values) == [f"{v + 0.0:.3g}" for v in values]  # + 0.0: "0", never "-0"
+    assert fmt_all(values, digits=2) == [f"{v + 0.0:.2g}" for v in values]

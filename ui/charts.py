@@ -24,6 +24,7 @@ from ui.cache import ByteLRU, cached, register
 from ui.chart_text import describe_spec
 from ui.images import heatmap_png
 from ui.state import STRETCH_KEY, kept_value
+from ui.text import fmt_arrow
 from ui.vega import arrow_rows, digest
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
@@ -100,6 +101,7 @@ def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_ti
             "r": ii[keep].astype(np.int16),
             "c": jj[keep].astype(np.int16),
             "v": np.round(m[keep].astype(np.float32), 4),
+            "t": pd.Series(fmt_arrow(m[keep]), dtype=pd.ArrowDtype(pa.string())),  # as sentences and tables write it
             row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
             col_title: np.asarray(col_labels, dtype=object)[jj[keep]],
         }
@@ -155,7 +157,7 @@ def _heatmap_altair(df, lay: _Layout) -> alt.Chart:
             tooltip=[
                 alt.Tooltip(f"{lay.row_title}:N"),
                 alt.Tooltip(f"{lay.col_title}:N"),
-                alt.Tooltip("v:Q", title=lay.value_name, format=".4f"),
+                alt.Tooltip("t:N", title=lay.value_name),
             ],
         )
         .properties(width=alt.Step(step_x), height=alt.Step(step_y))
@@ -169,7 +171,7 @@ def _skeleton(lay: _Layout) -> str:
     per layout. Altair validates every chart it serialises (tens of ms); the pages redraw the same layouts
     with new numbers and new colour ranges, so the skeleton is cached and the numbers are patched in.
     ``autosize: pad`` keeps Vega from trying to fit a chart whose size is set by its cells (no warnings)."""
-    empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], lay.row_title: [""], lay.col_title: [""]})
+    empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], "t": [""], lay.row_title: [""], lay.col_title: [""]})
     spec = _heatmap_altair(empty, lay).to_dict()
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}

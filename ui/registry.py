@@ -42,7 +42,7 @@ PAGES: tuple[PageInfo, ...] = (
         details=(
             "the class-notes example A1 A2 B3 A4: E, Q = E W_q, K, V, S = Q Kᵀ, d_k and √d_k, S/√d_k, the"
             " row-wise softmax, Z = α V (α the weights), with W_q, W_k, W_v editable; the ×10 key booster"
-            " explained in one click (W_k = 10·I against I: B3's weight 0.9975 against 0.40); tables "
+            " explained in one click (W_k = 10·I against I: B3's weight 0.997 against 0.403); tables "
             "labelled by token; scores on a fixed colour scale"
         ),
     ),
