@@ -66,6 +66,7 @@ def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12, every
         labelExpr=expr,
         labelAngle=angle,
         labelOverlap=False,
+        labelFlush=False,  # Streamlit's theme pushes the end labels inward, onto their neighbours' cells
         labelLimit=80,
         labelFontSize=int(max(8, min(11 if step < 20 else 15, step - 1))),
         labelPadding=2,

@@ -68,6 +68,9 @@ def probe_caption(tokens: tuple[str, ...]) -> str:
     )
 
 
+QK_LABELLED = 6  # the query/key picture writes the tokens of this many of its strongest query -> key lines
+
+
 def query_key_caption(explained: float) -> str:
     """Under the query/key picture: how the points were moved and projected, the share of their spread the
     plane keeps (``explained``), and what the lines mean."""
@@ -75,7 +78,8 @@ def query_key_caption(explained: float) -> str:
         f"Keys moved to the queries' centroid (their mean point) and q, k rescaled to the same mean length (neither "
         f"changes a softmax row), then one PCA (principal component analysis: the plane in which the points spread "
         f"most) of both clouds: the two axes keep {explained:.0%} of the points' spread (variance). "
-        "Lines join each query to its two most attended keys (darker = more weight). After AttentionViz "
+        "Lines join each query to its two most attended keys (darker = more weight); the tokens are written at the "
+        f"ends of the {QK_LABELLED} strongest lines only (hover any point for its token). After AttentionViz "
         "(Yeh et al., 2023)."
     )
 
