@@ -182,7 +182,7 @@ def _draw() -> list[Question]:
         rope = {s.method: s for s in view.summaries}["rope"]
         st.markdown(
             f"- **Learned**: the table has {train_len} rows (positions 0 to {train_len - 1}) and position {train_len} has "
-            f"none. A real model's lookup (`nn.Embedding`) fails with an index error; here: *{md_escape(view.learned_error)}*. "
+            f"none. A real model's lookup (`nn.Embedding`, PyTorch's table of one learned row per index) fails with an index error; here: *{md_escape(view.learned_error)}*. "
             "A learned table **cannot extrapolate**: the score comparison above uses its first "
             f"{train_len} positions only.\n"
             f"- **Sinusoidal**: the formula gives every position a row, so nothing fails, but {view.unseen_sinusoidal} of "

@@ -204,7 +204,7 @@ def _draw() -> list[Question]:
         st.metric("max |attention_core − model| over every layer and head", f"{arun.parity.max():.1e}")
         st.markdown(
             f"attention_core recomputed the weights of all {L} layers from the input each layer received and its "
-            f"own W_q, W_k (and biases): the largest difference from the model's `output_attentions` is "
+            f"own W_q, W_k (and biases): the largest difference from the model's `output_attentions` (the weights the model itself reports) is "
             f"{arun.parity.max():.1e}, float rounding (the model computes in float32, 32-bit numbers with about half the digits of "
             "float64, attention_core in float64)."
         )

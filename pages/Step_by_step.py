@@ -172,7 +172,7 @@ def _first_steps(wt) -> None:
     labels = list(wt.labels)
     st.divider()
     step(
-        "1. Embeddings E",
+        "1. Embeddings E, a row for each of the T tokens",
         r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
         matrix_table(wt.E, labels, prefixed("e", 2)),
         step_text.embeddings_sentence(wt),

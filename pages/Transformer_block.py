@@ -277,7 +277,7 @@ def _draw(encoder, looks, decoder) -> list[Question]:
         questions.append(
             (
                 "How many numbers does the feed-forward hidden layer hold for this input?",
-                f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff = 4 x d_model = {4 * D}).",
+                f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff, the feed-forward hidden layer's width, = 4 x d_model = {4 * D}).",
             )
         )
         return questions

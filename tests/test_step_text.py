@@ -25,12 +25,15 @@ def runs(symbols):
 
 
 def test_one_token_many_b_tokens_or_none():
-    assert embeddings_sentence(walkthrough(["B"], W_Q, W_K, W_V)) == "1 token, one row each. The B token is B1."
+    assert (
+        embeddings_sentence(walkthrough(["B"], W_Q, W_K, W_V))
+        == "T = 1 token, one row each (T counts the tokens). The B token is B1."
+    )
     assert embeddings_sentence(walkthrough("B A B".split(), W_Q, W_K, W_V)) == (
-        "3 tokens, one row each. The B tokens are B1, B3."
+        "T = 3 tokens, one row each (T counts the tokens). The B tokens are B1, B3."
     )
     only_a = walkthrough(["A"], W_Q, W_K, W_V)
-    assert embeddings_sentence(only_a) == "1 token, one row each. There is no B token."
+    assert embeddings_sentence(only_a) == "T = 1 token, one row each (T counts the tokens). There is no B token."
     assert weights_sentence(only_a) == (
         "Every row sums to 1. Query A1 puts 1 of its weight on A1; there is no B token to attend to."
     )

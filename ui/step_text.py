@@ -56,7 +56,7 @@ def embeddings_sentence(wt: Walkthrough) -> str:
     """Step 1: how many tokens (one row each) and which of them are B."""
     T = len(wt.symbols)
     b_tokens = [lab for lab, s in zip(wt.labels, wt.symbols) if s == "B"]
-    return f"{T} {'token' if T == 1 else 'tokens'}, one row each. " + (
+    return f"T = {T} {'token' if T == 1 else 'tokens'}, one row each (T counts the tokens). " + (
         f"The B token is {b_tokens[0]}."
         if len(b_tokens) == 1
         else f"The B tokens are {', '.join(b_tokens)}."
