@@ -54,10 +54,10 @@ def test_heatmap_spec_labels_are_data_not_html():
 def test_every_label_up_to_40_then_a_regular_subset():
     from ui.charts import label_every
 
-    for n in (1, 11, 40):
+    for n, size in ((1, 260), (11, 260), (21, 260), (40, 480)):
         labels = tuple(f"tok{i}" for i in range(n))
         spec = json.loads(
-            heatmap_spec((n, n), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
+            heatmap_spec((n, n), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", size, True)
         )
         axis = spec["encoding"]["x"]["axis"]
         assert axis["labelOverlap"] is False and "%" not in axis["labelExpr"]
@@ -68,6 +68,11 @@ def test_every_label_up_to_40_then_a_regular_subset():
     spec = json.loads(heatmap_spec((64, 64), labels, labels, "t", "query", "key", "weight", None, "viridis", 260, True))
     assert "datum.value % 4 == 0" in spec["encoding"]["x"]["axis"]["labelExpr"]
     assert "every 4th of 64 labelled" in spec["encoding"]["x"]["axis"]["title"]
+    # a map keeps to the size its column gives it: 40 tokens in 260 px are 6 px cells, every 2nd labelled
+    labels = tuple(f"tok{i}" for i in range(40))
+    spec = json.loads(heatmap_spec((40, 40), labels, labels, "t", "query", "key", "weight", None, "viridis", 260, True))
+    assert spec["width"]["step"] == 6 and "datum.value % 2 == 0" in spec["encoding"]["x"]["axis"]["labelExpr"]
+    assert "every 2nd of 40 labelled" in spec["encoding"]["x"]["axis"]["title"]
 
 
 def test_weight_maps_share_one_scale_absolute_unless_the_reader_stretches(monkeypatch):

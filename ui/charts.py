@@ -30,7 +30,8 @@ from ui.vega import arrow_rows, digest
 MAX_VECTOR_CELLS = 4096  # 64 x 64
 MAX_VECTOR_SIDE = 64  # a longer side draws at 3 px a cell or more, wider than a page column: an image instead
 TITLE_CHAR_PX = 6  # about this many pixels a character of an axis title (11 px font)
-MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset
+MAX_LABELLED = 40  # up to this many tokens every label is drawn while a cell is LABEL_PX or more; else a subset
+LABEL_PX = 12  # px from one drawn label to the next, at least
 LABEL_CHARS = 10  # longer tokens are shortened on the axis (the tooltip has the whole token)
 
 
@@ -53,14 +54,25 @@ def projector() -> bool:
     return link_options().projector
 
 
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 < 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def _stride(n: int, step: int) -> int:
+    """Every how many cells of ``step`` px a label is drawn: every one up to MAX_LABELLED cells of LABEL_PX or
+    more, else a regular subset (about 20 labels, and never closer than LABEL_PX)."""
+    return max(label_every(n), math.ceil(LABEL_PX / max(step, 1)))
+
+
 def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12, every: int | None = None) -> alt.Axis:
-    """Every label up to MAX_LABELLED (font sized to the cell, never dropped for overlap), else every k-th
-    (``every`` sets k)."""
-    n, k = len(labels), every or label_every(len(labels))
+    """Every label up to MAX_LABELLED while a cell is LABEL_PX or more (font sized to the space a label has, never
+    dropped for overlap), else every k-th (``every`` sets k), and the axis title says so."""
+    n, k = len(labels), every or _stride(len(labels), step)
     names = json.dumps([_short(str(t)) for t in labels])  # labels as JSON data indexed by position, never HTML
     expr = f"{names}[datum.value]" if k == 1 else f"datum.value % {k} == 0 ? {names}[datum.value] : ''"
+    step *= k  # the space one drawn label has
     if k > 1:
-        title = f"{title} (every {k}th of {n} labelled)"
+        title = f"{title} (every {_ordinal(k)} of {n} labelled)"
     return alt.Axis(
         title=title,
         labelExpr=expr,
@@ -74,10 +86,10 @@ def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12, every
 
 
 def _step(n: int, size: int) -> int:
-    """Pixels per cell: about ``size`` pixels in all, at least 12 px while every label is drawn (Streamlit 1.67
-    draws ordinal heatmaps reliably with step sizes, not with a fixed width/height)."""
-    lo = 12 if n <= MAX_LABELLED else 3
-    return int(max(lo, min(28, size // max(n, 1))))
+    """Pixels per cell: about ``size`` pixels in all (the page's column), 3 to 28 px a cell; a map whose cells are
+    under LABEL_PX labels a subset (:func:`_stride`). Streamlit 1.67 draws ordinal heatmaps reliably with step
+    sizes, not with a fixed width/height."""
+    return int(max(3, min(28, size // max(n, 1))))
 
 
 class Axes(NamedTuple):
