@@ -133,3 +133,50 @@ def random_sharpness(T: int, d_model: int, n_heads: int, seed: int = 0) -> Sharp
 
     run = run_whatif(WhatIf(seq_len=T, d_model=d_model, n_heads=n_heads, seed=seed))
     return sharpness(run.weights)  # (H,) each
+
+
+PRONOUNS = ("it", "its", "he", "him", "his", "she", "her", "they", "them", "their", "we", "us", "i", "me", "you")
+WINOGRAD = (  # the class's coreference experiment: one word changes which noun "it" means
+    "The trophy didn't fit in the suitcase because it was too big.",
+    "The trophy didn't fit in the suitcase because it was too small.",
+)
+
+
+def first_pronoun(tokens, special: np.ndarray) -> int | None:
+    """Index of the sentence's first pronoun (a word of PRONOUNS, case-insensitive), or None."""
+    words = ~np.asarray(special, dtype=bool)
+    return next((i for i, t in enumerate(tokens) if words[i] and t.strip().lower() in PRONOUNS), None)
+
+
+@dataclass(frozen=True)
+class WordFocus:
+    """Where every head looks from one query word: the word it gives most weight, itself and special tokens
+    excepted (they are where a head parks, not a word it reads)."""
+
+    word: int  # the query word's token index
+    top: np.ndarray  # (L, H) token index of each head's favourite word; -1 when the sentence has no other word
+    weight: np.ndarray  # (L, H) the weight the word gives it (NaN without another word)
+
+
+def word_focus(attn: np.ndarray, special: np.ndarray, word: int) -> WordFocus:
+    """Each head's favourite word from query ``word`` in ``attn`` (L, H, T, T)."""
+    special = np.asarray(special, dtype=bool)
+    if not 0 <= word < attn.shape[-1] or special[word]:
+        raise ValueError(f"word={word} must be the index of a word token (not a special token) below {attn.shape[-1]}")
+    row = np.array(attn[..., word, :], dtype=np.float64)  # (L, H, T) the word's weights
+    row[..., special] = -1.0
+    row[..., word] = -1.0
+    top = row.argmax(-1)  # (L, H)
+    weight = np.take_along_axis(row, top[..., None], -1)[..., 0]
+    none = weight < 0  # no other word: every entry was excluded
+    return WordFocus(word, np.where(none, -1, top), np.where(none, np.nan, weight))
+
+
+def agreement(focus: WordFocus) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The heads grouped by the word they look at most: [(token index, [(layer, head), ...]), ...], the largest
+    group first (then the earlier word); heads without a favourite are left out."""
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for (layer, head), top in np.ndenumerate(focus.top):
+        if top >= 0:
+            groups.setdefault(int(top), []).append((int(layer), int(head)))
+    return sorted(groups.items(), key=lambda g: (-len(g[1]), g[0]))

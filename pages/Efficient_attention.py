@@ -9,7 +9,7 @@ from attention_core.gqa import DTYPE_BYTES, MODELS, MODELS_BY_NAME, allowed_kv_h
 from attention_core.kv_cache import decode_with_cache
 from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
-from ui.charts import Axes, dim_labels, show_heatmap, show_mask, with_data
+from ui.charts import Axes, dim_labels, own_domain, show_heatmap, show_mask, with_data
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
 from ui.efficient_text import (
     DTYPE_HELP,
@@ -114,6 +114,7 @@ def kv_cache_section(cfg, tokens: list[str], P: dict[str, PageParam]) -> tuple[i
         title=f"new at step {step} (head {head + 1})",
         axes=Axes("row", "dim", "value"),
         scheme="diverging",
+        domain=own_domain(vectors, diverging=True),
         size=260,
         legend=False,
     )

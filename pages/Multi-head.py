@@ -6,13 +6,24 @@ import streamlit as st
 from attention_core import head_divergence_matrix, multi_head_attention, run_whatif
 from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
-from ui.charts import Axes, dim_labels, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
+from ui.charts import (
+    Axes,
+    dim_labels,
+    own_domain,
+    shared_domain,
+    show_heatmap,
+    show_token_dims,
+    show_weights,
+    stretching,
+    weight_scale,
+)
 from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
 from ui.glossary import TERMS, defined, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.metrics import saturation_text
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.tables import frame_table, show_table
@@ -59,10 +70,10 @@ def _heads_table(sat: list[dict], T: int, d_k: int) -> dict[str, list]:
     return {
         "head": [f"head {h + 1}" for h in range(len(sat))],
         "Q/K/V shape": [f"{T} x {d_k}"] * len(sat),
-        "mean max weight": [round(s["max_weight"], 3) for s in sat],
-        "entropy (nats)": [round(s["entropy"], 3) for s in sat],
-        "effective tokens": [round(s["effective_tokens"], 2) for s in sat],
-        "near-one-hot rows": [f"{s['near_one_hot_share']:.0%}" for s in sat],
+        "mean max weight": [saturation_text("max_weight", s["max_weight"]) for s in sat],  # as the sentences write it
+        "entropy (nats)": [saturation_text("entropy", s["entropy"]) for s in sat],
+        "effective tokens": [saturation_text("effective_tokens", s["effective_tokens"]) for s in sat],
+        "near-one-hot rows": [saturation_text("near_one_hot_share", s["near_one_hot_share"]) for s in sat],
     }
 
 
@@ -140,7 +151,10 @@ def _draw(grid, rest) -> list[Question]:
             + f"); W_o (**{D} x {D}**) mixes the heads into the final **{T} x {D}** output."
         )
         c1, c2, c3 = st.columns([3, 2, 3])
-        show_token_dims(run.concat, tokens, title="concatenated heads", container=c1, size=220, max_px=192)
+        z_domain = shared_domain(run.concat, run.output, symmetric=True)  # the two z maps compare: one scale
+        show_token_dims(
+            run.concat, tokens, title="concatenated heads", domain=z_domain, container=c1, size=220, max_px=192
+        )
         dims = dim_labels(D)
         show_heatmap(
             run.w[3],
@@ -149,12 +163,13 @@ def _draw(grid, rest) -> list[Question]:
             title="W_o",
             axes=Axes("in", "out", "w"),
             scheme="diverging",
+            domain=own_domain(run.w[3], diverging=True),
             container=c2,
             size=220,
             max_px=192,
             max_cells=1024,
         )
-        show_token_dims(run.output, tokens, title="output", container=c3, size=220, max_px=192)
+        show_token_dims(run.output, tokens, title="output", domain=z_domain, container=c3, size=220, max_px=192)
         st.caption(
             "Blue is negative, red positive; W_o is seeded random (untrained), so the output mixes the heads "
             "without a learned purpose."

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, scaled_dot_product_attention
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
-from ui.charts import show_token_dims, stretching
+from ui.charts import shared_domain, show_token_dims, stretching
 from ui.classroom import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
 from ui.controls import LEAF_CONTROLS, SHARED
@@ -17,7 +17,7 @@ from ui.glossary import TERMS, defined, scale_sentence
 from ui.head_grid import show_head_grid
 from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
-from ui.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric
+from ui.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric, saturation_text
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.playground_text import (
@@ -89,8 +89,8 @@ def _twin_question(cfg, head: int) -> Prediction:
 def _heads_table(sat: list[dict]) -> dict[str, list]:
     """One row per head: its saturation metrics under the page's labels (columns for ui.tables.frame_table)."""
     return {"head": [f"head {h + 1}" for h in range(len(sat))]} | {
-        SATURATION_LABELS.get(k, k): [s[k] for s in sat] for k in sat[0]
-    }
+        SATURATION_LABELS.get(k, k): [saturation_text(k, s[k]) for s in sat] for k in sat[0]
+    }  # written as the metrics above it write them
 
 
 def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_level: str, twin_name: str, uniform):
@@ -180,9 +180,15 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
         st.caption(xz_caption(T, cfg.d_model, lim, kind, change))
         if show_qkv:
             st.caption(f"Q, K and V of head {head + 1} are {T} x {d_k} each (tokens x d_k).")
+            qkv_domain = shared_domain(run.q[head], run.k[head], run.v[head], symmetric=True)  # side by side: one scale
             for col, name, arr in zip(st.columns(3), "QKV", (run.q, run.k, run.v)):
                 show_token_dims(
-                    arr[head], tokens, title=f"{name} of head {head + 1}", value_name=name.lower(), container=col
+                    arr[head],
+                    tokens,
+                    title=f"{name} of head {head + 1}",
+                    value_name=name.lower(),
+                    domain=qkv_domain,
+                    container=col,
                 )
 
         if revealed:

@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_core import shuffle_experiment, sinusoidal_positional_encoding
 from attention_core.positional import position_similarity, wavelengths
-from ui.charts import Axes, show_heatmap
+from ui.charts import Axes, own_domain, show_heatmap
 from ui.compute import cached_positions, cached_run, cached_shuffle
 from ui.lesson import Question
 from ui.page import Page
@@ -105,6 +105,8 @@ def _draw(table, middle, shuffle) -> list[Question]:
             positions,
             title="PE · PEᵀ (position x position)",
             axes=Axes("position", "position", "dot"),
+            scheme="diverging",
+            domain=own_domain(sim, diverging=True),  # signed: 0 is white, the largest |dot| (PE·PE) full colour
             container=c1,
             size=320,
             max_px=320,

@@ -14,7 +14,7 @@ from attention_core.positions import (
     position_attention,
 )
 from attention_core.rope import apply_rope
-from ui.charts import Axes, show_heatmap, show_weights
+from ui.charts import Axes, own_domain, show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
 from ui.lesson import Question
 from ui.modern import METHOD_LABELS, offset_chart, per_head_bars, vega
@@ -99,6 +99,8 @@ def _draw() -> list[Question]:
             [str(j) for j in range(P)],
             title=f"{method}: score s_ij",
             axes=Axes("query position i", "key position j", "score"),
+            scheme="diverging",
+            domain=own_domain(view.scores, diverging=True),
             container=c1,
             size=300,
             max_px=300,
@@ -180,7 +182,7 @@ def _draw() -> list[Question]:
         rope = {s.method: s for s in view.summaries}["rope"]
         st.markdown(
             f"- **Learned**: the table has {train_len} rows (positions 0 to {train_len - 1}) and position {train_len} has "
-            f"none. A real model's lookup (`nn.Embedding`) fails with an index error; here: *{md_escape(view.learned_error)}*. "
+            f"none. A real model's lookup (`nn.Embedding`, PyTorch's table of one learned row per index) fails with an index error; here: *{md_escape(view.learned_error)}*. "
             "A learned table **cannot extrapolate**: the score comparison above uses its first "
             f"{train_len} positions only.\n"
             f"- **Sinusoidal**: the formula gives every position a row, so nothing fails, but {view.unseen_sinusoidal} of "

@@ -8,15 +8,16 @@ import streamlit as st
 from attention_core.config import DEFAULT_SENTENCE
 from attention_core.hf import hide_special, recompute_layer
 from attention_core.model_views import MODEL_MAX_TOKENS, TOKEN_LIMITS, attention_run, model_forward, neuron_view
-from attention_core.real_heads import head_roles
+from attention_core.real_heads import WINOGRAD, head_roles
 from ui.charts import bar_chart
-from ui.compute import cached_attention_run, cached_head_roles, cached_model_view
+from ui.compute import cached_attention_run, cached_head_roles, cached_model_view, model_weights_run
 from ui.lesson import Question
 from ui.page import Page
 from ui.real_model import default_head, hf_model_ui, role_sentences, roles_table
-from ui.real_model_view import show_model_view
+from ui.real_model_view import pick_model_view_head, show_model_view
+from ui.real_words import word_section
 from ui.tables import show_table
-from ui.text import fmt, md_escape
+from ui.text import fmt, fmt_all, md_escape
 from ui.views import head_view_chart
 from ui.widgets import index_picker
 
@@ -93,8 +94,9 @@ def _draw() -> list[Question]:
         f"Every layer (rows, 1 to {L}) and head (columns, 1 to {H}) of {md_escape(name)}, each a {T} x {T} map "
         "(a row per query, a column per key) on one colour scale, 0 (purple) to 1 (yellow)"
         + ("; where a tile has fewer pixels than the head has tokens, a pixel shows the largest weight it covers")
-        + ". Hover a tile for the query, the key and the weight; the hovered head is drawn enlarged beside the grid "
-        "(under it where the page is too narrow)."
+        + ". The head the layer and head pickers below name is drawn enlarged beside the grid (under it where the "
+        "page is too narrow), with its tokens; hover a tile for the query, the key and the weight, and to enlarge "
+        "that head until the pointer leaves the grid."
     )
 
     roles, toy = cached_head_roles(name, text, max_tokens)
@@ -108,6 +110,8 @@ def _draw() -> list[Question]:
                 "saturation figures per head (means over the words' rows)."
             )
             show_table(st, roles_table(roles).round(3), hide_index=True, width="stretch")
+        st.subheader("Where one word looks")
+        word_section(arun, [model_weights_run(name, s, max(max_tokens, 32)) for s in WINOGRAD])  # never cut
 
     first_layer, first_head = default_head(roles)
     c1, c2 = st.columns(2)
@@ -115,6 +119,7 @@ def _draw() -> list[Question]:
         "layer", [f"layer {i + 1}" for i in range(L)], key="rm_layer", container=c1, default=first_layer
     )
     head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="rm_head", container=c2, default=first_head)
+    pick_model_view_head(layer, head, key="rm_model_view_pick")  # the view's enlarged head follows the pickers
     W = attn[layer, head]
     col_head, col_neuron = st.columns(2)
     with col_head:
@@ -174,20 +179,22 @@ def _draw() -> list[Question]:
                 }
             )
             cols = [*st.columns(2), *st.columns(2)]  # two a row: at four in half a page the labels were cut
-            cols[0].metric("q · k", fmt(nv.dot))
-            cols[1].metric("× scale", fmt(nv.logit), help=f"scale = 1/√d_k = {fmt(arun.scale)}")
-            cols[2].metric("softmax weight", fmt(nv.weight))
-            cols[3].metric("the model's weight", fmt(float(attn[layer, head, qi, kj])))
+            cols[0].metric("q · k", fmt(nv.dot), help="the sum of the bars above")
+            cols[1].metric("scale = 1/√d_k", fmt(arun.scale), help=f"d_k = {len(nv.q)} dimensions per head")
+            cols[2].metric("logit = q · k × scale", fmt(nv.logit))
+            cols[3].metric("weight = softmax of the logits", fmt(nv.weight))
             st.caption(
                 f"The weight of {md_escape(tokens[qi])} → {md_escape(tokens[kj])} is e^(logit) over the sum of "
-                f"e^(logits) of the row's {nv.visible} visible key{'s' if nv.visible != 1 else ''}."
+                f"e^(logits) of the row's {nv.visible} visible key{'s' if nv.visible != 1 else ''}; the model's own "
+                f"weight for this cell is {fmt(float(attn[layer, head, qi, kj]))}."
             )
+            rows = min(len(nv.q), 5)  # whole rows: the grid's header and rows are 35 px, and 3 px of border
             show_table(
                 st,
-                pd.DataFrame({"dim": np.arange(len(nv.q)), "q": nv.q, "k": nv.k, "q × k": nv.products}).round(4),
+                {"dim": np.arange(len(nv.q)), "q": fmt_all(nv.q), "k": fmt_all(nv.k), "q × k": fmt_all(nv.products)},
                 hide_index=True,
                 width="stretch",
-                height=220,
+                height=38 + 35 * rows,
             )
 
     st.subheader("Parity with attention_core")
@@ -197,7 +204,7 @@ def _draw() -> list[Question]:
         st.metric("max |attention_core − model| over every layer and head", f"{arun.parity.max():.1e}")
         st.markdown(
             f"attention_core recomputed the weights of all {L} layers from the input each layer received and its "
-            f"own W_q, W_k (and biases): the largest difference from the model's `output_attentions` is "
+            f"own W_q, W_k (and biases): the largest difference from the model's `output_attentions` (the weights the model itself reports) is "
             f"{arun.parity.max():.1e}, float rounding (the model computes in float32, 32-bit numbers with about half the digits of "
             "float64, attention_core in float64)."
         )

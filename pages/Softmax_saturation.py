@@ -79,7 +79,8 @@ def _lesson(calculus) -> list[Question]:
     )
     right.markdown(
         "The spread (standard deviation) of a query's scores over many random queries and keys: the d_k products "
-        "q_i k_i each vary by 1, and their sum varies by d_k, so its spread is √d_k."
+        "q_i k_i each have variance 1 (Var, the variance, is the spread squared), variances of independent numbers "
+        "add up, so the sum's variance is d_k and its spread is √d_k."
     )
     right.caption(
         f"Check of the theory at d_k = {d_k}: the raw scores' measured spread is {fmt(unscaled_pt.score_std.mean)} "

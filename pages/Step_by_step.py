@@ -16,6 +16,7 @@ from ui.page import Page
 from ui.partial import full_run
 from ui.step_charts import matrix_chart
 from ui.tables import matrix_table, prefixed, show_table
+from ui.text import fmt
 from ui.widgets import index_picker
 
 page = Page(
@@ -147,7 +148,7 @@ def _controls() -> tuple:
     step(
         "4. Values V = E W_v",
         r"V = E\,W_v",
-        matrix_table(wt.V, labels, prefixed("v", 2), decimals=4),
+        matrix_table(wt.V, labels, prefixed("v", 2), text=True),
         step_text.values_sentence(W["W_v"]),
     )
     revealed = True
@@ -159,10 +160,10 @@ def _controls() -> tuple:
         step(
             "5. Scores S = Q Kᵀ",
             r"S_{ij} = q_i \cdot k_j",
-            matrix_table(wt.S, labels, labels, decimals=4),
+            matrix_table(wt.S, labels, labels, text=True),
             step_text.scores_sentence(wt),
         )
-        st.latex(rf"d_k = {wt.d_k},\qquad \sqrt{{d_k}} = {math.sqrt(wt.d_k):.4f}")
+        st.latex(rf"d_k = {wt.d_k},\qquad \sqrt{{d_k}} = {fmt(math.sqrt(wt.d_k))}")
     return booster, st.container(), symbols, W, revealed
 
 
@@ -171,7 +172,7 @@ def _first_steps(wt) -> None:
     labels = list(wt.labels)
     st.divider()
     step(
-        "1. Embeddings E",
+        "1. Embeddings E, a row for each of the T tokens",
         r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
         matrix_table(wt.E, labels, prefixed("e", 2)),
         step_text.embeddings_sentence(wt),
@@ -179,13 +180,13 @@ def _first_steps(wt) -> None:
     step(
         "2. Queries Q = E W_q",
         r"Q = E\,W_q",
-        matrix_table(wt.Q, labels, prefixed("q", 2), decimals=4),
+        matrix_table(wt.Q, labels, prefixed("q", 2), text=True),
         step_text.queries_sentence(wt),
     )
     step(
         "3. Keys K = E W_k",
         r"K = E\,W_k",
-        matrix_table(wt.K, labels, prefixed("k", 2), decimals=4),
+        matrix_table(wt.K, labels, prefixed("k", 2), text=True),
         step_text.keys_sentence(wt),
     )
 
@@ -214,7 +215,7 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         step(
             "6. Scaled scores S / √d_k" + ("" if cfg.scaled else " (scaling is off: unchanged)"),
             r"\tilde S = S / \sqrt{d_k}" if cfg.scaled else r"\tilde S = S",
-            matrix_table(wt.S_scaled, labels, labels, decimals=4),
+            matrix_table(wt.S_scaled, labels, labels, text=True),
             step_text.scaled_scores_sentence(wt, cfg),
         )
         st.markdown("#### 7. Weights α = softmax(S̃ / τ), row by row")
@@ -225,7 +226,7 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         left, right = st.columns([3, 2])
         show_table(
             left,
-            matrix_table(wt.A, labels, labels, decimals=4, extra=(("row sum", wt.A.sum(1)),)),
+            matrix_table(wt.A, labels, labels, extra=(("row sum", wt.A.sum(1)),), text=True),
             width="stretch" if len(labels) > 5 else "content",
         )
         right.markdown(step_text.weights_sentence(wt))
@@ -244,13 +245,13 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         step(
             "8. Outputs Z = α V",
             r"Z = \alpha\,V",
-            matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4),
+            matrix_table(wt.Z, labels, prefixed("z", 2), text=True),
             step_text.outputs_sentence(wt),
         )
         st.markdown("#### 9. Before and after: E next to Z")
         c1, c2 = st.columns(2)
         show_table(c1, matrix_table(wt.E, labels, prefixed("e", 2)))
-        show_table(c2, matrix_table(wt.Z, labels, prefixed("z", 2), decimals=4))
+        show_table(c2, matrix_table(wt.Z, labels, prefixed("z", 2), text=True))
         st.markdown(step_text.moved_towards_b(wt))
         return step_text.check_questions(wt, (plain, boosted), cfg)
 

@@ -46,7 +46,8 @@ page = Page(
     "Every other map in this app comes from weights someone chose. Here a tiny transformer **learns** where to "
     "look: train it on a toy task and watch its heads change. The ready experiment replays the landmark of "
     "Olsson et al. (2022): with two layers an *induction head* (a head that finds the earlier copy of the current "
-    "token and looks at what came next) forms in a sudden phase change; one layer never gets there.",
+    "token and looks at what came next) forms in a sudden **phase change** (after a long plateau the model's "
+    "errors fall within a few steps); one layer never gets there.",
     title="Train it yourself",
     formula=r"\mathcal{L} = -\frac{1}{N}\sum_t \log p_\theta(y_t \mid x_{\le t}),\qquad "
     r"\text{prefix matching} = \operatorname{mean}_{t \ge p} \sum_{k \ge 1} A_{t,\,t-kp+1}",

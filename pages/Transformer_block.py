@@ -6,7 +6,20 @@ import streamlit as st
 
 from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_stats, run_block
 from attention_core.transformer import decoder_block, encoder_block
-from ui.charts import bar_chart, is_vector, show_mask, show_token_dims, show_weights, weight_axis, weight_scale
+from ui.charts import (
+    Axes,
+    bar_chart,
+    dim_labels,
+    is_vector,
+    own_domain,
+    shared_domain,
+    show_heatmap,
+    show_mask,
+    show_token_dims,
+    show_weights,
+    weight_axis,
+    weight_scale,
+)
 from ui.compute import cached_block
 from ui.lesson import Question
 from ui.page import Page
@@ -62,6 +75,21 @@ def _controls() -> tuple:
     return encoder, looks, st.container()
 
 
+def chain_caption(lim: float, hidden_max: float) -> str:
+    """What the colours of the encoder's maps mean: one diverging scale for the residual stream, the hidden layer's
+    own sequential one."""
+    hidden = (
+        f"its own scale runs from 0 (dark) to its largest value, {fmt(hidden_max)} (yellow)"
+        if hidden_max > 0
+        else "here it is 0 everywhere"
+    )
+    return (
+        f"Every map of the residual stream (input to output) shares one colour scale, −{fmt(lim)} (blue) to "
+        f"{fmt(lim)} (red), white at 0: a paler map holds smaller numbers. The hidden layer ReLU(xW₁+b₁) is never "
+        f"negative; {hidden}."
+    )
+
+
 def _draw(encoder, looks, decoder) -> list[Question]:
     """The encoder and decoder diagrams, their maps and the residual figures, into the places."""
     cfg = page.setting()
@@ -73,7 +101,7 @@ def _draw(encoder, looks, decoder) -> list[Question]:
         st.graphviz_chart(encoder_graph_dot(norm_first))
         st.caption(
             f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
-            f"Each map is tokens (rows) x dimensions (columns); colour blue (negative) to red (positive), "
+            f"Each map is tokens (rows) x dimensions (columns), "
             f"{T} x {D} except the feed-forward hidden layer ({T} x {4 * D})."
         )
         MAX_CELLS = 2048
@@ -95,21 +123,39 @@ def _draw(encoder, looks, decoder) -> list[Question]:
             ],
         )
         tensors[-1] = (tensors[-1][0] + " = output", tensors[-1][1])  # the block's output: its last map
+        # the chain is where a reader compares colours: one scale for every map of the residual stream; the ReLU
+        # hidden layer (4·d_model wide, never negative) is another quantity, on its own sequential scale from 0
+        chain = shared_domain(*(arr for _, arr in tensors if arr is not enc.ffn_hidden), symmetric=True)
         for i, (label, arr) in enumerate(tensors):
             if i % 2 == 0:
                 cols = st.columns(2)  # two maps a row: 64 dimensions and the token labels fit a column at 1280 px
             shape = (
                 f" ({arr.shape[0]} x {arr.shape[1]})" if is_vector(arr.shape, MAX_CELLS) else ""
             )  # images state their shape
+            if arr is enc.ffn_hidden:
+                show_heatmap(
+                    arr,
+                    tokens,
+                    dim_labels(arr.shape[1]),
+                    title=label + shape,
+                    axes=Axes("token", "dim", "hidden"),
+                    domain=own_domain(arr),
+                    container=cols[i % 2],
+                    size=256,
+                    max_cells=MAX_CELLS,
+                )
+                continue
             show_token_dims(
                 arr,
                 tokens,
                 title=label + shape,
                 value_name="value",
+                domain=chain,
                 container=cols[i % 2],
                 size=256,
                 max_cells=MAX_CELLS,
             )
+        st.caption(chain_caption(chain[1], float(enc.ffn_hidden.max())))
         in_norm, out_norm = enc.mean_row_norms
         if norm_first:
             summary = (
@@ -231,7 +277,7 @@ def _draw(encoder, looks, decoder) -> list[Question]:
         questions.append(
             (
                 "How many numbers does the feed-forward hidden layer hold for this input?",
-                f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff = 4 x d_model = {4 * D}).",
+                f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff, the feed-forward hidden layer's width, = 4 x d_model = {4 * D}).",
             )
         )
         return questions

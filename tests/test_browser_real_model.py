@@ -31,24 +31,69 @@ def hover_cell(page, layer: int, head: int, i: int, j: int) -> str:
     return page.locator(".mv-tip").text_content()
 
 
+def hover_detail(page, i: int, j: int) -> str:
+    """Move the pointer over cell (query i, key j) of the enlarged head; return the tooltip's text."""
+    g = json.loads(page.locator(".mv").get_attribute("data-detail-geometry"))
+    detail = page.locator(".mv-detail")
+    detail.scroll_into_view_if_needed()
+    box, width = detail.bounding_box(), detail.evaluate("c => c.width")
+    scale = box["width"] / width
+    page.mouse.move(
+        box["x"] + (g["margin"] + (j + 0.5) * g["k"]) * scale, box["y"] + (g["margin"] + (i + 0.5) * g["k"]) * scale
+    )
+    page.wait_for_timeout(100)
+    return page.locator(".mv-tip").text_content()
+
+
+def pick(page, label: str, option: str) -> None:
+    """Choose ``option`` in the page's selectbox labelled ``label`` (as a learner does, with the pointer)."""
+    box = page.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text(label, exact=True))
+    field = box.locator("input")
+    field.scroll_into_view_if_needed()
+    for _ in range(5):  # the list opens on a click once the page has settled after a rerun
+        field.click()
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=3000)
+            return
+        except Exception:  # noqa: BLE001 (playwright's TimeoutError: try again)
+            page.keyboard.press("Escape")
+    raise AssertionError(f"the {label!r} selectbox did not offer {option!r}")
+
+
 def test_model_view_hover_names_the_cell_the_sentence_names(browser_and_base):  # noqa: F811
     browser, base = browser_and_base
+    arun = cached_attention_run(EMBEDDED_ID, DEFAULT_SENTENCE, 128)
     with opened(browser, base + "/Real_model") as (page, _):
         page.wait_for_selector('.mv[data-drawn="15"]', timeout=60000)
         assert_no_errors(page)
         assert horizontal_overflow(page) == []
         body = page.inner_text('[data-testid="stMainBlockContainer"]')
-        layer, head, weight = re.search(r"in layer (\d+), head (\d+), “it” gives “animal” ([\d.]+)", body).groups()
-        tip = hover_cell(page, int(layer) - 1, int(head) - 1, 10, 2)
-        assert tip == f"layer {layer}, head {head}: query #11 “it” → key #3 “animal”, weight ≈ {weight}"
+        layer, head = map(int, re.search(r"Head view: layer (\d+), head (\d+)", body).groups())
+        # the enlarged head is the one the pickers name, labelled with its tokens, before any hover
+        page.wait_for_selector(f'.mv[data-detail="{layer - 1},{head - 1}"]', timeout=10000)
         label = page.locator(".mv-label").text_content()
-        assert label.startswith(f"layer {layer}, head {head} enlarged") and "15 x 15" in label
-        detail = page.locator(".mv-detail").bounding_box()  # the same head enlarged: hover its cell (it, animal)
-        page.mouse.move(detail["x"] + detail["width"] * 2.5 / 15, detail["y"] + detail["height"] * 10.5 / 15)
-        page.wait_for_timeout(100)
-        assert page.locator(".mv-tip").text_content() == tip
+        assert label.startswith(f"layer {layer}, head {head} enlarged, the head the layer and head pickers below name")
+        assert "15 x 15, every token labelled" in label
+        weight = f"{float(arun.attentions[layer - 1, head - 1, 10, 2]):.2f}"
+        tip = hover_cell(page, layer - 1, head - 1, 10, 2)
+        assert tip == f"layer {layer}, head {head}: query #11 “it” → key #3 “animal”, weight ≈ {weight}"
+        assert hover_detail(page, 10, 2) == tip  # the same head enlarged: its cell (it, animal)
         grid_label = page.locator(".mv-grid").get_attribute("aria-label")
         assert grid_label.startswith("Model view: 6 layers x 12 heads") and "15 x 15" in grid_label
+        # hovering another tile enlarges it; leaving the grid returns to the pickers' head
+        hover_cell(page, 0, 2, 5, 4)
+        assert page.locator(".mv").get_attribute("data-detail") == "0,2"
+        assert "the head under the pointer" in page.locator(".mv-label").text_content()
+        page.mouse.move(1, 1)
+        page.wait_for_selector(f'.mv[data-detail="{layer - 1},{head - 1}"]', timeout=5000)
+        # the pickers move the enlarged head: layer 2, head 3
+        pick(page, "layer", "layer 2 (#2)")
+        page.wait_for_selector(f'.mv[data-detail="1,{head - 1}"]', timeout=30000)
+        pick(page, "head", "head 3 (#3)")
+        page.wait_for_selector('.mv[data-detail="1,2"]', timeout=30000)
+        assert page.locator(".mv-label").text_content().startswith("layer 2, head 3 enlarged, the head the layer")
+        assert hover_detail(page, 4, 3) == hover_cell(page, 1, 2, 4, 3)  # the same numbers as its tile
+        assert_no_errors(page)
 
 
 def test_model_view_at_512_tokens_draws_every_head_with_hover(browser_and_base):  # noqa: F811

@@ -9,6 +9,7 @@ and within a group the map whose rows are sharper (larger mean row maximum) is d
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -18,10 +19,11 @@ from ui.presets import load_presets
 from ui.state import STRETCH_KEY
 
 NEARLY_UNIFORM = {"temperature": "10", "seq_len": "12", "heads": "4", "d_model": "32"}
+SHARP_AND_LONG = {"temperature": "0.1", "seq_len": "64", "heads": "16", "d_model": "512"}  # images, many heads
 
 
 def _charts(at) -> list[dict]:
-    """Every chart of ui.charts on the page: its group, value name, domain (colour or y) and cells."""
+    """Every chart of ui.charts on the page: its group, value name, domain (colour or y), scheme and cells."""
     out = []
     for el in at.get("vega_lite_chart"):
         spec = json.loads(el.proto.spec)
@@ -31,18 +33,45 @@ def _charts(at) -> list[dict]:
         encodings = [spec.get("encoding", {})] + [layer.get("encoding", {}) for layer in spec.get("layer", [])]
         colour = [e["color"] for e in encodings if e.get("color", {}).get("field") == "v"]
         channel = colour[0] if colour else next(e["y"] for e in encodings if "y" in e)
-        domain = (channel.get("scale") or {}).get("domain")
+        scale = channel.get("scale") or {}
+        domain = scale.get("domain")
         frames = chart_datasets(el)
+        title = spec.get("title")
         out.append(
             {
                 "group": meta["group"],
                 "value": meta["value"],
                 "domain": None if domain is None else tuple(float(x) for x in domain),
                 "heatmap": bool(colour),
+                "diverging": scale.get("scheme") == "redblue",
                 "cells": frames[0] if frames else None,
-                "title": spec.get("title"),
+                "title": title if isinstance(title, str) else str(title),
+                "stretched": "stretched" in json.dumps(spec.get("encoding", {}).get("x", {}).get("axis", {})),
             }
         )
+    return out
+
+
+# an image's caption: "<title> (<r> x <c> as an image...; <value>: colour <lo> to <hi>...)" (ui.charts.show_heatmap)
+IMAGE_SCALE = re.compile(
+    r"^(?P<title>.*?) \(\d+ x \d+ as an image[^;]*; (?P<value>[^;]+?): colour (?P<lo>\S+) to (?P<hi>[^;)\s]+)"
+)
+
+
+def _images(at) -> list[dict]:
+    """Every heatmap drawn as an image on the page, with the value and colour range its caption states (a stretched
+    image states its stretch instead: its value is None)."""
+    out = []
+    for el in at.get("image"):
+        for img in el.proto.imgs:
+            if " as an image" not in img.caption:
+                continue
+            m = IMAGE_SCALE.match(img.caption)
+            title = img.caption.split(" (")[0]
+            if m is None:
+                assert "stretched" in img.caption, f"image {title!r} does not state its colour range: {img.caption!r}"
+                continue
+            out.append({"title": m["title"], "value": m["value"], "domain": (float(m["lo"]), float(m["hi"]))})
     return out
 
 
@@ -72,6 +101,53 @@ def assert_scales_agree(at, stretched: bool) -> int:
     return len(charts)
 
 
+def assert_colour_rule(at, stretched: bool) -> int:
+    """The colour rule of every heatmap on the page (maps and images), for every quantity: an explicit domain; a
+    signed quantity on a diverging scale centred on 0; a non-negative one on a sequential scale from 0; no value
+    outside its map's domain (the colour would be clipped); and on one page the maps of one quantity share one
+    domain unless a map's title says "own range". Stretched weights are the reader's choice, group by group
+    (assert_scales_agree checks them, and each says "stretched")."""
+    maps = [c for c in _charts(at) if c["heatmap"]]
+    for c in maps:
+        name, lo_hi = f"{c['title']!r} ({c['value']})", c["domain"]
+        assert lo_hi is not None, f"{name} is coloured by its data's range, not an explicit domain"
+        lo, hi = lo_hi
+        vals = c["cells"]["v"].to_numpy(dtype=float) if c["cells"] is not None else np.zeros(0)
+        vals = vals[np.isfinite(vals)]
+        if stretched and c["stretched"]:
+            continue
+        if c["diverging"]:
+            assert np.isclose(lo, -hi), f"{name}: a diverging scale {lo_hi} not centred on 0"
+        else:
+            assert lo == 0, f"{name}: a sequential scale {lo_hi} that does not start at 0"
+            assert vals.size == 0 or vals.min() >= -1e-9, f"{name}: negative values on a sequential scale"
+        if vals.size:  # rounded to 4 decimals in the cells
+            assert lo - 1e-4 <= vals.min() and vals.max() <= hi + 1e-4, f"{name}: values outside its domain {lo_hi}"
+    images = _images(at)
+    for c in images:
+        lo, hi = c["domain"]
+        assert lo == 0 or np.isclose(lo, -hi), f"image {c['title']!r}: scale {c['domain']} neither from 0 nor centred"
+    by_value: dict[str, set] = {}
+    own: dict[str, list[str]] = {}
+    for c in maps + images:
+        if stretched and c.get("stretched"):
+            continue
+        if "own range" in c["title"]:
+            own.setdefault(c["value"], []).append(c["title"])
+            continue
+        by_value.setdefault(c["value"], set()).add(_rounded(c["domain"]))
+    for value, titles in own.items():  # an exception, not the rule: maps of one quantity are compared
+        assert len(titles) == 1, f"{len(titles)} maps of {value!r} on their own ranges, not one shared: {titles}"
+    for value, domains in by_value.items():
+        assert len(domains) == 1, f"maps of {value!r} are drawn on {len(domains)} scales: {sorted(domains)}"
+    return len(maps) + len(images)
+
+
+def _rounded(domain) -> tuple[str, str]:
+    """A domain as an image caption states it (3 significant digits), so maps and images compare."""
+    return tuple(f"{float(f'{x:.3g}'):.3g}" for x in domain)
+
+
 def _open(path: str, query: dict, stretched: bool):
     at = app(path, query, timeout=120)
     if stretched:
@@ -80,11 +156,14 @@ def _open(path: str, query: dict, stretched: bool):
 
 
 @pytest.mark.parametrize("stretched", [False, True], ids=["absolute", "stretched"])
-@pytest.mark.parametrize("setting", [{}, NEARLY_UNIFORM], ids=["default", "nearly-uniform"])
+@pytest.mark.parametrize(
+    "setting", [{}, NEARLY_UNIFORM, SHARP_AND_LONG], ids=["default", "nearly-uniform", "sharp-and-long"]
+)
 @pytest.mark.parametrize("path", PAGES)
 def test_compared_charts_share_one_scale_on_every_page(path, setting, stretched):
     at = _open(path, setting, stretched)
     assert_scales_agree(at, stretched)
+    assert_colour_rule(at, stretched)
 
 
 PRESETS, _ = load_presets()
@@ -95,6 +174,7 @@ PRESETS, _ = load_presets()
 def test_compared_charts_share_one_scale_in_every_preset(preset, stretched):
     at = _open(preset.page, preset.query_params(), stretched)
     assert assert_scales_agree(at, stretched) > 0  # every preset's page draws its maps with ui.charts
+    assert_colour_rule(at, stretched)
 
 
 def test_why_scale_shows_the_scaled_side_softer_than_the_unscaled():

@@ -1,5 +1,6 @@
 """AppTest: the Multi-head page (pages/Multi-head.py)."""
 
+import json
 import math
 
 import numpy as np
@@ -7,7 +8,8 @@ import pytest
 
 from attention_core import WhatIf, head_divergence_matrix, run_whatif, saturation_metrics
 from attention_core.class_notes import purposeful_vs_random_heads
-from tests.apptest_util import app, chart_titles, run_ok, texts
+from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
+from ui.text import fmt, fmt_all
 
 MH = "pages/Multi-head.py"
 
@@ -82,12 +84,18 @@ def test_numbers_table_and_controls():
         "effective tokens",
         "near-one-hot rows",
     ]
-    np.testing.assert_allclose(table["mean max weight"], [round(s["max_weight"], 3) for s in sat])
+    # one formatter: the table, the sentence and the map's tooltip write a number the same way
+    assert list(table["mean max weight"]) == [fmt(s["max_weight"]) for s in sat]
     at.selectbox(key="mh_head").set_value(2)
     run_ok(at)
     assert "head 3, enlarged" in chart_titles(at)
     assert "Q, K, V shapes: 8 x 16 each (columns 33–48" in texts(at)
-    assert f"mean max weight {sat[2]['max_weight']:.3g} (uniform rows: 0.125)" in texts(at)
+    assert f"mean max weight {at.dataframe[0].value['mean max weight'][2]} (uniform rows: 0.125)" in texts(at)
+    (enlarged,) = [e for e in at.get("vega_lite_chart") if json.loads(e.proto.spec).get("title") == "head 3, enlarged"]
+    tooltip = json.loads(enlarged.proto.spec)["encoding"]["tooltip"]
+    assert tooltip[-1] == {"field": "t", "type": "nominal", "title": "weight"}
+    (cells,) = chart_datasets(enlarged)
+    assert list(cells["t"]) == fmt_all(run.weights[2])
     a, b = np.unravel_index(np.argmax(js - np.eye(4)), js.shape)
     assert f"Head {a + 1} and head {b + 1}, with a Jensen-Shannon divergence of {js[a, b]:.3g} bits" in texts(at)
 

@@ -9,7 +9,7 @@ import pytest
 from attention_core import WhatIf, run_whatif, saturation_metrics
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
 from tests.apptest_util import app, chart_datasets, run_ok, texts
-from ui.text import md_escape
+from ui.text import fmt, md_escape
 
 PLAY = "pages/Playground.py"
 
@@ -31,8 +31,12 @@ def test_playground_default_numbers_match_core():
     twin = _sat(WhatIf(scaled=False))
     assert at.metric[1].delta == f"{sat[0]['max_weight'] - twin[0]['max_weight']:+.3g}"
     assert all("color: GRAY" in str(m.proto) for m in at.metric)  # neutral deltas (delta_color="off")
-    table = at.dataframe[0].value
-    np.testing.assert_allclose(table["effective tokens"].to_numpy(), [s["effective_tokens"] for s in sat], rtol=1e-9)
+    table = at.dataframe[0].value  # one formatter: every head's row as the metrics above it write head 1's
+    assert list(table["effective tokens"]) == [fmt(s["effective_tokens"]) for s in sat]
+    assert table["mean max weight"][0] == at.metric[1].value and table["entropy (nats)"][0] == at.metric[0].value
+    (head1,) = [e for e in at.get("vega_lite_chart") if json.loads(e.proto.spec).get("title") == "head 1"]
+    (cells,) = chart_datasets(head1)  # the map's tooltip writes the sentence's weight the same way
+    assert cells.loc[(cells["r"] == 0) & (cells["c"] == top), "t"].item() == fmt(row[top])
 
 
 def test_x_and_z_share_one_colour_scale_and_relative_change():

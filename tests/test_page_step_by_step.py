@@ -12,7 +12,8 @@ from hypothesis.extra.numpy import arrays
 
 from attention_core import class_notes_weights, scaled_dot_product_attention
 from attention_core.walkthrough import walkthrough
-from tests.apptest_util import app, run_ok, texts
+from tests.apptest_util import app, chart_datasets, run_ok, texts
+from ui.text import fmt
 
 PAGE = "pages/Step_by_step.py"
 LABELS = ["A1", "A2", "B3", "A4"]
@@ -52,7 +53,13 @@ def test_walkthrough_class_notes_and_errors():
 
 
 def frames(at):
-    return [d.value for d in at.dataframe]
+    """The tables' numbers (written as text by ui.text.fmt, as the sentences and maps write them)."""
+    return [d.value.apply(lambda col: col.astype(float)) for d in at.dataframe]
+
+
+def shown(x: float) -> float:
+    """``x`` as the page writes it (3 significant digits), read back."""
+    return float(fmt(x))
 
 
 def weights_frame(at):
@@ -80,9 +87,9 @@ def test_default_walkthrough_matches_hand_computation():
     s = 10 / math.sqrt(2)
     b = math.exp(s) / (3 + math.exp(s))
     A = weights_frame(at)
-    np.testing.assert_allclose(A["B3"], round(b, 4))
+    np.testing.assert_allclose(A["B3"], shown(b))
     np.testing.assert_allclose(A["row sum"], 1.0)
-    np.testing.assert_allclose(z_frame(at)["z1"], round(b, 4))
+    np.testing.assert_allclose(z_frame(at)["z1"], shown(b))
     t = texts(at)
     assert "looking for B" in t and "d_k = 2" in t
     # every T x T table is headed by the tokens on rows and columns
@@ -100,14 +107,14 @@ def test_the_booster_in_one_click():
     s1 = 1 / math.sqrt(2)
     plain = math.exp(s1) / (3 + math.exp(s1))
     t = texts(at)
-    assert f"**0.9975** of its weight on B3 with W_k = 10·I and **{plain:.4f}** with W_k = I" in t
+    assert f"**0.997** of its weight on B3 with W_k = 10·I and **{fmt(plain)}** with W_k = I" in t
     assert "Your W_k now: W_k = 10·I (the booster)" in t
     edit(at, "W_q", 0, {0: {"0": 1.0, "1": 0.0}})  # an edit that the booster buttons must keep
     run_ok(at)
     at.button(key="sbs_wk_plain").click()
     run_ok(at)
     A = weights_frame(at)
-    np.testing.assert_allclose(A.loc["B3", "B3"], round(math.exp(s1) / (3 + math.exp(s1)), 4))
+    np.testing.assert_allclose(A.loc["B3", "B3"], shown(math.exp(s1) / (3 + math.exp(s1))))
     assert A.loc["A1", "A2"] > A.loc["A1", "B3"]  # the edited W_q (A looks for A) survived the click
     assert "Your W_k now: W_k = I" in texts(at)
     assert score_domain(at) == [-10.0, 10.0]  # the colour scale did not re-stretch
@@ -124,8 +131,8 @@ def test_edited_w_q_changes_scores_weights_and_outputs():
     A = weights_frame(at)
     s = 10 / math.sqrt(2)
     a_row = math.exp(s) / (3 * math.exp(s) + 1)  # A query: three A keys score 10, B scores 0
-    np.testing.assert_allclose(A.loc["A1", "A2"], round(a_row, 4))
-    np.testing.assert_allclose(A.loc["B3", "B3"], round(math.exp(s) / (3 + math.exp(s)), 4))
+    np.testing.assert_allclose(A.loc["A1", "A2"], shown(a_row))
+    np.testing.assert_allclose(A.loc["B3", "B3"], shown(math.exp(s) / (3 + math.exp(s))))
     Z = z_frame(at)
     assert Z.loc["A1", "z0"] > 0.99 and Z.loc["B3", "z1"] > 0.99
     assert at.query_params["wq"] == "1,0;0,1"
@@ -146,18 +153,18 @@ def test_non_finite_edit_is_refused_and_last_good_kept():
     edit(at, "W_k", 0, {1: {"1": None}})
     run_ok(at)
     assert any("W_k has an empty or invalid entry at row 2, column 2" in e.value for e in at.error)
-    np.testing.assert_allclose(weights_frame(at)["B3"], 0.9975)
+    np.testing.assert_allclose(weights_frame(at)["B3"], 0.997)
 
 
 def test_scaling_and_temperature_act_on_this_page():
     at = run_ok(app(PAGE))
     at.sidebar.toggle(key="ctl_scaled").set_value(False)
     run_ok(at)
-    np.testing.assert_allclose(weights_frame(at)["B3"], round(math.exp(10) / (3 + math.exp(10)), 4))
+    np.testing.assert_allclose(weights_frame(at)["B3"], shown(math.exp(10) / (3 + math.exp(10))))
     assert "Scaling is off in the sidebar, so the top score stays 10" in texts(at)
     at.sidebar.select_slider(key="ctl_temperature").set_value(10.0)
     run_ok(at)
-    np.testing.assert_allclose(weights_frame(at)["B3"], round(math.exp(1) / (3 + math.exp(1)), 4))
+    np.testing.assert_allclose(weights_frame(at)["B3"], shown(math.exp(1) / (3 + math.exp(1))))
     assert "then the temperature 10 divides it again" in texts(at)
     at.sidebar.number_input(key="ctl_seed").set_value(3)
     run_ok(at)
@@ -192,3 +199,25 @@ def test_matrices_from_link_and_bad_link():
     assert "*looking for A*" in texts(at)
     at = run_ok(app(PAGE, {"wq": "1,nan;0"}))
     assert any("Link ignored" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("query", [{}, {"temperature": "0.1"}, {"temperature": "10", "scaled": "0"}])
+def test_one_weight_reads_the_same_in_the_map_its_tooltip_the_table_and_the_sentence(query):
+    """One formatter (ui.text.fmt): A1's weight on its favourite key was 0.998 on the map, 0.9975 in the table and
+    0.997 in the sentence; now every place writes it once, rounded once."""
+    at = run_ok(app(PAGE, query))
+    cfg = at.session_state["whatif"]
+    wt = walkthrough("A A B A".split(), *class_notes_weights(), scaled=cfg.scaled, temperature=cfg.temperature)
+    top = int(np.argmax(wt.A[0]))
+    written = fmt(wt.A[0, top])
+    table = next(d.value for d in at.dataframe if "row sum" in d.value.columns)
+    assert table.loc["A1", LABELS[top]] == written
+    (chart,) = [el for el in at.get("vega_lite_chart") if json.loads(el.proto.spec)["title"] == "weights α"]
+    spec = json.loads(chart.proto.spec)
+    for layer in spec["layer"]:  # the rect's and the number's tooltips both show the written number
+        assert [t["field"] for t in layer["encoding"]["tooltip"]][-1] == "text"
+    (cells,) = chart_datasets(chart)
+    assert cells.loc[(cells["r"] == 0) & (cells["c"] == top), "text"].item() == written
+    t = texts(at)
+    assert f"Query A1 puts {written} of its weight on {LABELS[top]}" in t
+    assert f"{LABELS[top]}, with weight {written} (row A1 of α)." in t  # the check question's answer

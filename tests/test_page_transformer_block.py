@@ -1,5 +1,6 @@
 """AppTest: the Transformer block page, at the default and at extreme settings."""
 
+import json
 import re
 
 import numpy as np
@@ -38,6 +39,7 @@ def test_transformer_block_page():
     mean_abs, std = layer_norm_stats(run.encoder.out)
     assert f"at most {fmt(mean_abs, 2)} away from 0 and their standard deviations average {fmt(std)}" in shown
     assert "(largest |mean|)" not in shown
+    assert_one_scale_for_the_chain(at, {})
     cross = run.decoder.cross_weights[0, 0]
     top = int(np.argmax(cross))
     assert f"y1 looks most at **{run.tokens[top]}** (#{top + 1}, weight {fmt(float(cross[top]))})" in shown
@@ -77,6 +79,7 @@ def test_transformer_block_extremes(query):
     shown = texts(at)
     titles = chart_titles(at)
     captions = [img.caption for el in at.get("image") for img in el.proto.imgs]
+    assert_one_scale_for_the_chain(at, query)
     for label in titles + captions:  # the shape is stated once per chart, never twice
         assert len(re.findall(r"\(?\d+ x \d+", label)) <= 1, label
     if query.get("d_model") == "1":
@@ -89,6 +92,24 @@ def test_transformer_block_extremes(query):
         run = run_block(cfg, DEFAULT_SENTENCE, decoder_tokens=5)
         row = run.encoder.weights[0, 7]
         assert f"({fmt(float(row.max()))})" in shown
+
+
+def assert_one_scale_for_the_chain(at, query: dict) -> None:
+    """The residual stream's seven maps share one diverging scale, the caption states it, and the hidden layer is on
+    its own scale from 0 (the colour rule: tests/test_colour_scales.py checks it on every page)."""
+    run = run_block(at.session_state["whatif"], DEFAULT_SENTENCE, decoder_tokens=5)
+    enc = run.encoder
+    chain = [enc.x, enc.attn.norm, enc.attn.sub, enc.attn.add, enc.ffn.norm, enc.ffn.sub, enc.ffn.add]
+    lim, hidden = max(float(np.abs(a).max()) for a in chain), float(enc.ffn_hidden.max())
+    shown = texts(at)
+    assert f"shares one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red)" in shown, query
+    assert (f"to its largest value, {fmt(hidden)} (yellow)" if hidden > 0 else "here it is 0 everywhere") in shown
+    domains = {
+        tuple(json.loads(el.proto.spec)["encoding"]["color"]["scale"]["domain"])
+        for el in at.get("vega_lite_chart")
+        if json.loads(el.proto.spec).get("usermeta", {}).get("value") == "value"
+    }
+    assert domains <= {(-lim, lim)} and (domains or query.get("d_model") == "1024"), domains
 
 
 def test_one_decoder_token_sentence():

@@ -134,6 +134,17 @@ TERMS: list[tuple[str, str, str]] = [
     ("elu", r"\belu\b", r"elu\(x\) is x for x > 0 and e\^x − 1 below"),
     ("d_v", r"d_v\b", r"d_v being the length of a value vector"),
     ("fused kernel", r"(?i)\bfused\b", r"one fused step \(a single routine"),
+    ("T, the number of tokens", r"\^\{T \\times|\bT = \d", r"a row for each of the T tokens|T counts the tokens"),
+    ("variance", r"\bVar\b|(?i:\bvariance\b)|vary by", r"Var, the variance, is the spread squared"),
+    ("d_ff", r"\bd_ff\b|d_\{ff\}", r"d_ff, the feed-forward hidden layer's width"),
+    ("output_attentions", r"output_attentions", r"output_attentions` \(the weights the model itself reports\)"),
+    ("learning rate", r"(?i)learning rate", r"learning rate lr [\d.e-]+ \(how far one step moves the weights\)"),
+    ("phase change", r"(?i)phase change", r"\*\*phase change\*\* \(after a long plateau the model's"),
+    ("previous-token score", r"(?i)previous-token score", r"previous-token score is its mean weight on the token just"),
+    ("circuit", r"(?i)\bcircuit", r"circuit \(heads of two layers working as one\)"),
+    ("interleaved pairing", r"(?i)interleaved", r"rotates each pair of dimensions \(2t, 2t\+1\)"),
+    ("wpe", r"\bwpe\b", r"GPT-2's position table, wpe"),
+    ("nn.Embedding", r"nn\.Embedding", r"nn\.Embedding`, PyTorch's table of one learned row per index"),
 ]
 
 

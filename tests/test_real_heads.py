@@ -57,3 +57,19 @@ def test_sharpness_agrees_with_saturation_metrics(T, H, seed):
     np.testing.assert_allclose(s.max_weight, m.max_weight.mean(-1), rtol=1e-12)
     np.testing.assert_allclose(s.normalized_entropy, m.normalized_entropy.mean(-1), atol=1e-12)
     np.testing.assert_allclose(s.effective_tokens, m.effective_tokens.mean(-1), rtol=1e-9)
+
+
+def test_every_heads_favourite_word_from_any_word_and_the_heads_that_agree():
+    from attention_core.real_heads import agreement, first_pronoun, word_focus
+
+    assert first_pronoun(TOKENS, SPECIAL) == 6 and first_pronoun(["[CLS]", "cats", "[SEP]"], SPECIAL[:3]) is None
+    focus = word_focus(_heads(), SPECIAL, 6)  # from "it": previous word, next word, [CLS] (excepted), "animal"
+    assert focus.top.tolist() == [[5, 7, 1, 2]]  # the parking head's zeros: its first word, itself excepted
+    assert focus.weight[0, 3] == pytest.approx(0.6) and focus.weight[0, 2] == 0
+    assert agreement(focus) == [(1, [(0, 2)]), (2, [(0, 3)]), (5, [(0, 0)]), (7, [(0, 1)])]
+    same = word_focus(np.stack([_heads()[0, 3]] * 3)[None], SPECIAL, 6)
+    assert agreement(same) == [(2, [(0, 0), (0, 1), (0, 2)])]  # three heads agree on "animal"
+    alone = word_focus(np.ones((1, 2, 3, 3)) / 3, np.array([True, False, True]), 1)  # no other word
+    assert (alone.top == -1).all() and np.isnan(alone.weight).all() and agreement(alone) == []
+    with pytest.raises(ValueError, match="word token"):
+        word_focus(_heads(), SPECIAL, 0)  # [CLS] is not a word

@@ -116,12 +116,12 @@ def test_page_with_local_model(tiny, kind):
     assert not at.warning, [w.value for w in at.warning]
     titles = chart_titles(at)
     assert any(t.startswith("layer ") for t in titles)
-    assert len(at.get("bidi_component")) == 1 and "Every layer (rows, 1 to 2)" in texts(at)
+    assert len(at.get("bidi_component")) == 2 and "Every layer (rows, 1 to 2)" in texts(at)  # the view, its pick
     parity = at.dataframe[-1].value
     assert len(parity) == 2 and (parity["max |attention_core − model|"] < 1e-5).all()
     assert "float rounding" in texts(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["softmax weight"] == metrics["the model's weight"]
+    assert f"the model's own weight for this cell is {metrics['weight = softmax of the logits']}." in texts(at)
     at.selectbox(key="rm_layer").set_value(1)
     at.selectbox(key="rm_head").set_value(3)
     at.selectbox(key="rm_iso").set_value(2)
@@ -131,7 +131,7 @@ def test_page_with_local_model(tiny, kind):
     assert "layer 2, head 4" in chart_titles(at)
     assert "**Head view**: layer 2, head 4" in texts(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["softmax weight"] == metrics["the model's weight"]
+    assert f"the model's own weight for this cell is {metrics['weight = softmax of the logits']}." in texts(at)
     if kind == "bert":
         at.toggle(key="rm_hide").set_value(True)
         run_ok(at)

@@ -12,6 +12,7 @@ import pytest
 
 from attention_core.config import DEFAULT_SENTENCE
 from tests.apptest_util import app, chart_datasets, run_ok, texts
+from ui.text import fmt
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # no hub: everything here must come from the installed package
 PAGE = "pages/Real_model.py"
@@ -170,21 +171,24 @@ def test_page_opens_offline_on_the_embedded_model(embedded):
     text = _sentences(at)
     layer, head, value = strongest(roles.previous)
     assert f"**Previous token**: layer {layer + 1}, head {head + 1} gives the previous word {value:.2f}" in text
-    layer, head, value = strongest(roles.to_referent)
-    assert f"in layer {layer + 1}, head {head + 1}, “it” gives “animal” {value:.2f} of its weight" in text
+    assert "**From “it”**" in text and "“it” → “animal”" not in text  # the picked word's section, any sentence
     assert f"{(roles.first > 0.5).sum()} of 72 heads put more than 0.5 of the words' weight on the first token" in text
     sharper = int((roles.sharp.max_weight > toy.max_weight.max()).sum())
     assert f"{sharper} of 72 trained heads are sharper than the sharpest random one" in text
     # the three views, drawn at once: model view (canvas), head view (on the it -> animal head), neuron view
-    (mv,) = at.get("bidi_component")
+    mv, pick = at.get("bidi_component")  # the model view, and the pickers' head sent to it
+    assert json.loads(pick.proto.json) == {"layer": 5, "head": 11}  # layer 6, head 12: the pickers' default
     header, q = decode_payload(mv.proto.bytes)
     arun = _run(DEFAULT_SENTENCE)
     assert header["tokens"] == list(arun.tokens) and q.shape == (6, 12, 15, 15)
     assert np.abs(q / 255 - arun.attentions).max() <= 0.5 / 255 + 1e-7
     assert "Model view: 6 layers x 12 heads" in header["description"]
     assert "**Head view**: layer 6, head 12" in text
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["softmax weight"] == metrics["the model's weight"]
+    metrics = {m.label: m.value for m in at.metric}  # each named for what it shows
+    assert metrics["scale = 1/√d_k"] == fmt(1 / np.sqrt(32))
+    logit = float(metrics["q · k"]) * (1 / np.sqrt(32))
+    assert float(metrics["logit = q · k × scale"]) == pytest.approx(logit, rel=0.01)
+    assert f"the model's own weight for this cell is {metrics['weight = softmax of the logits']}." in texts(at)
     assert float(metrics["max |attention_core − model| over every layer and head"]) < 1e-5
     assert (at.dataframe[-1].value["max |attention_core − model|"] < 1e-5).all()
     # every chart says what it shows
@@ -208,7 +212,7 @@ def test_typed_sentence_with_punctuation_emoji_and_600_characters(embedded):
     at.select_slider(key="rm_max_tokens").set_value(512)
     run_ok(at)
     assert "The sentence has" not in texts(at)
-    (mv,) = at.get("bidi_component")
+    mv = at.get("bidi_component")[0]
     from ui.real_model_view import decode_payload
 
     assert decode_payload(mv.proto.bytes)[1].shape == (6, 12, n, n)
@@ -236,14 +240,80 @@ def test_empty_sentence_gives_a_message(embedded):
     at.text_input(key="rm_text").input("   ")
     run_ok(at)
     assert any("The sentence is empty: type at least one word" in w.value for w in at.warning)
-    assert len(at.get("bidi_component")) == 1 and "**Head view**" in _sentences(at)
+    assert len(at.get("bidi_component")) == 2 and "**Head view**" in _sentences(at)  # the view and its pick
 
 
-def test_a_sentence_without_it_and_animal_says_there_is_no_such_head(embedded):
+def test_a_sentence_without_a_pronoun_opens_on_its_first_word(embedded):
     at = run_ok(app(PAGE, {"text": "Cats sleep.", "tokens": "abc"}, timeout=180))
     assert any("tokens='abc' is not one of 16, 32, 64, 128, 256, 512" in i.value for i in at.info)
-    assert "does not have both words, so there is no such head to look for here" in _sentences(at)
+    assert any("The sentence has no pronoun" in c.value and "its first word, “cats”" in c.value for c in at.caption)
+    said = _sentences(at)
+    assert "**From “cats”**" in said and "favourite words are 2 different words" in said  # "sleep" and "."
     chart = next(el for el in at.get("vega_lite_chart") if "Head view" in json.loads(el.proto.spec)["description"])
     lines = chart_datasets(chart)[0]
     assert set(lines["query"]) <= {"[CLS]", "cats", "sleep", ".", "[SEP]"}
     assert re.search(r"All 5 tokens", texts(at))
+
+
+def _groups(arun, word: int) -> list[tuple[str, int]]:
+    """Every head's favourite word from ``word``, counted by hand: [(word, heads), ...], most chosen first."""
+    from collections import Counter
+
+    picks = Counter()
+    for layer in range(arun.shape[0]):
+        for head in range(arun.shape[1]):
+            row = [
+                (w, j) for j, w in enumerate(arun.attentions[layer, head, word]) if j != word and not arun.special[j]
+            ]
+            picks[max(row)[1]] += 1
+    return [(arun.tokens[j], n) for j, n in sorted(picks.items(), key=lambda jn: (-jn[1], jn[0]))]
+
+
+def test_any_pronoun_its_heads_and_another_picked_word(embedded):
+    """Not only "it" and "animal": the first pronoun of any sentence, every head's favourite word, the heads that
+    agree; picking another word recomputes them."""
+    text = "The lawyer told the judge that she had lost the papers."
+    at = run_ok(app(PAGE, {"text": text}, timeout=180))
+    arun = _run(text)
+    she = arun.tokens.index("she")
+    (top, n), second = _groups(arun, she)[:2]
+    said = _sentences(at)
+    assert any("the sentence's first pronoun, “she”" in c.value for c in at.caption)
+    assert (
+        "**From “she”**" in said and f"“{top}” is chosen by {n} of 72 heads; then “{second[0]}” by {second[1]}" in said
+    )
+    assert f"**Heads that agree on “{top}”**" in said and f"the most chosen, “{top}”, wins {n} of 72" in said
+    at.selectbox(key="rm_word").set_value(arun.tokens.index("judge") - 1)  # the words, [CLS] left out
+    run_ok(at)
+    (top, n) = _groups(arun, arun.tokens.index("judge"))[0]
+    assert "**From “judge”**" in _sentences(at) and f"“{top}” is chosen by {n} of 72 heads" in _sentences(at)
+    assert any("You picked “judge” (the first pronoun is “she”)." in c.value for c in at.caption)
+
+
+def test_the_winograd_pair_is_an_experiment_on_the_model(embedded):
+    """Does any head's favourite word for "it" flip with the adjective? Counted here from the two runs."""
+    from attention_core.real_heads import WINOGRAD
+
+    at = run_ok(app(PAGE, timeout=180))
+    picks = []
+    for sentence in WINOGRAD:
+        arun = _run(sentence)
+        it = arun.tokens.index("it")
+        picks.append(
+            {
+                (layer, head): max(
+                    (w, arun.tokens[j])
+                    for j, w in enumerate(arun.attentions[layer, head, it])
+                    if j != it and not arun.special[j]
+                )[1]
+                for layer in range(6)
+                for head in range(12)
+            }
+        )
+    changed = [lh for lh in picks[0] if picks[0][lh] != picks[1][lh]]
+    adjective = [lh for lh in changed if (picks[0][lh], picks[1][lh]) == ("big", "small")]
+    nouns = [lh for lh in changed if (picks[0][lh], picks[1][lh]) == ("trophy", "suitcase")]
+    said = _sentences(at)
+    assert f"From “it”, {len(changed)} of 72 heads change the word they look at most; {len(adjective)} of them" in said
+    assert (f"in {len(nouns)} of them it moves" if nouns else "in none of them does it move") in said
+    assert "no one head is the model's decision" in said and "the weights alone do not say" in said

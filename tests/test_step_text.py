@@ -25,12 +25,15 @@ def runs(symbols):
 
 
 def test_one_token_many_b_tokens_or_none():
-    assert embeddings_sentence(walkthrough(["B"], W_Q, W_K, W_V)) == "1 token, one row each. The B token is B1."
+    assert (
+        embeddings_sentence(walkthrough(["B"], W_Q, W_K, W_V))
+        == "T = 1 token, one row each (T counts the tokens). The B token is B1."
+    )
     assert embeddings_sentence(walkthrough("B A B".split(), W_Q, W_K, W_V)) == (
-        "3 tokens, one row each. The B tokens are B1, B3."
+        "T = 3 tokens, one row each (T counts the tokens). The B tokens are B1, B3."
     )
     only_a = walkthrough(["A"], W_Q, W_K, W_V)
-    assert embeddings_sentence(only_a) == "1 token, one row each. There is no B token."
+    assert embeddings_sentence(only_a) == "T = 1 token, one row each (T counts the tokens). There is no B token."
     assert weights_sentence(only_a) == (
         "Every row sums to 1. Query A1 puts 1 of its weight on A1; there is no B token to attend to."
     )
@@ -50,7 +53,7 @@ def test_queries_look_for_a_symbol_only_when_they_all_point_at_it():
 def test_the_booster_keeps_its_weights_back_until_the_reveal():
     shown = booster_sentence(W_K, 10.0, runs("A A B A".split()), True)
     assert shown.endswith(
-        "far more clearly: query A1 puts **0.9975** of its weight on B3 with W_k = 10·I and **0.4034** with W_k = I. "
+        "far more clearly: query A1 puts **0.997** of its weight on B3 with W_k = 10·I and **0.403** with W_k = I. "
         "Your W_k now: W_k = 10·I (the booster)."
     )
     hidden = booster_sentence(2 * np.eye(2), 10.0, runs("A A B A".split()), False)
@@ -58,7 +61,7 @@ def test_the_booster_keeps_its_weights_back_until_the_reveal():
         "far more clearly; the weights it gives appear with the others after your prediction. Your W_k now: "
         "neither: your own W_k."
     )
-    assert "0.9975" not in hidden
+    assert "0.997" not in hidden
     assert booster_sentence(np.eye(2), 10.0, runs(["A"]), False).endswith("Your W_k now: W_k = I.")
 
 
@@ -70,7 +73,7 @@ def test_scaling_off_and_a_temperature():
     )
     assert check_questions(wt, runs("A A B A".split()), cfg)[2] == (
         "What is d_k here, and what does the largest score 10 become before the softmax?",
-        "d_k = 2, so √d_k = 1.4142; scaling is off, so it stays 10, and the softmax then divides it by τ = 10.",
+        "d_k = 2, so √d_k = 1.41; scaling is off, so it stays 10, and the softmax then divides it by τ = 10.",
     )
 
 
@@ -79,15 +82,15 @@ def test_the_default_check_questions():
     assert check_questions(wt, runs("A A B A".split()), WhatIf()) == [
         (
             "Which key does query A1 attend to most, and with what weight?",
-            "B3, with weight 0.9975 (row A1 of α).",
+            "B3, with weight 0.997 (row A1 of α).",
         ),
         (
             "How much weight does query A1 put on B3 with W_k = I, and with the booster W_k = 10·I?",
-            "0.4034 with W_k = I and 0.9975 with W_k = 10·I: ten times the scores, a much sharper softmax.",
+            "0.403 with W_k = I and 0.997 with W_k = 10·I: ten times the scores, a much sharper softmax.",
         ),
         (
             "What is d_k here, and what does the largest score 10 become before the softmax?",
-            "d_k = 2, so √d_k = 1.4142; scaled, the score becomes 7.07.",
+            "d_k = 2, so √d_k = 1.41; scaled, the score becomes 7.07.",
         ),
     ]
 

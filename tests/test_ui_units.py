@@ -9,8 +9,7 @@ from PIL import Image
 
 from ui.charts import heatmap_spec
 from ui.images import heatmap_png, pool
-from ui.step_charts import cell_text
-from ui.text import md_escape
+from ui.text import fmt, fmt_all, md_escape
 
 
 def test_pool_means_and_keeps_blank_blocks_nan():
@@ -55,10 +54,10 @@ def test_heatmap_spec_labels_are_data_not_html():
 def test_every_label_up_to_40_then_a_regular_subset():
     from ui.charts import label_every
 
-    for n in (1, 11, 40):
+    for n, size in ((1, 260), (11, 260), (21, 260), (40, 480)):
         labels = tuple(f"tok{i}" for i in range(n))
         spec = json.loads(
-            heatmap_spec((n, n), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
+            heatmap_spec((n, n), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", size, True)
         )
         axis = spec["encoding"]["x"]["axis"]
         assert axis["labelOverlap"] is False and "%" not in axis["labelExpr"]
@@ -69,6 +68,11 @@ def test_every_label_up_to_40_then_a_regular_subset():
     spec = json.loads(heatmap_spec((64, 64), labels, labels, "t", "query", "key", "weight", None, "viridis", 260, True))
     assert "datum.value % 4 == 0" in spec["encoding"]["x"]["axis"]["labelExpr"]
     assert "every 4th of 64 labelled" in spec["encoding"]["x"]["axis"]["title"]
+    # a map keeps to the size its column gives it: 40 tokens in 260 px are 6 px cells, every 2nd labelled
+    labels = tuple(f"tok{i}" for i in range(40))
+    spec = json.loads(heatmap_spec((40, 40), labels, labels, "t", "query", "key", "weight", None, "viridis", 260, True))
+    assert spec["width"]["step"] == 6 and "datum.value % 2 == 0" in spec["encoding"]["x"]["axis"]["labelExpr"]
+    assert "every 2nd of 40 labelled" in spec["encoding"]["x"]["axis"]["title"]
 
 
 def test_weight_maps_share_one_scale_absolute_unless_the_reader_stretches(monkeypatch):
@@ -193,12 +197,15 @@ def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
         from ui.charts import Axes, show_heatmap, show_mask, show_token_dims
 
         m = np.arange(6.0).reshape(2, 3) / 6
-        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="named", axes=Axes("query position i", "key j", "score"))
-        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="default")
+        axes = Axes("query position i", "key j", "score")
+        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="named", axes=axes, domain=(0, 1))
+        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="default", domain=(0, 1))
         show_mask(np.tril(np.ones((2, 2), dtype=bool)), ["a", "b"], title="mask")
-        show_token_dims(m, ["a", "b"], title="dims", value_name="z")
+        show_token_dims(m - 0.5, ["a", "b"], title="dims", value_name="z")  # on its own range
         big = np.zeros((80, 80))
-        show_heatmap(big, range(80), range(80), title="big", blank=np.eye(80, dtype=bool), blank_label="padding")
+        show_heatmap(
+            big, range(80), range(80), title="big", domain=(0, 1), blank=np.eye(80, dtype=bool), blank_label="padding"
+        )
 
     at = _run_script(script)
     specs = {s["title"]: s for s in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))}
@@ -210,15 +217,28 @@ def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
         "named": ("query position i", "key j"),
         "default": ("query", "key"),
         "mask": ("query", "key"),
-        "dims": ("token", "dim"),
+        "dims (own range)": ("token", "dim"),
     }
+    # a map given no domain is drawn on its own range by the colour rule and says so in its title
+    assert specs["dims (own range)"]["encoding"]["color"]["scale"]["domain"] == [-0.5, 0.5]
     values = {t: [tt.get("title") for tt in s["encoding"]["tooltip"]] for t, s in specs.items()}
     assert values["named"][-1] == "score" and values["default"][-1] == "weight"
-    assert values["mask"][-1] == "allowed" and values["dims"][-1] == "z"
+    assert values["mask"][-1] == "allowed" and values["dims (own range)"][-1] == "z"
     fields = [tt["field"] for tt in specs["named"]["encoding"]["tooltip"][:2]]
     assert fields == ["query position i", "key j"]  # the labels' tooltip fields carry the axis names
     (image,) = at.get("image")
     assert "big (80 x 80 as an image" in image.proto.imgs[0].caption and "grey = padding" in image.proto.imgs[0].caption
+
+
+def test_own_domain_follows_the_colour_rule():
+    from ui.charts import own_domain, shared_domain
+
+    m = np.array([[0.5, -2.0], [1.0, 3.0]])
+    assert own_domain(m, diverging=True) == (-3.0, 3.0)  # signed: centred on 0
+    assert own_domain(np.abs(m)) == (0.0, 3.0)  # non-negative: from 0, not from its smallest value (0.5)
+    assert own_domain(m, blank=m > 2, diverging=True) == (-2.0, 2.0)  # blank cells left out
+    assert own_domain(np.zeros((2, 2))) == (0.0, 1.0) and own_domain(np.zeros((2, 2)), diverging=True) == (-1.0, 1.0)
+    assert shared_domain(m, 2 * m, symmetric=True) == (-6.0, 6.0) and shared_domain(np.abs(m) + 24) == (0.0, 27.0)
 
 
 def test_a_heatmap_option_that_does_not_exist_is_an_error_not_ignored():
@@ -272,16 +292,20 @@ def test_wide_maps_are_images_and_long_axis_notes_wrap_inside_the_plot():
 
 @pytest.mark.parametrize(
     "value, shown",
-    [(0.0008, "0.0008"), (0.00012, "0.0001"), (0.00004, "0"), (-0.00004, "0"), (0.4, "0.4"), (0.99751, "0.998"),
-     (12.3456, "12.3"), (-3.14159, "-3.14"), (999.4, "999"), (1234.5, "1234"), (0.0, "0")],
+    [(0.0008, "0.0008"), (0.00012, "0.00012"), (0.00004, "4e-05"), (-0.00004, "-4e-05"), (0.4, "0.4"),
+     (0.99746, "0.997"), (0.99751, "0.998"), (12.3456, "12.3"), (-3.14159, "-3.14"), (999.4, "999"),
+     (999.6, "1e+03"), (1234.5, "1.23e+03"), (0.0, "0"), (-0.0, "0"), (4.4e-16, "4.4e-16")],
 )  # fmt: skip
-def test_step_cells_read_as_the_tables_do_never_in_exponent_form(value, shown):
-    """Step by step's maps and tables write a cell one way (issue 23: the map said 8e-04 where the table said
-    0.0008): rounded to 4 decimals, at most 3 significant digits, no exponent, no "-0"."""
-    assert cell_text(value) == shown
+def test_one_formatter_writes_three_significant_digits_rounded_once(value, shown):
+    """The one number formatter of sentences, tables, map cells and tooltips: 3 significant digits, rounded once
+    (0.99746 is 0.997, not 0.9975 rounded again to 0.998), no "-0"."""
+    assert fmt(value) == shown and fmt_all([value]) == [shown]
 
 
-def test_no_step_cell_is_written_with_an_exponent():
-    for v in np.concatenate([np.geomspace(1e-6, 1e5, 400), -np.geomspace(1e-6, 1e5, 400)]):
-        text = cell_text(v)
-        assert "e" not in text and text != "-0", (v, text)
+def test_the_fast_formatter_writes_what_python_writes():
+    """Arrow writes the positional numbers of a map's cells; they read exactly as Python's format writes them."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([np.geomspace(1e-30, 1e30, 2001), -np.geomspace(1e-9, 1e9, 501), rng.random(2000)])
+    values = np.concatenate([values, np.round(values, 4), np.round(values, 2), [0.0, -0.0, 1.0, 100.0, 1e-4, 1e3]])
+    assert fmt_all(values) == [f"{v + 0.0:.3g}" for v in values]  # + 0.0: "0", never "-0"
+    assert fmt_all(values, digits=2) == [f"{v + 0.0:.2g}" for v in values]

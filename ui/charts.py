@@ -24,12 +24,14 @@ from ui.cache import ByteLRU, cached, register
 from ui.chart_text import describe_spec
 from ui.images import heatmap_png
 from ui.state import STRETCH_KEY, kept_value
+from ui.text import fmt_arrow
 from ui.vega import arrow_rows, digest
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
 MAX_VECTOR_SIDE = 64  # a longer side draws at 3 px a cell or more, wider than a page column: an image instead
 TITLE_CHAR_PX = 6  # about this many pixels a character of an axis title (11 px font)
-MAX_LABELLED = 40  # up to this many tokens every label is drawn; above, a regular subset
+MAX_LABELLED = 40  # up to this many tokens every label is drawn while a cell is LABEL_PX or more; else a subset
+LABEL_PX = 12  # px from one drawn label to the next, at least
 LABEL_CHARS = 10  # longer tokens are shortened on the axis (the tooltip has the whole token)
 
 
@@ -52,19 +54,31 @@ def projector() -> bool:
     return link_options().projector
 
 
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 < 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def _stride(n: int, step: int) -> int:
+    """Every how many cells of ``step`` px a label is drawn: every one up to MAX_LABELLED cells of LABEL_PX or
+    more, else a regular subset (about 20 labels, and never closer than LABEL_PX)."""
+    return max(label_every(n), math.ceil(LABEL_PX / max(step, 1)))
+
+
 def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12, every: int | None = None) -> alt.Axis:
-    """Every label up to MAX_LABELLED (font sized to the cell, never dropped for overlap), else every k-th
-    (``every`` sets k)."""
-    n, k = len(labels), every or label_every(len(labels))
+    """Every label up to MAX_LABELLED while a cell is LABEL_PX or more (font sized to the space a label has, never
+    dropped for overlap), else every k-th (``every`` sets k), and the axis title says so."""
+    n, k = len(labels), every or _stride(len(labels), step)
     names = json.dumps([_short(str(t)) for t in labels])  # labels as JSON data indexed by position, never HTML
     expr = f"{names}[datum.value]" if k == 1 else f"datum.value % {k} == 0 ? {names}[datum.value] : ''"
+    step *= k  # the space one drawn label has
     if k > 1:
-        title = f"{title} (every {k}th of {n} labelled)"
+        title = f"{title} (every {_ordinal(k)} of {n} labelled)"
     return alt.Axis(
         title=title,
         labelExpr=expr,
         labelAngle=angle,
         labelOverlap=False,
+        labelFlush=False,  # Streamlit's theme pushes the end labels inward, onto their neighbours' cells
         labelLimit=80,
         labelFontSize=int(max(8, min(11 if step < 20 else 15, step - 1))),
         labelPadding=2,
@@ -72,10 +86,10 @@ def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12, every
 
 
 def _step(n: int, size: int) -> int:
-    """Pixels per cell: about ``size`` pixels in all, at least 12 px while every label is drawn (Streamlit 1.67
-    draws ordinal heatmaps reliably with step sizes, not with a fixed width/height)."""
-    lo = 12 if n <= MAX_LABELLED else 3
-    return int(max(lo, min(28, size // max(n, 1))))
+    """Pixels per cell: about ``size`` pixels in all (the page's column), 3 to 28 px a cell; a map whose cells are
+    under LABEL_PX labels a subset (:func:`_stride`). Streamlit 1.67 draws ordinal heatmaps reliably with step
+    sizes, not with a fixed width/height."""
+    return int(max(3, min(28, size // max(n, 1))))
 
 
 class Axes(NamedTuple):
@@ -100,6 +114,7 @@ def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_ti
             "r": ii[keep].astype(np.int16),
             "c": jj[keep].astype(np.int16),
             "v": np.round(m[keep].astype(np.float32), 4),
+            "t": pd.Series(fmt_arrow(m[keep]), dtype=pd.ArrowDtype(pa.string())),  # as sentences and tables write it
             row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
             col_title: np.asarray(col_labels, dtype=object)[jj[keep]],
         }
@@ -155,7 +170,7 @@ def _heatmap_altair(df, lay: _Layout) -> alt.Chart:
             tooltip=[
                 alt.Tooltip(f"{lay.row_title}:N"),
                 alt.Tooltip(f"{lay.col_title}:N"),
-                alt.Tooltip("v:Q", title=lay.value_name, format=".4f"),
+                alt.Tooltip("t:N", title=lay.value_name),
             ],
         )
         .properties(width=alt.Step(step_x), height=alt.Step(step_y))
@@ -169,7 +184,7 @@ def _skeleton(lay: _Layout) -> str:
     per layout. Altair validates every chart it serialises (tens of ms); the pages redraw the same layouts
     with new numbers and new colour ranges, so the skeleton is cached and the numbers are patched in.
     ``autosize: pad`` keeps Vega from trying to fit a chart whose size is set by its cells (no warnings)."""
-    empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], lay.row_title: [""], lay.col_title: [""]})
+    empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], "t": [""], lay.row_title: [""], lay.col_title: [""]})
     spec = _heatmap_altair(empty, lay).to_dict()
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}
@@ -281,12 +296,20 @@ def weight_scale(*maps, allowed=None, group: str = "") -> Scale:
 
 def shared_domain(*arrays, symmetric: bool = False) -> tuple[float, float]:
     """One domain for quantities a reader compares that have no absolute scale (logits, outputs): their joint
-    range, from 0 when all are positive, symmetric about 0 when ``symmetric``."""
-    vals = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])
+    range, from 0 when all are positive, symmetric about 0 when ``symmetric`` (see :func:`own_domain`)."""
+    return own_domain(np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays]), diverging=symmetric)
+
+
+def own_domain(m, blank=None, diverging: bool = False) -> tuple[float, float]:
+    """The colour domain of a map drawn on its own range, by the colour rule: symmetric about 0 on a diverging
+    scale (signed quantities), from 0 to the largest value on a sequential one (non-negative quantities; a
+    sequential map with negative values starts at its smallest). ``blank`` cells are left out."""
+    m = np.asarray(m, dtype=np.float64)
+    vals = m[~np.asarray(blank, dtype=bool)] if blank is not None else m.ravel()
     vals = vals[np.isfinite(vals)]
     if vals.size == 0:
-        return (0.0, 1.0)
-    if symmetric:
+        return (-1.0, 1.0) if diverging else (0.0, 1.0)
+    if diverging:
         lim = float(np.abs(vals).max()) or 1.0
         return (-lim, lim)
     lo, hi = min(0.0, float(vals.min())), max(0.0, float(vals.max()))
@@ -332,14 +355,16 @@ def show_heatmap(
     image's ``alt``) says what it shows, from the numbers drawn (:func:`describe_map`, or ``alt_text``)."""
     box = container or st
     m = np.asarray(m)
+    if domain is None:  # a map on its own range says so in its title
+        domain = own_domain(m, blank, diverging=scheme != "viridis")
+        title = f"{title} (own range)" if title else "own range"
     if projector():  # the class reads the maps from the back of the room
         size, max_px = int(size * PROJECTOR_SCALE), int(max_px * PROJECTOR_SCALE)
     if is_vector(m.shape, max_cells):
         rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
         if not note and not legend:  # a chart without a legend states its colour range under its key axis
-            lo, hi = domain if domain is not None else (float(np.nanmin(m)), float(np.nanmax(m)))
-            note = f"colour {lo:.3g}–{hi:.3g}"
-        lay = _Layout(m.shape, rows, cols, title, *axes, domain is not None, scheme, size, legend)
+            note = f"colour {domain[0]:.3g}–{domain[1]:.3g}"
+        lay = _Layout(m.shape, rows, cols, title, *axes, True, scheme, size, legend)
         spec = _heatmap_dict(lay, domain, note)
         spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, axes.rows, axes.cols)}
         spec["description"] = alt_text or describe_map(m, rows, cols, title, axes, blank)
@@ -348,15 +373,10 @@ def show_heatmap(
         return "vector"
     if blank is not None:
         m = np.where(np.asarray(blank, dtype=bool), np.nan, m.astype(np.float64))
-    finite = m[np.isfinite(m)] if np.isfinite(m).any() else np.zeros(1)
-    domain = domain or (float(finite.min()), float(finite.max()))
-    if scheme != "viridis":
-        lim = max(abs(domain[0]), abs(domain[1])) or 1.0
-        domain = (-lim, lim)
     png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
     pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
     grey = f"; hatched grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
-    how = note or f"colour {domain[0]:.3g} to {domain[1]:.3g}"
+    how = note or f"{axes.value}: colour {domain[0]:.3g} to {domain[1]:.3g}"
     if alt_text is None:  # the numbers before pooling, masked cells left out
         alt_text = describe_map(m, tuple(map(str, row_labels)), tuple(map(str, col_labels)), title, axes)
     box.image(

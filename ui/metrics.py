@@ -40,7 +40,13 @@ def saturation_metric(key: str, value: float, against: float | None = None, *, p
     if against is not None:
         delta = f"{100 * (value - against):+.0f} pts" if share else f"{value - against:+.3g}"
     help = TERMS[key] + (f" Here: {help}." if help else "")  # every metric says what it measures
-    return Metric(prefix + SATURATION_LABELS[key], f"{value:.0%}" if share else fmt(value), delta, help)
+    return Metric(prefix + SATURATION_LABELS[key], saturation_text(key, value), delta, help)
+
+
+def saturation_text(key: str, value: float) -> str:
+    """The saturation measure ``key`` as the metrics, the tables and the sentences write it: the near-one-hot share
+    in percent, the others with :func:`ui.text.fmt`."""
+    return f"{value:.0%}" if key == "near_one_hot_share" else fmt(value)
 
 
 def saturation_columns() -> dict:

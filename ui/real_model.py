@@ -124,26 +124,6 @@ def role_sentences(roles: HeadRoles, tokens, special: np.ndarray, toy: Sharpness
         + "; ".join(parks)
         + ". A head with nothing to find in a sentence leaves its weight on such a token (a 'no-op')."
     )
-    if roles.to_referent is None:
-        out.append(
-            f"**“{PRONOUN}” → “{REFERENT}”**: the sentence on screen does not have both words, so there is no "
-            "such head to look for here (the class's sentence has both)."
-        )
-    else:
-        layer, head, value = strongest(roles.to_referent)
-        tops = int(roles.referent_is_top.sum())
-        it, ref = _quoted(tokens, roles.pronoun), _quoted(tokens, roles.referent)
-        if tops == 0:
-            out.append(
-                f"**{it} → {ref}**: no head makes {ref} the word {it} looks at most (itself excepted); the most "
-                f"{ref} gets is {value:.2f}, in {_head((layer, head))}."
-            )
-        else:
-            top = "more than any other word" if roles.referent_is_top[layer, head] else "not the most, though"
-            out.append(
-                f"**{it} → {ref}**: in {_head((layer, head))}, {it} gives {ref} {value:.2f} of its weight ({top}); "
-                f"in {tops} of {L * H} heads {ref} is the word {it} looks at most (itself excepted)."
-            )
     mw = roles.sharp.max_weight
     hi, lo = strongest(mw), strongest(-mw)
     one_hot = int((roles.sharp.near_one_hot > 0).sum())

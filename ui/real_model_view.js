@@ -14,6 +14,8 @@ const GAP = 4; // px between tiles
 const LEFT = 64; // px for the "layer n" labels
 const TOP = 18; // px for the "head n" labels
 const DETAIL = 384; // px: the enlarged head is at most max(T, DETAIL) px
+const LABEL_CHARS = 10; // longer tokens are shortened on the enlarged head's axes (the tooltip has them whole)
+const PICK_EVENT = "attention-model-view-pick"; // the layer and head pickers' choice (real_model_view.py)
 
 function parse(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -76,7 +78,31 @@ function build(parent) {
   side.append(detail, label);
   root.append(grid, side, tip);
   parent.appendChild(root);
-  return { root, grid, detail, label, tip, key: null, model: null, head: null };
+  return { root, grid, detail, label, tip, key: null, model: null, head: null, pick: null };
+}
+
+function picked(s) {
+  // the head the page's pickers name (0, 0 until they have spoken), inside the model drawn
+  const m = s.model;
+  const p = s.pick || window.__attentionModelViewPick || { layer: 0, head: 0 };
+  return [Math.min(Math.max(p.layer | 0, 0), m.L - 1), Math.min(Math.max(p.head | 0, 0), m.H - 1)];
+}
+
+function detailGeometry(T, ctx) {
+  // the enlarged head: k px a cell; token labels on both axes while a cell is at least 8 px (every `every`-th
+  // label when cells are smaller than the font), in margins as wide as the longest label
+  const k = Math.max(1, Math.floor(DETAIL / T));
+  const font = Math.max(9, Math.min(13, k - 2));
+  const every = k >= font ? 1 : Math.ceil(font / k);
+  const labelled = k >= 3;
+  ctx.font = `${font}px sans-serif`;
+  const width = (t) => ctx.measureText(short(t)).width;
+  return { k, font, every, labelled, width };
+}
+
+function short(t) {
+  const s = String(t);
+  return s.length <= LABEL_CHARS ? s : s.slice(0, LABEL_CHARS - 1) + "…";
 }
 
 function cellText(m, layer, head, i, j) {
@@ -87,29 +113,57 @@ function cellText(m, layer, head, i, j) {
   );
 }
 
-function drawDetail(s, layer, head, mark) {
+function drawDetail(s, layer, head, mark, hovered = false) {
   const m = s.model;
-  const k = Math.max(1, Math.floor(DETAIL / m.T));
-  const sidePx = m.T * k;
   if (s.head === `${layer},${head}`) {
     s.detailCtx.putImageData(s.detailImg, 0, 0);
   } else {
-    s.detail.width = s.detail.height = sidePx;
     s.detailCtx = s.detail.getContext("2d");
-    const img = s.detailCtx.createImageData(sidePx, sidePx);
-    paintHead(img, sidePx, 0, 0, m.w, (layer * m.H + head) * m.T * m.T, m.T, sidePx, m.lut);
-    s.detailCtx.putImageData(img, 0, 0);
-    s.detailImg = img;
+    const g = detailGeometry(m.T, s.detailCtx);
+    const shown = m.tokens.filter((_, i) => i % g.every === 0);
+    const margin = g.labelled ? Math.ceil(Math.max(...shown.map(g.width))) + 6 : 0;
+    const sidePx = m.T * g.k;
+    s.detail.width = margin + sidePx;
+    s.detail.height = margin + sidePx;
+    const ctx = s.detailCtx;
+    const img = ctx.createImageData(margin + sidePx, margin + sidePx);
+    img.data.fill(255);
+    paintHead(img, margin + sidePx, margin, margin, m.w, (layer * m.H + head) * m.T * m.T, m.T, sidePx, m.lut);
+    ctx.putImageData(img, 0, 0);
+    if (g.labelled) {
+      ctx.fillStyle = "#31333f";
+      ctx.font = `${g.font}px sans-serif`;
+      ctx.textBaseline = "middle";
+      ctx.textAlign = "right";
+      for (let i = 0; i < m.T; i += g.every) ctx.fillText(short(m.tokens[i]), margin - 4, margin + (i + 0.5) * g.k);
+      for (let j = 0; j < m.T; j += g.every) {
+        ctx.save();
+        ctx.translate(margin + (j + 0.5) * g.k, margin - 4);
+        ctx.rotate(-Math.PI / 2);
+        ctx.textAlign = "left";
+        ctx.fillText(short(m.tokens[j]), 0, 0);
+        ctx.restore();
+      }
+    }
+    s.detailImg = ctx.getImageData(0, 0, margin + sidePx, margin + sidePx);
+    s.detailGeom = { margin, k: g.k, every: g.every, labelled: g.labelled };
     s.head = `${layer},${head}`;
+    const which = hovered
+      ? "the head under the pointer (leave the grid to return to the pickers' head)"
+      : "the head the layer and head pickers below name";
+    const labels = !g.labelled ? "" : g.every === 1 ? ", every token labelled" : `, every ${g.every}th token labelled`;
     s.label.textContent =
-      `layer ${layer + 1}, head ${head + 1} enlarged: a row per query, a column per key (${m.T} x ${m.T}), ` +
-      "colour 0 (purple) to 1 (yellow). Hover it for each weight.";
+      `layer ${layer + 1}, head ${head + 1} enlarged, ${which}: a row per query, a column per key ` +
+      `(${m.T} x ${m.T}${labels}), colour 0 (purple) to 1 (yellow). Hover it for each weight.`;
     s.detail.setAttribute("aria-label", s.label.textContent);
+    s.root.dataset.detail = `${layer},${head}`; // for tests: the head drawn enlarged
+    s.root.dataset.detailGeometry = JSON.stringify(s.detailGeom);
   }
   if (mark) {
+    const { margin, k } = s.detailGeom;
     s.detailCtx.strokeStyle = "#ff4b4b";
     s.detailCtx.lineWidth = 1;
-    s.detailCtx.strokeRect(mark[1] * k + 0.5, mark[0] * k + 0.5, Math.max(k - 1, 1), Math.max(k - 1, 1));
+    s.detailCtx.strokeRect(margin + mark[1] * k + 0.5, margin + mark[0] * k + 0.5, Math.max(k - 1, 1), Math.max(k - 1, 1));
   }
 }
 
@@ -136,7 +190,7 @@ function hoverGrid(s, ev) {
   }
   const i = Math.min(m.T - 1, Math.floor((dy * m.T) / m.side));
   const j = Math.min(m.T - 1, Math.floor((dx * m.T) / m.side));
-  drawDetail(s, layer, head, [i, j]);
+  drawDetail(s, layer, head, [i, j], true);
   showTip(s, cellText(m, layer, head, i, j), ev);
 }
 
@@ -145,9 +199,13 @@ function hoverDetail(s, ev) {
   if (!s.head) return;
   const [layer, head] = s.head.split(",").map(Number);
   const r = s.detail.getBoundingClientRect();
-  const i = Math.min(m.T - 1, Math.floor(((ev.clientY - r.top) / r.height) * m.T));
-  const j = Math.min(m.T - 1, Math.floor(((ev.clientX - r.left) / r.width) * m.T));
-  if (i < 0 || j < 0) return;
+  const { margin, k } = s.detailGeom;
+  const i = Math.min(m.T - 1, Math.floor((((ev.clientY - r.top) * s.detail.height) / r.height - margin) / k));
+  const j = Math.min(m.T - 1, Math.floor((((ev.clientX - r.left) * s.detail.width) / r.width - margin) / k));
+  if (i < 0 || j < 0) {
+    s.tip.style.display = "none";
+    return;
+  }
   drawDetail(s, layer, head, [i, j]);
   showTip(s, cellText(m, layer, head, i, j), ev);
 }
@@ -183,7 +241,7 @@ async function render(s, header, packed) {
   ctx.textAlign = "center";
   for (let head = 0; head < H; head++) ctx.fillText(`head ${head + 1}`, LEFT + head * (side + GAP) + side / 2, 9);
   s.grid.setAttribute("aria-label", header.description);
-  drawDetail(s, 0, 0, null);
+  drawDetail(s, ...picked(s), null);
   s.root.dataset.geometry = JSON.stringify({ left: LEFT, top: TOP, side, gap: GAP }); // grid px, for tests
   s.root.dataset.drawn = String(T);
   s.root.dataset.drawnAt = String(performance.now());
@@ -202,6 +260,11 @@ export default function (component) {
     s.grid.addEventListener("pointermove", (ev) => s.model && hoverGrid(s, ev));
     s.detail.addEventListener("pointermove", (ev) => s.model && hoverDetail(s, ev));
     for (const el of [s.grid, s.detail]) el.addEventListener("pointerleave", () => (s.tip.style.display = "none"));
+    s.grid.addEventListener("pointerleave", () => s.model && drawDetail(s, ...picked(s), null));
+    window.addEventListener(PICK_EVENT, (ev) => {
+      s.pick = ev.detail;
+      if (s.model) drawDetail(s, ...picked(s), null);
+    });
   }
   const { header, packed } = parse(data);
   if (s.key === header.key) return; // the same view again (a rerun that changed nothing here)

@@ -32,6 +32,16 @@ _CSS = """
   background: #fff; border: 1px solid #999; padding: 4px 6px; font: 13px sans-serif; color: #111; }
 """
 _COMPONENT = st.components.v2.component("attention_model_view", html="", css=_CSS, js=_JS)
+# The layer and head pickers' choice, sent apart from the weights (a few bytes, where a new payload would resend
+# megabytes): the view draws that head enlarged until the pointer hovers another.
+_PICK_JS = """
+export default function ({ data }) {
+  if (!data) return;
+  window.__attentionModelViewPick = data;
+  window.dispatchEvent(new CustomEvent("attention-model-view-pick", { detail: data }));
+}
+"""
+_PICK = st.components.v2.component("attention_model_view_pick", html="", js=_PICK_JS)
 
 
 def model_view_payload(attn: np.ndarray, tokens, description: str) -> bytes:
@@ -68,3 +78,8 @@ def decode_payload(data: bytes) -> tuple[dict, np.ndarray]:
 def show_model_view(payload: bytes, key: str) -> None:
     """Mount the canvas model view with a payload from :func:`model_view_payload`."""
     _COMPONENT(key=key, data=payload, height="content")
+
+
+def pick_model_view_head(layer: int, head: int, key: str) -> None:
+    """Tell the model view which head the page's pickers name (0-based): it is drawn enlarged, with its tokens."""
+    _PICK(key=key, data={"layer": int(layer), "head": int(head)}, height="content")

@@ -42,7 +42,7 @@ PAGES: tuple[PageInfo, ...] = (
         details=(
             "the class-notes example A1 A2 B3 A4: E, Q = E W_q, K, V, S = Q Kᵀ, d_k and √d_k, S/√d_k, the"
             " row-wise softmax, Z = α V (α the weights), with W_q, W_k, W_v editable; the ×10 key booster"
-            " explained in one click (W_k = 10·I against I: B3's weight 0.9975 against 0.40); tables "
+            " explained in one click (W_k = 10·I against I: B3's weight 0.997 against 0.403); tables "
             "labelled by token; scores on a fixed colour scale"
         ),
     ),
@@ -175,9 +175,12 @@ PAGES: tuple[PageInfo, ...] = (
             "the embedded all-MiniLM-L6-v2 (offline; BERT mini, bert-base, GPT-2 or any model id or local"
             " folder from the hub when it can be reached) on your sentence, up to 512 tokens: what its "
             "heads do, computed for the sentence (previous- and next-token heads, heads parking on "
-            '[CLS]/[SEP], the head where "it" looks at "animal", or that none does, each head\'s sharpness'
-            " against random attention of the same shape); the model view of every head on one canvas "
-            "with hover (query, key, weight), the head view, the neuron view; parity: attention_core "
+            "[CLS]/[SEP], each head's sharpness against random attention of the same shape); any word you pick"
+            " (the first pronoun by default): every head's favourite word from it and the heads that agree; the"
+            " Winograd pair (trophy, suitcase: too big, too small) as an experiment, and what attention weights"
+            " do and do not show; the model view of every head on one canvas with hover (query, key, weight),"
+            " the enlarged head the pickers name with token labels, the head view, the neuron view (q · k,"
+            " scale, logit, weight); parity: attention_core "
             "recomputes every layer's weights from the model's own inputs and weights (4e-7 on the "
             "class's sentence); the same weights BertViz embeds (tested)"
         ),

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ui.cache import cached
 from ui.charts import Axes, describe_map
+from ui.text import fmt_all
 from ui.vega import arrow_rows, digest
 
 INK = "contrast('white', scale('color', datum.v)) > contrast('black', scale('color', datum.v))"
@@ -23,13 +24,6 @@ INK = "contrast('white', scale('color', datum.v)) > contrast('black', scale('col
 def cell_px(n: int) -> int:
     """Pixels per cell: 56 for up to 6 tokens, shrinking to fit about 420 px, never below 26."""
     return int(max(26, min(56, 420 // max(n, 1))))
-
-
-def cell_text(v: float) -> str:
-    """A cell's number as the step tables show it (rounded to 4 decimals), in at most 3 significant digits and
-    never in exponent form: 0.0008 reads 0.0008 in the table and in the map."""
-    r = round(float(v), 4) + 0.0  # + 0.0: no "-0"
-    return f"{r:.3g}" if abs(r) < 1000 else f"{r:.0f}"
 
 
 def _frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str) -> pd.DataFrame:
@@ -44,7 +38,7 @@ def _frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str
             col_title: np.asarray(col_labels, dtype=object)[jj.ravel()],
         }
     )
-    df["text"] = [cell_text(v) for v in df["v"]]
+    df["text"] = fmt_all(df["v"])  # in the cell and the tooltip, as the tables and sentences write it
     return df
 
 
@@ -84,7 +78,7 @@ def _skeleton(
     tooltip = [
         alt.Tooltip(f"{row_title}:N"),
         alt.Tooltip(f"{col_title}:N"),
-        alt.Tooltip("v:Q", title=value_name, format=".4f"),
+        alt.Tooltip("text:N", title=value_name),
     ]
     base = alt.Chart(_frame(np.zeros((1, 1)), ["."], ["."], row_title, col_title))
     rect = base.mark_rect().encode(

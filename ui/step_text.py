@@ -2,7 +2,7 @@
 function is named for what it says, so that pages/Step_by_step.py reads as its lesson (the nine steps from E to Z,
 the key booster, the check questions).
 
-Every number comes from the walkthrough, through :func:`ui.text.fmt` or to the 4 decimals the tables show. The
+Every number comes from the walkthrough, through :func:`ui.text.fmt`, as the tables and maps write it. The
 tokens are the symbols A and B with their positions (A1, B3, ...); the typed text appears only in
 :func:`bad_tokens`, quoted with repr().
 """
@@ -56,7 +56,7 @@ def embeddings_sentence(wt: Walkthrough) -> str:
     """Step 1: how many tokens (one row each) and which of them are B."""
     T = len(wt.symbols)
     b_tokens = [lab for lab, s in zip(wt.labels, wt.symbols) if s == "B"]
-    return f"{T} {'token' if T == 1 else 'tokens'}, one row each. " + (
+    return f"T = {T} {'token' if T == 1 else 'tokens'}, one row each (T counts the tokens). " + (
         f"The B token is {b_tokens[0]}."
         if len(b_tokens) == 1
         else f"The B tokens are {', '.join(b_tokens)}."
@@ -111,8 +111,8 @@ def booster_sentence(W_k: np.ndarray, boost: float, runs: tuple[Walkthrough, Wal
     )
     if revealed:
         return (
-            f"{BOOSTER_WHY}: query {query} puts **{w_boost:.4f}** of its weight on {key} with W_k = 10·I "
-            f"and **{w_plain:.4f}** with W_k = I. Your W_k now: {now}."
+            f"{BOOSTER_WHY}: query {query} puts **{fmt(w_boost)}** of its weight on {key} with W_k = 10·I "
+            f"and **{fmt(w_plain)}** with W_k = I. Your W_k now: {now}."
         )
     return f"{BOOSTER_WHY}; the weights it gives appear with the others after your prediction. Your W_k now: {now}."
 
@@ -183,16 +183,16 @@ def check_questions(wt: Walkthrough, runs: tuple[Walkthrough, Walkthrough], cfg:
     return [
         (
             f"Which key does query {wt.labels[0]} attend to most, and with what weight?",
-            f"{wt.labels[top0]}, with weight {wt.A[0, top0]:.4f} (row {wt.labels[0]} of α).",
+            f"{wt.labels[top0]}, with weight {fmt(wt.A[0, top0])} (row {wt.labels[0]} of α).",
         ),
         (
             f"How much weight does query {query} put on {key} with W_k = I, and with the booster W_k = 10·I?",
-            f"{w_plain:.4f} with W_k = I and {w_boost:.4f} with W_k = 10·I: ten times the scores, a much sharper "
+            f"{fmt(w_plain)} with W_k = I and {fmt(w_boost)} with W_k = 10·I: ten times the scores, a much sharper "
             "softmax.",
         ),
         (
             f"What is d_k here, and what does the largest score {fmt(wt.S[best])} become before the softmax?",
-            f"d_k = {wt.d_k}, so √d_k = {math.sqrt(wt.d_k):.4f}; "
+            f"d_k = {wt.d_k}, so √d_k = {fmt(math.sqrt(wt.d_k))}; "
             + (
                 f"scaled, the score becomes {fmt(wt.S_scaled[best])}"
                 if cfg.scaled

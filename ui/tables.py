@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ui.cache import ByteLRU, register
 from ui.links import link_options
+from ui.text import fmt_all
 from ui.vega import digest
 
 _TABLES = register(ByteLRU("ui.tables.matrix_table", 8 * 2**20))
@@ -25,12 +26,14 @@ def matrix_table(
     col_labels,
     decimals: int | None = None,
     extra: tuple[tuple[str, np.ndarray], ...] = (),
+    text: bool = False,
 ) -> pa.Table:
     """``m`` (n_r, n_c) as an Arrow table with ``row_labels`` as its index and ``col_labels`` as its columns.
 
     Args:
         decimals: round the values (and the extra columns) to this many decimals; None keeps them.
         extra: more columns after the matrix, as (name, values (n_r,)) pairs, e.g. (("row sum", A.sum(1)),).
+        text: write every number as :func:`ui.text.fmt` does (the page's sentences and maps write them so), as text.
     """
     m = np.asarray(m)
     if m.ndim != 2:
@@ -41,11 +44,14 @@ def matrix_table(
             f"got {len(row_labels)} and {len(col_labels)}"
         )
     extra = tuple((str(name), np.asarray(v)) for name, v in extra)
-    key = (digest(m), tuple(map(str, row_labels)), tuple(map(str, col_labels)), decimals)
+    key = (digest(m), tuple(map(str, row_labels)), tuple(map(str, col_labels)), decimals, text)
     key += tuple((name, digest(v)) for name, v in extra)
 
     def build() -> pa.Table:
-        rnd = (lambda a: np.round(a, decimals)) if decimals is not None else (lambda a: a)
+        if text:
+            rnd = lambda a: np.asarray(fmt_all(a), dtype=object).reshape(np.shape(a))  # noqa: E731
+        else:
+            rnd = (lambda a: np.round(a, decimals)) if decimals is not None else (lambda a: a)
         df = pd.DataFrame(rnd(m), index=pd.Index(list(map(str, row_labels)), dtype=object), columns=key[2])
         for name, v in extra:
             df[name] = rnd(v)

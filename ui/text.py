@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
 
 
@@ -13,8 +17,41 @@ def md_escape(text: str) -> str:
 
 
 def fmt(x: float, digits: int = 3) -> str:
-    """A number as short text for the sentences on a page (3 significant digits)."""
-    return f"{x:.{digits}g}"
+    """A number as short text: the one formatter of the numbers a page shows, so the same number reads the same in a
+    sentence, a table (:func:`fmt_all`) and a map's cells and tooltip (ui.charts, ui.step_charts).
+
+    Python's ``g`` with ``digits`` significant digits, rounded once (0.99746 is 0.997 everywhere, never 0.9975 in a
+    table and 0.998 once rounded again): positional from 0.0001 to below 10**digits, in exponent form beyond
+    (4e-05, 1.23e+03, 4.4e-16); never "-0"."""
+    return fmt_arrow([x], digits)[0].as_py()
+
+
+def fmt_all(values, digits: int = 3) -> list[str]:
+    """Every number of ``values`` as :func:`fmt` writes it (a table's column)."""
+    return fmt_arrow(values, digits).to_pylist()
+
+
+def fmt_arrow(values, digits: int = 3) -> pa.Array:
+    """Every number of ``values`` (flattened) as :func:`fmt` writes it, as an Arrow string array. The positional
+    ones are rounded by NumPy and written by Arrow (a map's 4096 cells in about 2 ms, a third of Python's time one
+    value at a time); the few in exponent form, and the near-ties, by Python."""
+    x = np.asarray(values, dtype=np.float64).ravel() + 0.0  # + 0.0: no "-0"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.floor(np.log10(np.abs(x)))  # each number's decade
+    p = (digits - 1 - np.where(np.isfinite(e), e, 0)).astype(np.int64)  # decimals to keep (negative: tens, ...)
+    up, down = 10.0 ** np.clip(p, 0, 308), 10.0 ** np.clip(-p, 0, 308)  # exact powers of ten, never 0.1
+    scaled = np.where(p >= 0, x * up, x / down)
+    rounded = np.where(p >= 0, np.round(scaled) / up, np.round(scaled) * down) + 0.0
+    text = pc.cast(pa.array(rounded), pa.string())  # the shortest text that reads back as the rounded number
+    exponent = ~((rounded == 0) | ((np.abs(rounded) >= 1e-4) & (np.abs(rounded) < 10.0**digits)))
+    tie = np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) < 1e-6  # 0.1175: Python rounds the exact binary value
+    by_python = exponent | tie
+    if not by_python.any():
+        return text
+    out = text.to_pylist()
+    for i in np.flatnonzero(by_python).tolist():
+        out[i] = f"{x[i]:.{digits}g}"
+    return pa.array(out, pa.string())
 
 
 def plain_text(markdown: str) -> str:

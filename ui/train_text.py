@@ -53,10 +53,11 @@ def ready_runs_caption(c: TrainConfig) -> str:
     return (
         f"Both runs: attention only (no feed-forward layers), {c.n_heads} heads x d_model {c.d_model}, vocab "
         f"{c.vocab} (kinds of token), context {c.context} (tokens per sequence), AdamW (the optimiser: the rule that "
-        f"updates the weights) with learning rate lr {c.lr:g}, batch {c.batch} (sequences per step), seed {c.seed}, "
+        f"updates the weights) with learning rate lr {c.lr:g} (how far one step moves the weights), batch {c.batch} (sequences per step), seed {c.seed}, "
         "repeat lengths 4-16 per sequence, "
         f"{c.steps} steps; the red dashed line is the phase change, found where the best head's prefix-matching "
-        "score first crosses halfway from its start to its maximum."
+        "score first crosses halfway from its start to its maximum. A head's previous-token score is its mean weight "
+        "on the token just before."
     )
 
 
@@ -68,6 +69,9 @@ def probe_caption(tokens: tuple[str, ...]) -> str:
     )
 
 
+QK_LABELLED = 6  # the query/key picture writes the tokens of this many of its strongest query -> key lines
+
+
 def query_key_caption(explained: float) -> str:
     """Under the query/key picture: how the points were moved and projected, the share of their spread the
     plane keeps (``explained``), and what the lines mean."""
@@ -75,7 +79,8 @@ def query_key_caption(explained: float) -> str:
         f"Keys moved to the queries' centroid (their mean point) and q, k rescaled to the same mean length (neither "
         f"changes a softmax row), then one PCA (principal component analysis: the plane in which the points spread "
         f"most) of both clouds: the two axes keep {explained:.0%} of the points' spread (variance). "
-        "Lines join each query to its two most attended keys (darker = more weight). After AttentionViz "
+        "Lines join each query to its two most attended keys (darker = more weight); the tokens are written at the "
+        f"ends of the {QK_LABELLED} strongest lines only (hover any point for its token). After AttentionViz "
         "(Yeh et al., 2023)."
     )
 
@@ -145,6 +150,6 @@ def check_questions() -> list[tuple[str, str]]:
         (
             "Why do the repeat lengths vary from sequence to sequence?",
             "With a fixed period p the target is always p − 1 positions back, and one layer fakes induction with a "
-            "fixed-offset positional head; varying p forces the content-based two-layer circuit.",
+            "fixed-offset positional head; varying p forces the content-based two-layer circuit (heads of two layers working as one).",
         ),
     ]

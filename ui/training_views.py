@@ -15,6 +15,7 @@ from attention_core.training.scores import SCORE_NAMES
 from attention_core.training.trainer import Snapshot
 from attention_core.training.trajectory import Trajectory
 from ui.charts import show_heatmap, with_data
+from ui.train_text import QK_LABELLED
 
 SMOOTH = 25  # steps in the running mean of the per-step training loss
 
@@ -123,7 +124,8 @@ def layered(title: str, base: dict, marks=(), shown_step=None, steps: int | None
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
         "title": title,
         "description": f"{title}: {base.get('description', '')} {'; '.join(said)}".strip(),
-        "height": 220,
+        "height": 220,  # the plot's own height: fit-x fills the column's width and leaves the height alone
+        "autosize": {"type": "fit-x", "contains": "padding"},
         "layer": layers,
         "datasets": base["datasets"],
     }
@@ -257,11 +259,23 @@ def show_exports(cfg: TrainConfig, snap: Snapshot, key: str) -> None:
     st.caption("The script draws the same weights and batches from the same seed and prints the same loss curve.")
 
 
+def qk_labelled(pic: QKPicture) -> tuple[set[int], set[int]]:
+    """(queries, keys) whose tokens the picture writes: the ends of its QK_LABELLED strongest lines (every point
+    has its token on hover); labelling all 2T points piled them up where the points crowd."""
+    pairs = [(float(pic.weights[i, j]), i, int(j)) for i in range(len(pic.queries)) for j in pic.top_keys[i] if j >= 0]
+    strongest = sorted(pairs, reverse=True)[:QK_LABELLED]
+    return {i for _, i, _ in strongest}, {j for _, _, j in strongest}
+
+
 def qk_chart(pic: QKPicture, labels) -> dict:
-    """Queries (circles) and keys (squares) in one plane, a line from each query to its top keys."""
+    """Queries (circles) and keys (squares) in one plane, a line from each query to its top keys; the tokens of the
+    strongest lines' ends written beside them (:func:`qk_labelled`)."""
     labels = list(labels)
-    points = [{"x": float(x), "y": float(y), "token": t, "kind": "query"} for (x, y), t in zip(pic.queries, labels)] + [
-        {"x": float(x), "y": float(y), "token": t, "kind": "key"} for (x, y), t in zip(pic.keys, labels)
+    queries, keys = qk_labelled(pic)
+    points = [
+        {"x": float(x), "y": float(y), "token": labels[i], "kind": kind, "named": i in named}
+        for kind, xy, named in (("query", pic.queries, queries), ("key", pic.keys, keys))
+        for i, (x, y) in enumerate(xy)
     ]
     lines = []
     for i in range(len(labels)):
@@ -291,6 +305,7 @@ def qk_chart(pic: QKPicture, labels) -> dict:
         f"axes, {pic.explained:.0%} of the variance), a line from each query to its top keys; the strongest, "
         f"{labels[i]} to {labels[j]}, weight {pic.weights[i, j]:.3g}.",
         "height": 380,
+        "autosize": {"type": "fit-x", "contains": "padding"},
         "layer": [
             {
                 "data": {"values": lines},
@@ -318,8 +333,8 @@ def qk_chart(pic: QKPicture, labels) -> dict:
                 },
             },
             {
-                "data": {"values": points},
-                "mark": {"type": "text", "dy": -9, "fontSize": 10, "color": "#333"},
+                "data": {"values": [p for p in points if p["named"]]},
+                "mark": {"type": "text", "dy": -9, "fontSize": 11, "color": "#333"},
                 "encoding": {**xy, "text": {"field": "token"}},
             },
         ],
