@@ -319,7 +319,7 @@ def qk_chart(pic: QKPicture, labels) -> dict:
             },
             {
                 "data": {"values": points},
-                "mark": {"type": "text", "dy": -9, "fontSize": 10, "color": "#333"},
+                "mark": {"type": "text", "dy": -9, "fontSize": 11, "color": "#333"},
                 "encoding": {**xy, "text": {"field": "token"}},
             },
         ],
