@@ -13,10 +13,16 @@ without (the server reruns and Vega redraws the charts, as before the live maps)
 - the server's CPU for one temperature change (live: the release; static: the sidebar's select slider), from the
   server process's CPU time over the change.
 
+With ``--throttle 4`` Chromium's CPU runs 4x slower for the page (DevTools' CPU throttling, the protocol's
+Emulation.setCPUThrottlingRate), as on a Chromebook-class laptop; the server is not throttled. Every row also
+says how long the page took from navigation until it was usable (its script finished, nothing left to draw), on a
+server that has drawn the page once before.
+``--maps live`` measures the live maps only.
+
 Medians of ``--repeat`` runs. BertViz's head view of 128 tokens x 8 heads is 5.84 MB (issue 27, measured with
 bertviz 1.4 on the same attention); see benchmarks/real_model.py for BertViz beside our Real model page.
 
-    python benchmarks/browser_feel.py [--repeat 10] [--scenarios default,128x8]
+    python benchmarks/browser_feel.py [--repeat 10] [--scenarios "default,128 tokens"] [--throttle 4] [--maps live]
 """
 
 from __future__ import annotations
@@ -183,19 +189,34 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--scenarios", default="", help="comma-separated parts of scenario names (default: all)")
+    ap.add_argument(
+        "--throttle", type=float, default=1.0, help="slow the page's CPU down this many times (4: a slow laptop)"
+    )
+    ap.add_argument("--maps", choices=("both", "live", "server-drawn"), default="both")
     args = ap.parse_args()
+    kinds = {"both": (False, True), "live": (True,), "server-drawn": (False,)}[args.maps]
     chosen = {
         n: q for n, q in SCENARIOS.items() if not args.scenarios or any(s in n for s in args.scenarios.split(","))
     }
     rows, bytes_rows = [], []
     with streamlit_server() as (base, proc), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        for query in chosen.values():  # the server's first run of a page (imports, caches) is not what is measured
+            ctx = browser.new_context()
+            warm = ctx.new_page()
+            warm.goto(f"{base}/{query}")
+            wait_for_app(warm)
+            ctx.close()
         for name, query in chosen.items():
-            for live in (False, True):
+            for live in kinds:
                 ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
                 page = ctx.new_page()
+                if args.throttle != 1:
+                    ctx.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": args.throttle})
+                t0 = time.perf_counter()
                 page.goto(f"{base}/{query}")
                 wait_for_app(page)
+                usable = time.perf_counter() - t0 - 0.2  # wait_for_app ends with a 200 ms pause
                 set_live(page, live)
                 drawn, settled, frames, lags, cpu = [], [], [], [], []
                 if live and page.locator(LIVE).count() == 0:
@@ -224,6 +245,7 @@ def main() -> None:
                         f"{med(frames):.0f}",
                         f"{med(lags):.0f}" if lags else "-",
                         f"{med(cpu):.0f}",
+                        f"{usable:.1f}",
                     ]
                 )
                 bytes_rows.append([name, "live" if live else "server-drawn", f"{nbytes / 1e6:.2f}"])
@@ -240,13 +262,15 @@ def main() -> None:
                 "frames during a 1 s drag",
                 "move -> frame (ms)",
                 "server CPU per change (ms)",
+                "open -> usable (s)",
             ],
             rows,
         )
     )
     print()
     print(table(["scenario", "maps", "MB received for one full change (the seed)"], bytes_rows))
-    print(f"\nmedians of {args.repeat} key presses and {max(3, args.repeat // 3)} drags; {machine()}")
+    slow = f"; Chromium's CPU throttled {args.throttle:g}x" if args.throttle != 1 else ""
+    print(f"\nmedians of {args.repeat} key presses and {max(3, args.repeat // 3)} drags{slow}; {machine()}")
 
 
 if __name__ == "__main__":

@@ -69,8 +69,9 @@ def _controls() -> tuple:
         "head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right, on_change=rerun_body
     )
     revealed = predict(_sharper_question(cfg_a, cfg_b))
-    st.subheader("Attention weights")
-    live_toggle()
+    if revealed:  # before the reveal nothing is drawn under them: no heading without its maps
+        st.subheader("Attention weights")
+        live_toggle()
     if live and revealed:
         panels = [
             Panel(

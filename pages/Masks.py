@@ -80,8 +80,10 @@ def _controls() -> tuple:
     run = cached_run(cfg.replace(mask="none"))
     tokens = [str(t) for t in run.tokens]  # no leaf control changes them
     revealed = predict(_padding_question(cfg, head, tokens))
-    st.subheader("The weights under each mask")
-    live_toggle()
+    # before the reveal the masks and their scores are drawn, not the weights (nor the switch of their live maps)
+    st.subheader("The weights under each mask" if revealed else "Each mask and its scores")
+    if revealed:
+        live_toggle()
     if live and revealed:
         setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
         release = release_into(SHARED, {"head": "mk_head", "query": "mk_query"})

@@ -75,7 +75,7 @@ def _draw(table, middle, shuffle) -> list[Question]:
             axes=Axes("position", "dimension", "PE"),
             scheme="diverging",
             domain=(-1, 1),
-            size=420,
+            size=300,  # 64 dimensions and their labels fit a phone (358 px)
             max_px=384,
         )
         longest = float(wavelengths(D)[-1])  # the wavelength of the last sine/cosine pair

@@ -54,11 +54,11 @@ TRAIN = PageParam(
 def _draw() -> list[Question]:
     """The method, base and training length, the scores by offset and the longer-input experiment."""
     cfg = page.whatif(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"))
-    st.latex(
-        r"\begin{gathered}\text{added (sinusoidal, learned): } s_{ij} = "
+    st.latex(  # lines free to break after = on a narrow screen (no gathered block: it cannot break)
+        r"\text{added (sinusoidal, learned): } s_{ij} = "
         r"\frac{\big((x_i + p_i)W_q\big)\cdot\big((x_j + p_j)W_k\big)}{\sqrt{d_k}} \\[4pt]"
         r"\text{RoPE: } s_{ij} = \frac{(R_i\,q)\cdot(R_j\,k)}{\sqrt{d_k}} = \frac{q^{\top} R_{j-i}\,k}{\sqrt{d_k}}"
-        r"\qquad \text{ALiBi: } s_{ij} = \frac{q\cdot k}{\sqrt{d_k}} - m_h\,(i - j)\end{gathered}"
+        r"\allowbreak\qquad \text{ALiBi: } s_{ij} = \frac{q\cdot k}{\sqrt{d_k}} - m_h\,(i - j)"
     )
     st.caption(
         "i = query position, j = key position. R_p rotates each pair of dimensions (2t, 2t+1) by p·θ_t with "
@@ -67,7 +67,7 @@ def _draw() -> list[Question]:
         "−m_h |i − j| (a common encoder variant; the paper's models are causal)."
     )
 
-    c1, c2, c3, c4 = st.columns([4, 3, 3, 1])
+    c1, c2, c3, c4 = st.columns([4, 3, 3, 2])  # the head picker shows "head 1" whole at 768 px
     method = page.control(METHOD, c1)
     base = page.control(BASE, c2)
     train_len = page.control(TRAIN, c3)

@@ -37,11 +37,11 @@ page = Page(
     "added, the **biases**). An encoder block has one attention; a decoder block has a causal self-attention, then "
     "a cross-attention over the encoder's output.",
 )
-st.latex(
-    r"\begin{aligned}\text{post-norm:}\quad & h = \mathrm{LN}_1(x + \mathrm{MHA}(x)), & "
-    r"out &= \mathrm{LN}_2(h + \mathrm{FFN}(h))\\ "
-    r"\text{pre-norm:}\quad & h = x + \mathrm{MHA}(\mathrm{LN}_1(x)), & "
-    r"out &= h + \mathrm{FFN}(\mathrm{LN}_2(h))\end{aligned}"
+st.latex(  # two lines, each free to break after its comma on a narrow screen (no aligned block: it cannot break)
+    r"\text{post-norm:}\quad h = \mathrm{LN}_1(x + \mathrm{MHA}(x)),\allowbreak\quad "
+    r"out = \mathrm{LN}_2(h + \mathrm{FFN}(h)) \\ "
+    r"\text{pre-norm:}\quad h = x + \mathrm{MHA}(\mathrm{LN}_1(x)),\allowbreak\quad "
+    r"out = h + \mathrm{FFN}(\mathrm{LN}_2(h))"
 )
 
 

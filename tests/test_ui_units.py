@@ -309,3 +309,31 @@ def test_the_fast_formatter_writes_what_python_writes():
     values = np.concatenate([values, np.round(values, 4), np.round(values, 2), [0.0, -0.0, 1.0, 100.0, 1e-4, 1e3]])
     assert fmt_all(values) == [f"{v + 0.0:.3g}" for v in values]  # + 0.0: "0", never "-0"
     assert fmt_all(values, digits=2) == [f"{v + 0.0:.2g}" for v in values]
+
+
+def test_a_text_table_breaks_long_names_not_numbers():
+    """ui.tables' text tables (narrow screens, the projector view) wrap in a phone's column: a zero-width space
+    after a dot, underscore or slash before a letter and inside CamelCase; a number keeps its digits together (its
+    hyphen a non-breaking one); a link stays a link."""
+    from ui.tables import _wrap_cell
+
+    zw = "\u200b"
+    assert _wrap_cell("1.19e-07") == "1.19e\u201107" and _wrap_cell("0.175") == "0.175"
+    assert _wrap_cell("torch.nn.functional.scaled_dot_product_attention") == zw.join(
+        ["torch.", "nn.", "functional.", "scaled_", "dot_", "product_", "attention"]
+    )
+    assert _wrap_cell("MultiHeadSelfAttention, from scratch") == f"Multi{zw}Head{zw}Self{zw}Attention, from scratch"
+    assert _wrap_cell("https://huggingface.co/gpt2 config.json") == f"https://huggingface.co/gpt2 config.{zw}json"
+
+
+def test_a_text_table_is_made_once_per_table():
+    """The text twin of a grid is converted once while its Arrow table lives (no pandas on every rerun)."""
+    import pyarrow as pa
+
+    from ui.tables import _text_table
+
+    table = pa.table({"name": ["a.b"], "x": [1.5]})
+    first = _text_table(table, {}, True)
+    assert _text_table(table, {}, True) is first
+    assert _text_table(table, {"x": {"label": "x!"}}, True) is not first  # another column_config, another table
+    assert list(_text_table(table, {"x": {"label": "x!"}}, True).columns) == ["name", "x!"]

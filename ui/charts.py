@@ -80,7 +80,7 @@ def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12, every
         labelOverlap=False,
         labelFlush=False,  # Streamlit's theme pushes the end labels inward, onto their neighbours' cells
         labelLimit=80,
-        labelFontSize=int(max(8, min(11 if step < 20 else 15, step - 1))),
+        labelFontSize=11 if step < 20 else 15,  # 11 px at the least: a subset's labels are k cells apart
         labelPadding=2,
     )
 
@@ -165,7 +165,12 @@ def _heatmap_altair(df, lay: _Layout) -> alt.Chart:
                 "v:Q",
                 scale=color_scale,
                 title=lay.value_name,
-                legend=alt.Legend(gradientLength=max(60, min(200, step_y * n_r))) if lay.legend else None,
+                # under the map, not beside it: the map and its labels keep a phone's width (358 px) to themselves
+                legend=alt.Legend(
+                    orient="bottom", direction="horizontal", gradientLength=max(80, min(200, step_x * n_c))
+                )
+                if lay.legend
+                else None,
             ),
             tooltip=[
                 alt.Tooltip(f"{lay.row_title}:N"),

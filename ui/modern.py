@@ -176,7 +176,7 @@ def per_head_bars(values, title: str, y_title: str, domain=None, text_format: st
                 },
             },
             {
-                "mark": {"type": "text", "dy": -7, "color": "#333", "fontSize": 10},
+                "mark": {"type": "text", "dy": -7, "color": "#333", "fontSize": 11},
                 "encoding": {"x": x, "y": y, "text": {"field": "v", "type": "quantitative", "format": text_format}},
             },
         ],

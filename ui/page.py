@@ -64,6 +64,7 @@ from ui.pulse_device import follow_join_link
 from ui.pulse_panel import class_panel, watch_reveals
 from ui.registry import HOME, ROOT, info, next_page, predicting
 from ui.runtime import collect_garbage, settle_imports
+from ui.sidebar import close_after_a_choice
 from ui.state import enter_page
 from ui.text import md_escape
 from ui.url import URL_NAMES
@@ -259,6 +260,7 @@ def _top(path: str, title: str, icon: str) -> None:
     )
     settle_imports()  # after the page's imports: freeze their objects, cap the native thread pools
     st.html(A11Y_CSS)
+    close_after_a_choice()  # the sidebar, on a phone or a tablet, after a page is chosen (ui/sidebar.py)
     if options.projector:
         st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
     from ui.registry import HOME_INFO, PAGES

@@ -89,10 +89,10 @@ def _skeleton(
             "v:Q",
             scale=scale,
             title=f"{value_name} ({lo:g} to {hi:g})",
-            legend=alt.Legend(gradientLength=max(80, px * n_r)),
+            legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=max(80, min(200, px * n_c))),
         ),
     )
-    text = base.mark_text(fontSize=max(9, min(14, px // 4))).encode(
+    text = base.mark_text(fontSize=max(11, min(14, px // 4))).encode(  # chart text 11 px at the least
         x=x,
         y=y,
         text="text:N",

@@ -8,6 +8,9 @@ column included, and the page looks the same.
 
 from __future__ import annotations
 
+import re
+import weakref
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -90,17 +93,44 @@ def show_table(place, data, *, column_config: dict | None = None, hide_index: bo
     canvas at a fixed 14 px that no style reaches, and a class reads the table from the back of the room. The
     column labels and number formats of ``column_config`` carry over; its help texts (hover) do not.
 
+    On a screen narrower than a laptop's (a phone, a tablet) the grid's columns run past the screen and hide
+    behind a sideways scroll that a student does not know is there. So a table of that size is drawn twice: the
+    grid, and after it the same text table; ``ui/a11y.css`` shows the text table (whose cells wrap) below 1024 px
+    and the grid from 1024 px on. A larger table stays a grid everywhere.
+
     Args:
         place: where to draw (``st``, a column or a container).
         grid: st.dataframe's other arguments (width, height), used for the grid only.
     """
-    if link_options().projector:  # only here: the grid takes an Arrow table as it is, with no pandas per rerun
-        frame = _as_frame(data)
-        if _fits_a_projector(frame, hide_index):
-            width = grid.get("width", "stretch")
-            place.table(_plain(frame, column_config or {}), hide_index=hide_index, border="horizontal", width=width)
-            return
+    text = _text_table(data, column_config or {}, hide_index)
+    if text is not None and link_options().projector:
+        place.table(text, hide_index=hide_index, border="horizontal", width=grid.get("width", "stretch"))
+        return
     place.dataframe(data, column_config=column_config, hide_index=hide_index, **grid)
+    if text is not None:  # phones and tablets see this one instead of the grid (ui/a11y.css)
+        place.table(text, hide_index=hide_index, border="horizontal")
+
+
+_TEXT: dict[int, tuple] = {}  # id(data) -> (weak reference to data, column_config's repr, hide_index, text table)
+
+
+def _text_table(data, column_config: dict, hide_index: bool | None) -> pd.DataFrame | None:
+    """``data`` as the text table st.table draws (labels and formats of ``column_config`` applied), or None if it
+    is too large for one. Kept while ``data`` lives: the pages pass the Arrow tables of ui.tables' cache, so a
+    rerun converts nothing (a dict of columns, which cannot be referred to weakly, is converted each time)."""
+    key = (repr(column_config), hide_index)
+    hit = _TEXT.get(id(data))
+    if hit is not None and hit[0]() is data and hit[1:3] == key:
+        return hit[3]
+    frame = _as_frame(data)
+    text = _breakable(_plain(frame, column_config)) if _fits_a_projector(frame, hide_index) else None
+    ident = id(data)
+    try:
+        ref = weakref.ref(data, lambda _: _TEXT.pop(ident, None))
+    except TypeError:
+        return text
+    _TEXT[ident] = (ref, *key, text)
+    return text
 
 
 def _as_frame(data) -> pd.DataFrame:
@@ -109,6 +139,29 @@ def _as_frame(data) -> pd.DataFrame:
     if isinstance(data, pa.Table):
         return data.to_pandas()
     return pd.DataFrame(data)
+
+
+_BREAK = re.compile(r"(?<=[._/])(?=[A-Za-z])|(?<=[a-z])(?=[A-Z])")  # torch.nn.|Multihead|Attention
+_NUMBER = re.compile(r"[-+]?[\d.,]+(e[-+]\d+)?")
+
+
+def _breakable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that wrap in a phone's column: a line-break opportunity (a zero-width space) inside long names,
+    after each ``.``, ``_`` or ``/`` before a letter and between the words of a CamelCase name
+    ("torch.nn.functional.scaled_dot_product_attention", "MultiHeadSelfAttention"); a number ("1.19e-07") stays on
+    one line (its hyphen a non-breaking one)."""
+    out = frame.copy()
+    for name in out.columns:
+        if out[name].dtype == object or pd.api.types.is_string_dtype(out[name]):
+            out[name] = [_wrap_cell(v) if isinstance(v, str) else v for v in out[name]]
+    return out
+
+
+def _wrap_cell(text: str) -> str:
+    if _NUMBER.fullmatch(text):
+        return text.replace("-", "\u2011")
+    # a link stays as it is (the cell's Markdown makes it one), the names around it get their breaks
+    return " ".join(w if "://" in w else _BREAK.sub("\u200b", w) for w in text.split(" "))
 
 
 def _fits_a_projector(frame: pd.DataFrame, hide_index: bool | None) -> bool:

@@ -1,0 +1,97 @@
+"""Phones and tablets in the browser tests: what a student on a small touch screen cannot see, measured in the page.
+
+An element is *cut* when part of its content lies where the student cannot see it without knowing to swipe:
+
+- it scrolls sideways (a formula, a data grid, a code block: its content is wider than its box and the box scrolls
+  or clips it), or its text ends in an ellipsis (a label, a metric, a page link): ``scrollWidth > clientWidth``
+  with an ``overflow-x`` other than ``visible``;
+- or it reaches past the right edge of the screen (a chart or a table wider than the page; Streamlit's main area
+  clips it).
+
+Hidden-by-design boxes do not count: KaTeX's MathML copy (for screen readers), elements no wider than a pixel,
+Streamlit's screen-reader-only text, the data grid's off-screen text layer and a widget's hidden native input.
+"""
+
+from __future__ import annotations
+
+PHONE = (390, 844)
+TABLET = (768, 1024)
+TOUCH_SIZES = [PHONE, TABLET]
+
+# every element of the main area whose content is cut (see the module's docstring), as
+# "what it is (data-testid of the nearest Streamlit element) 'its text': content width > box width"
+CUT = """() => {
+    const out = [];
+    const W = window.innerWidth;
+    const cut = [];  // reported elements: what lies inside one is part of its report
+    const gone = [];  // elements hidden by design
+    const name = (e) => {
+        const owner = e.closest('[data-testid]');
+        const id = owner ? owner.getAttribute('data-testid') : e.tagName;
+        const cls = typeof e.className === 'string' && e.className ? '.' + e.className.split(' ')[0] : '';
+        const text = Array.from((e.innerText || e.textContent || e.getAttribute('aria-label') || '')
+            .replace(/\\s+/g, ' ').trim()).slice(0, 40).join('');
+        return `${id} ${e.tagName.toLowerCase()}${cls} '${text}'`;
+    };
+    const hidden = (e) => {
+        if (e.closest('.katex-mathml, [aria-hidden="true"] input, .stHidden, [data-testid="stTooltipContent"]'))
+            return true;
+        const s = getComputedStyle(e);
+        if (s.visibility === 'hidden' || s.display === 'none' || s.clip !== 'auto' && s.position === 'absolute')
+            return true;
+        // Streamlit's and glide-data-grid's screen-reader text: clipped to a pixel or moved off screen
+        const r = e.getBoundingClientRect();
+        return r.width <= 1 || r.height <= 1 || r.right < 0;
+    };
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    if (!main) return ['no main area'];
+    for (const e of main.querySelectorAll('*')) {
+        if (e.closest('svg') || cut.some((c) => c.contains(e)) || gone.some((c) => c.contains(e))) continue;
+        if (hidden(e)) { gone.push(e); continue; }  // and what it holds (react-aria's hidden range inputs)
+        const s = getComputedStyle(e);
+        const r = e.getBoundingClientRect();
+        let why = null;
+        if (s.overflowX !== 'visible' && e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0)
+            why = `content ${e.scrollWidth} px in a box of ${e.clientWidth} px`;
+        else if (r.right > W + 1)
+            why = `ends at ${Math.round(r.right)} px on a screen of ${W} px`;
+        if (why) { cut.push(e); out.push(name(e) + ': ' + why); }
+    }
+    return out;
+}"""
+
+
+def cut_elements(page) -> list[str]:
+    """Every element of ``page``'s main area whose content is cut or hidden sideways (an empty list is a pass)."""
+    return page.evaluate(CUT)
+
+
+def touch_context(browser, size):
+    """A browser context as a phone or tablet: ``size`` (CSS px), touch events, a mobile viewport."""
+    return browser.new_context(
+        viewport={"width": size[0], "height": size[1]}, has_touch=True, is_mobile=True, device_scale_factor=2
+    )
+
+
+# chart text drawn smaller than MIN_CHART_PX (CSS px on the screen, after any scaling of the chart), as
+# "text: size px"; Vega draws axis labels, titles, legends and text marks as SVG text
+MIN_CHART_PX = 11
+SMALL_CHART_TEXT = """(least) => {
+    const out = [];
+    document.querySelectorAll('[data-testid="stMainBlockContainer"] [data-testid="stVegaLiteChart"] svg')
+        .forEach(svg => {
+            const drawn = svg.getBoundingClientRect().width;
+            const own = svg.width.baseVal.value || drawn;
+            svg.querySelectorAll('text').forEach(t => {
+                if (!t.textContent.trim() || t.getBoundingClientRect().width === 0) return;
+                const px = parseFloat(getComputedStyle(t).fontSize) * drawn / own;
+                if (px < least - 0.01) out.push(`${t.textContent.slice(0, 30)}: ${px.toFixed(1)} px`);
+            });
+        });
+    return out;
+}"""
+
+
+def small_chart_text(page) -> list[str]:
+    """Every text of the main area's charts drawn under MIN_CHART_PX (an empty list is a pass)."""
+    return page.evaluate(SMALL_CHART_TEXT, MIN_CHART_PX)

@@ -1,0 +1,175 @@
+"""Every device in the room: each page on a phone (390x844) and a tablet (768x1024), touch on, in Chromium.
+
+- Nothing cut and nothing hidden sideways (tests/device_util.cut_elements, measured in the page): formulas break
+  into lines, tables are text that wraps below 1024 px (ui/tables.show_table), code wraps, tabs wrap, columns too
+  narrow for their charts wrap, labels wrap instead of ending in an ellipsis (ui/a11y.css).
+- Chart text at least 11 px as drawn (tests/device_util.small_chart_text).
+- axe-core finds nothing (WCAG 2.x A and AA, tests/a11y_util.assert_accessible), as at desktop sizes.
+- The sidebar closes after a page is chosen in it (ui/sidebar.js); classroom mode hides a heading with what it
+  hides; the live maps fit a phone, a tap reads a cell, a touch drag redraws them.
+
+Screenshots of every page at both sizes land beside the others (pytest's temporary folder, ``screenshots/``).
+"""
+
+import contextlib
+import re
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.a11y_util import assert_accessible
+from tests.apptest_util import PAGES
+from tests.device_util import PHONE, TOUCH_SIZES, cut_elements, small_chart_text, touch_context
+from tests.server_util import wait_for_app
+from tests.test_browser import assert_no_errors, full_screenshot, page_url
+
+pytestmark = pytest.mark.browser
+
+# What is still cut, by page and screen width, and why; each entry names its elements, and the test fails when
+# one of them is no longer cut (take it out) or anything else is.
+KNOWN_CUT = {
+    ("/Train", PHONE[0]): (
+        # two head maps side by side of T tokens at 12 px a cell (every token labelled) are wider than a phone
+        "stVegaLiteChart div.stVegaLiteChart 'layer 1 head 1",
+        "stVegaLiteChart div.stVegaLiteChart 'layer 1 head 2",
+    ),
+    ("/Real_model", PHONE[0]): ("stSelectbox input",),  # the model's name is longer than a phone's select box
+    ("/Efficient_attention", PHONE[0]): ("stTable",),  # KV memory's eight columns in its closed expander, 12 px
+}
+
+
+CHUNK_FAILED = "Failed to fetch dynamically imported module"
+
+
+@contextlib.contextmanager
+def on_device(browser, url: str, size):
+    """``url`` in a fresh touch context of ``size``; yields the page and always closes the context.
+
+    On a machine busy with other work, Chromium now and then failed to fetch one of Streamlit's script chunks (the
+    page shows "Failed to fetch dynamically imported module") or drew nothing in 45 s; that is the machine's load,
+    not the page's layout, so the page is loaded once more (a second failure fails the test)."""
+    ctx = touch_context(browser, size)
+    try:
+        page = ctx.new_page()
+        page.goto(url)
+        try:
+            wait_for_app(page, timeout_ms=45000)
+            failed = page.get_by_text(CHUNK_FAILED).count() > 0
+        except PlaywrightTimeout:
+            failed = True
+        if failed:
+            page.reload()
+            wait_for_app(page)
+        yield page
+    finally:
+        ctx.close()
+
+
+def _url(base: str, path: str) -> str:
+    return base + ("/" if path == "streamlit_app.py" else page_url(path))
+
+
+@pytest.mark.parametrize("size", TOUCH_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("path", ["streamlit_app.py", *PAGES])
+def test_every_page_fits_a_phone_and_a_tablet(browser_and_base, path, size, tmp_path_factory):
+    browser, base = browser_and_base
+    shots = tmp_path_factory.getbasetemp() / "screenshots"
+    shots.mkdir(exist_ok=True)
+    with on_device(browser, _url(base, path), size) as page:
+        assert_no_errors(page)
+        cut = cut_elements(page)
+        known = KNOWN_CUT.get((page_url(path) if path != "streamlit_app.py" else "/", size[0]), ())
+        assert [c for c in cut if not c.startswith(known)] == [], cut
+        assert all(any(c.startswith(k) for c in cut) for k in known), f"no longer cut, take it out: {known}"
+        assert small_chart_text(page) == []
+        full_screenshot(page, shots / f"{path.replace('/', '_')}_{size[0]}x{size[1]}_touch.png")
+        assert_accessible(page, f"{path} at {size[0]}x{size[1]}, touch")  # axe-core, WCAG 2.x A and AA
+
+
+# the sidebar is on screen (Streamlit 1.67 slides it out to the left when closed; it carries no aria-expanded)
+SIDEBAR_SHOWN = """() => { const r = document.querySelector('[data-testid="stSidebar"]').getBoundingClientRect();
+    return r.width > 0 && r.right > 1; }"""
+
+
+@pytest.mark.parametrize("size", [*TOUCH_SIZES, (1280, 720)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_choosing_a_page_closes_the_sidebar_where_it_covers_the_page(browser_and_base, size):
+    """The sidebar covers most of a phone or a tablet: a tap on a page in it opens that page with the sidebar
+    closed (ui/sidebar.js), and it opens again when asked. At 1280 px it stands beside the page and stays open."""
+    browser, base = browser_and_base
+    narrow = size[0] <= 768
+    with on_device(browser, base + "/Playground", size) as page:
+        assert page.evaluate(SIDEBAR_SHOWN) is not narrow  # Streamlit's "auto": closed on a narrow screen
+        for target in ("Masks", "Step by step"):
+            if narrow:
+                page.locator('[data-testid="stExpandSidebarButton"]').tap()
+                page.wait_for_function(SIDEBAR_SHOWN)
+            page.locator('[data-testid="stSidebar"] a').filter(has_text=target).first.tap()
+            page.wait_for_url(f"**/{target.replace(' ', '_')}**")
+            wait_for_app(page)
+            page.wait_for_timeout(500)  # the sidebar's slide
+            assert page.evaluate(SIDEBAR_SHOWN) is not narrow, target
+            assert target in page.inner_text('[data-testid="stMainBlockContainer"] h1')
+        assert page.locator(".st-key-ae_sidebar_closer").evaluate("e => e.getBoundingClientRect().height") == 0
+        assert_no_errors(page)
+
+
+@pytest.mark.parametrize(("path", "heading"), [("/Compare", "Attention weights"), ("/Masks", "The weights under")])
+def test_before_the_reveal_no_heading_stands_over_nothing(browser_and_base, path, heading):
+    """Classroom mode keeps the weights back until the reveal, and their heading and live-maps switch with them."""
+    browser, base = browser_and_base
+    with on_device(browser, base + path + "?classroom=lock", PHONE) as page:
+        main = page.locator('[data-testid="stMain"]')
+        assert "Predict first" in main.inner_text()
+        assert heading not in main.inner_text() and page.get_by_text("live maps (redraw").count() == 0
+        page.locator('button:has-text("Reveal the answer")').tap()
+        page.get_by_text(heading).first.wait_for(timeout=90000)
+        wait_for_app(page)
+        assert page.get_by_text("live maps (redraw").count() == 1
+
+
+def test_the_live_maps_fit_a_phone_a_tap_reads_a_cell_and_a_touch_drag_redraws(browser_and_base):
+    """On a phone the Playground's live maps lie inside the screen; a tap on a cell shows its query, key and
+    weight, as a pointer resting on it does (the browser's mouse events after a tap reach ui/live/maps.js's hover);
+    a finger dragging the live temperature redraws the maps while it moves (Chromium's touch events, through the
+    DevTools protocol), before anything reaches the server."""
+    from attention_core import WhatIf, run_whatif
+    from tests.test_live_maps import MAPS, REDRAWN, ROW_OF_MAPS, TIP, TIP_TEXT, _cell_point, _frames
+
+    browser, base = browser_and_base
+    cfg = WhatIf(seq_len=8, d_model=64, n_heads=4, temperature=1.0)
+    run = run_whatif(cfg)
+    with on_device(browser, base + "/Playground?seq_len=8&d_model=64&heads=4&temperature=1.0", PHONE) as page:
+        maps = page.locator(MAPS).first
+        maps.wait_for()
+        page.wait_for_function(REDRAWN, arg=maps.element_handle())
+        right = page.evaluate("""(root) => Math.max(...[...root.querySelectorAll('canvas, input, select')]
+            .map(e => e.getBoundingClientRect().right))""", maps.element_handle())  # fmt: skip
+        assert right <= PHONE[0], f"the live maps reach {right} px on a {PHONE[0]} px screen"
+        canvas = page.locator(f'{MAPS} .ae-map canvas[data-head="0"]').first
+        layout = maps.evaluate(ROW_OF_MAPS)["L"]
+        i, j = 2, 5
+        page.touchscreen.tap(*_cell_point(canvas, i, j, 8, layout["margin"], layout["cell"]))
+        tip = page.locator(TIP).first
+        tip.wait_for(state="visible", timeout=5000)
+        m = re.search(TIP_TEXT.pattern.lstrip("^"), tip.text_content())
+        assert m, tip.text_content()
+        head, query, qn, key, kn, weight = m.groups()
+        assert (head, query, int(qn), key, int(kn)) == ("1", run.tokens[i], i + 1, run.tokens[j], j + 1)
+        assert float(weight) == pytest.approx(float(run.weights[0, i, j]), abs=5e-5 + 1e-6)
+
+        slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        x0, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        cdp = page.context.new_cdp_session(page)
+        before = _frames(page)
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y}]})
+        for k in range(20):  # a quarter of the slider to the left, 20 moves
+            point = {"x": x0 - (k + 1) * box["width"] / 80, "y": y}
+            cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
+            page.wait_for_timeout(30)
+        during = _frames(page) - before
+        assert "temperature=1.0" in page.url  # nothing has reached the server yet
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        assert during >= 5, f"the maps were drawn {during} times during the touch drag"
+        assert float(maps.get_attribute("data-temperature")) < 1.0
