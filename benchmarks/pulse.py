@@ -49,7 +49,7 @@ class Result:
     sends: list[tuple[float, float]] = field(default_factory=list)  # (sent, page back) of each student's answer
     complete: float = float("nan")  # when the first teacher refresh that counted every answer came back
     shown: list[float] = field(default_factory=list)  # per student: seconds from the reveal to its page's weights
-    reveal_at: float = float("nan")  # when the teacher's "Reveal to the class" came back
+    reveal_at: float = float("nan")  # when the teacher pressed "Reveal to the class"
     teacher_ticks: list[float] = field(default_factory=list)  # seconds per refresh, client-side
     student_ticks: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -100,8 +100,8 @@ async def teacher_tab(t: PulseClient, n: int, res: Result, stop: asyncio.Event, 
             res.complete, res.cpu = time.monotonic(), cpu()
             break
         await asyncio.sleep(TEACHER_EVERY)
+    res.reveal_at = time.monotonic()  # the teacher's press: a student's page can show it before the click returns
     r = await t.click("Reveal to the class")
-    res.reveal_at = time.monotonic()
     res.errors += r.errors
     while len(res.shown) < n and time.monotonic() < res.reveal_at + 30:
         await asyncio.sleep(0.05)
