@@ -22,8 +22,12 @@ from ui.runtime import collect_garbage
 from ui.text import md_escape
 
 TEACHER_EVERY = 0.5  # seconds between refreshes of the teacher's tally (answers show within about this)
-STUDENT_EVERY = 0.5  # seconds between a student page's checks for a reveal while a question on it waits for one
-STUDENT_IDLE = 5.0  # and while none does (a tick that finds one waiting reruns the page to check every 0.5 s)
+# Seconds between a student page's checks for a reveal while a question on it waits for one. Checking more often
+# does not bring the reveal sooner to a class: each student's page reruns whole to show the answer (about 40 ms of
+# server CPU), and thirty such runs on one process take 1-2 s whatever the interval; every 0.5 s, the checks made the
+# reruns start together and cost 1.5x the CPU per answer (docs/BENCHMARKS.md, "Class pulse").
+STUDENT_EVERY = 2.0
+STUDENT_IDLE = 5.0  # and while none does (a tick that finds one waiting reruns the page, which then checks often)
 ALL_BARS = 16  # questions with more choices show only the chosen ones (and the right one once revealed)
 PICK, _FOLLOWED = "pulse_pick", "pulse_followed"  # the teacher's choice of question; the page question followed
 _REVEAL_ERROR = "pulse_reveal_error"
