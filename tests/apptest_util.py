@@ -33,6 +33,18 @@ def app(
     return at
 
 
+APP_WIDE_COMPONENTS = (
+    "ae_sidebar_closer",
+    "pulse_keep",
+    "pulse_go",
+)  # every page's (ui/sidebar.py, ui/pulse_device.py)
+
+
+def page_components(at: AppTest) -> list:
+    """The custom components a page draws of its own (live maps, the Real model's view), without the app-wide ones."""
+    return [c for c in at.get("bidi_component") if c.key not in APP_WIDE_COMPONENTS]
+
+
 def run_ok(at: AppTest) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]

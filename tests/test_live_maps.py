@@ -17,7 +17,7 @@ import pytest
 
 from attention_core import WhatIf, causal_mask, combine_masks, padding_mask, run_whatif, saturation_metrics
 from attention_core.attention import scaled_dot_product_attention
-from tests.apptest_util import app, run_ok, texts
+from tests.apptest_util import app, page_components, run_ok, texts
 from ui import live
 
 # ---- the pure functions of softmax.js against attention_core
@@ -176,16 +176,16 @@ def test_a_release_becomes_the_pages_setting_and_bad_values_are_dropped(released
 
 def test_the_playground_mounts_the_maps_and_their_feed_in_its_full_run():
     at = run_ok(app("pages/Playground.py", live=True))
-    assert len(at.get("bidi_component")) == 2  # the maps and their feed (a body-only rerun's sync is not drawn)
+    assert len(page_components(at)) == 2  # the maps and their feed (a body-only rerun's sync is not drawn)
     assert "The maps are drawn by your browser on one colour scale" in texts(at)
     at.toggle(key="live_maps").set_value(False)
     run_ok(at)
-    assert len(at.get("bidi_component")) == 0 and "One map per head" in texts(at)  # the static path
+    assert len(page_components(at)) == 0 and "One map per head" in texts(at)  # the static path
 
 
 def test_classroom_mode_hides_the_live_maps_until_the_reveal():
     at = run_ok(app("pages/Playground.py", {"classroom": "lock"}, live=True))
-    assert len(at.get("bidi_component")) == 0
+    assert len(page_components(at)) == 0
 
 
 # ---- in the page, in Chromium

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attention_core.config import DEFAULT_SENTENCE
-from tests.apptest_util import app, chart_titles, run_ok, texts
+from tests.apptest_util import app, chart_titles, page_components, run_ok, texts
 from tests.tiny_models import make_tiny_bert, make_tiny_gpt2
 from ui.real_model import CHOICES
 
@@ -116,7 +116,7 @@ def test_page_with_local_model(tiny, kind):
     assert not at.warning, [w.value for w in at.warning]
     titles = chart_titles(at)
     assert any(t.startswith("layer ") for t in titles)
-    assert len(at.get("bidi_component")) == 2 and "Every layer (rows, 1 to 2)" in texts(at)  # the view, its pick
+    assert len(page_components(at)) == 2 and "Every layer (rows, 1 to 2)" in texts(at)  # the view, its pick
     parity = at.dataframe[-1].value
     assert len(parity) == 2 and (parity["max |attention_core − model|"] < 1e-5).all()
     assert "float rounding" in texts(at)
@@ -148,7 +148,7 @@ def test_unknown_model_shows_message_and_the_page_ends_cleanly():
     at = run_ok(app(PAGE, {"model": "no-such-user/no-such-model-xyz"}, timeout=120))
     assert any("Could not load 'no-such-user/no-such-model-xyz'" in w.value for w in at.warning)
     assert any("toy pages keep working" in w.value for w in at.warning)
-    assert not at.get("bidi_component") and not at.get("vega_lite_chart")
+    assert not page_components(at) and not at.get("vega_lite_chart")
     at.button(key="rm_retry").click()
     run_ok(at)
     assert any("Could not load" in w.value for w in at.warning)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from attention_core.config import DEFAULT_SENTENCE
-from tests.apptest_util import app, chart_datasets, run_ok
+from tests.apptest_util import app, chart_datasets, page_components, run_ok
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 PAGE = "pages/Real_model.py"
@@ -55,7 +55,7 @@ def test_bertviz_embeds_what_our_views_draw(bertviz_attention):
     assert attn.shape == (6, 12, 15, 15) and tokens[10] == "it"
     at = run_ok(app(PAGE, timeout=180))
     # the model view: every weight of every head, as the canvas receives it (one byte a weight)
-    header, drawn = decode_payload(at.get("bidi_component")[0].proto.bytes)
+    header, drawn = decode_payload(page_components(at)[0].proto.bytes)
     assert header["tokens"] == tokens
     np.testing.assert_array_equal(drawn, np.rint(attn * 255).astype(np.uint8))
     # the head view: the page opens on layer 6, head 12; each drawn line is a weight of BertViz's same head

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attention_core.config import DEFAULT_SENTENCE
-from tests.apptest_util import app, chart_datasets, run_ok, texts
+from tests.apptest_util import app, chart_datasets, page_components, run_ok, texts
 from ui.text import fmt
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # no hub: everything here must come from the installed package
@@ -104,7 +104,7 @@ def test_the_page_says_so_when_the_embedded_folder_fails(tmp_path, monkeypatch):
     warning = " ".join(w.value for w in at.warning)
     assert f"The embedded model's folder {folder} failed its check" in warning
     assert "the SHA-256 of tokenizer.json differs" in warning and "pip install --force-reinstall" in warning
-    assert not at.get("bidi_component")
+    assert not page_components(at)
     ui.compute.cached_attention_run.cache.clear()
 
 
@@ -176,7 +176,7 @@ def test_page_opens_offline_on_the_embedded_model(embedded):
     sharper = int((roles.sharp.max_weight > toy.max_weight.max()).sum())
     assert f"{sharper} of 72 trained heads are sharper than the sharpest random one" in text
     # the three views, drawn at once: model view (canvas), head view (on the it -> animal head), neuron view
-    mv, pick = at.get("bidi_component")  # the model view, and the pickers' head sent to it
+    mv, pick = page_components(at)  # the model view, and the pickers' head sent to it
     assert json.loads(pick.proto.json) == {"layer": 5, "head": 11}  # layer 6, head 12: the pickers' default
     header, q = decode_payload(mv.proto.bytes)
     arun = _run(DEFAULT_SENTENCE)
@@ -212,7 +212,7 @@ def test_typed_sentence_with_punctuation_emoji_and_600_characters(embedded):
     at.select_slider(key="rm_max_tokens").set_value(512)
     run_ok(at)
     assert "The sentence has" not in texts(at)
-    mv = at.get("bidi_component")[0]
+    mv = page_components(at)[0]
     from ui.real_model_view import decode_payload
 
     assert decode_payload(mv.proto.bytes)[1].shape == (6, 12, n, n)
@@ -240,7 +240,7 @@ def test_empty_sentence_gives_a_message(embedded):
     at.text_input(key="rm_text").input("   ")
     run_ok(at)
     assert any("The sentence is empty: type at least one word" in w.value for w in at.warning)
-    assert len(at.get("bidi_component")) == 2 and "**Head view**" in _sentences(at)  # the view and its pick
+    assert len(page_components(at)) == 2 and "**Head view**" in _sentences(at)  # the view and its pick
 
 
 def test_a_sentence_without_a_pronoun_opens_on_its_first_word(embedded):

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core.real_heads import PRONOUNS, WINOGRAD, WordFocus, agreement, first_pronoun, word_focus
+from ui.tables import show_table
 from ui.text import fmt, md_escape
 from ui.widgets import index_picker
 
@@ -154,6 +155,6 @@ def word_section(arun, winograd_runs) -> None:
     for sentence in focus_sentences(focus, tokens):
         st.markdown(sentence)
     with st.expander(f"Every head's favourite word from {_q(tokens[word])}"):
-        st.dataframe(focus_table(focus, tokens), hide_index=True, width="stretch")
+        show_table(st, focus_table(focus, tokens), hide_index=True, width="stretch")
     st.markdown(winograd_sentence(winograd_runs))
     st.markdown(limits_sentence(focus, tokens, arun.shape[0]))
