@@ -10,6 +10,8 @@ decides when); the fragments and their intervals come from the ``auto_rerun`` me
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import re
 import urllib.request
 from urllib.parse import parse_qsl, urlencode
@@ -41,13 +43,17 @@ class PulseClient(StreamlitClient):
         self.cookie = cookie
         self.jar = ""  # nginx's cookie once it is set: a browser keeps it for every later request and reconnect
         self.upstream = ""  # nginx's X-Upstream: the replica holding this session
+        self.kept: dict[str, str] = {}  # cookies the page asked the browser to keep (student id, teacher token)
         self.auto_reruns: dict[str, float] = {}  # fragment id -> run_every seconds, from the last full run
 
     async def _connect(self, wait: float, headers: dict[str, str] | None = None) -> None:
         extra = dict(headers or {})
         if self.cookie:
             self.jar = self.jar or await asyncio.to_thread(first_cookie, self.origin)
-            extra["Cookie"] = self.jar
+        kept = "; ".join(f"{k}={v}" for k, v in sorted(self.kept.items()))
+        jar = "; ".join(c for c in (self.jar, kept) if c)
+        if jar:
+            extra["Cookie"] = jar
         await super()._connect(wait, extra or None)
         self.upstream = self.ws.response.headers.get("X-Upstream", "")
 
@@ -57,6 +63,14 @@ class PulseClient(StreamlitClient):
             self.auto_reruns = {}  # a full run: the front end drops its timers and takes the run's new ones
         elif kind == "auto_rerun":
             self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            el = msg.delta.new_element
+            if el.WhichOneof("type") == "bidi_component" and el.bidi_component.json:
+                with contextlib.suppress(ValueError, TypeError, AttributeError):  # the class pulse's keepsakes
+                    data = json.loads(el.bidi_component.json)  # (ui/pulse_device.js writes them as cookies)
+                    data = json.loads(data) if isinstance(data, str) else data
+                    for name, value, _ in data.get("cookies", []):
+                        self.kept[name] = value
         return super().handle(msg, errors)
 
     async def reconnect(self, timeout: float | None = None) -> RunResult:

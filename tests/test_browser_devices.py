@@ -28,11 +28,6 @@ pytestmark = pytest.mark.browser
 # What is still cut, by page and screen width, and why; each entry names its elements, and the test fails when
 # one of them is no longer cut (take it out) or anything else is.
 KNOWN_CUT = {
-    ("/Train", PHONE[0]): (
-        # two head maps side by side of T tokens at 12 px a cell (every token labelled) are wider than a phone
-        "stVegaLiteChart div.stVegaLiteChart 'layer 1 head 1",
-        "stVegaLiteChart div.stVegaLiteChart 'layer 1 head 2",
-    ),
     ("/Real_model", PHONE[0]): ("stSelectbox input",),  # the model's name is longer than a phone's select box
     ("/Efficient_attention", PHONE[0]): ("stTable",),  # KV memory's eight columns in its closed expander, 12 px
 }
@@ -121,6 +116,14 @@ def test_before_the_reveal_no_heading_stands_over_nothing(browser_and_base, path
         main = page.locator('[data-testid="stMain"]')
         assert "Predict first" in main.inner_text()
         assert heading not in main.inner_text() and page.get_by_text("live maps (redraw").count() == 0
+        prediction = main.locator('[data-testid="stRadio"]').filter(has_text="Your prediction")
+        prediction.locator("label").first.tap()  # nothing is chosen for a student: choose, then reveal
+        prediction.locator("input").first.wait_for(state="attached")
+        page.wait_for_function(
+            '() => [...document.querySelectorAll(\'[data-testid="stMain"] [data-testid="stRadio"] input\')]'
+            ".some(i => i.checked)",
+            timeout=90000,
+        )
         page.locator('button:has-text("Reveal the answer")').tap()
         page.get_by_text(heading).first.wait_for(timeout=90000)
         wait_for_app(page)

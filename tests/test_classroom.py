@@ -212,7 +212,7 @@ def test_classroom_mode_hides_then_reveals():
     assert not any("row sum" in d.value.columns for d in at.dataframe)
     shown = texts(at)  # the booster's sentence keeps query 1's weights back too: they would answer the question
     assert "The key booster" in shown and "appear with the others after your prediction" in shown
-    assert "0.9975" not in shown and "5. Scores" not in shown
+    assert "0.997" not in shown and "5. Scores" not in shown
     at.button(key="reveal_step.key").click()  # nothing chosen: the page asks for a choice, it reveals nothing
     run_ok(at)
     assert "Choose one of the answers first" in texts(at) and "5. Scores S" not in texts(at)
@@ -221,4 +221,4 @@ def test_classroom_mode_hides_then_reveals():
     run_ok(at)
     shown = texts(at)
     assert "Right: you predicted **B3**" in shown
-    assert "query A1 puts **0.9975** of its weight on B3 with W_k = 10·I" in shown and "5. Scores S" in shown
+    assert "query A1 puts **0.997** of its weight on B3 with W_k = 10·I" in shown and "5. Scores S" in shown

@@ -95,7 +95,11 @@ def test_every_new_session_and_a_browser_that_lacks_them_are_sent_the_scores(app
             assert first.tally.parts["scores"] == second.tally.parts["scores"] == SCORES_128x8
             assert (await _release(second, 0.5)).parts["scores"] == 0
             maps = second.maps_id()
-            feed = [p for k, p, _ in second.page.nodes.values() if k == "bidi_component" and p.id != maps]
+            feed = [
+                p
+                for k, p, _ in second.page.nodes.values()
+                if k == "bidi_component" and p.id != maps and p.component_name.endswith("live_sync")
+            ]
             header = json.loads(feed[0].bytes[8 : 8 + int.from_bytes(feed[0].bytes[4:8], "little")])
             cs = second.release_state({"": _setting(0.5)})
             need = [{"event": "need", "value": header["scores"]}]
