@@ -117,7 +117,7 @@ def test_before_the_reveal_no_heading_stands_over_nothing(browser_and_base, path
         assert "Predict first" in main.inner_text()
         assert heading not in main.inner_text() and page.get_by_text("live maps (redraw").count() == 0
         prediction = main.locator('[data-testid="stRadio"]').filter(has_text="Your prediction")
-        prediction.locator("label").first.tap()  # nothing is chosen for a student: choose, then reveal
+        prediction.locator('[role="radiogroup"] label').first.tap()  # nothing is chosen for a student: choose first
         prediction.locator("input").first.wait_for(state="attached")
         page.wait_for_function(
             '() => [...document.querySelectorAll(\'[data-testid="stMain"] [data-testid="stRadio"] input\')]'
