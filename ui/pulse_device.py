@@ -101,12 +101,16 @@ def join_target(raw: object) -> tuple[str, str]:
     return f"{base_path()}/{link or f'?class={code}&classroom=lock'}", ""
 
 
-def follow(target: str, code_label: str) -> None:
-    """Send the browser to ``target`` (a path from :func:`join_target`), with a link for a browser that does not
-    follow by itself."""
-    st.info(f"Joining {code_label}…", icon=":material/groups:")
+def join(typed: object) -> str:
+    """Send the browser to the class page of a typed or linked join code (:func:`join_target`), with a link for a
+    browser that does not follow by itself; or return what to do ("" when it went)."""
+    target, why = join_target(typed)
+    if not target:
+        return why
+    st.info(f"Joining class {parse_code(''.join(str(typed).split()))}…", icon=":material/groups:")
     st.link_button("Open the class's page", target, type="primary")
     _KEEP(key="pulse_go", data={"cookies": [], "go": target}, height=0)
+    return ""
 
 
 def follow_join_link() -> None:
@@ -115,10 +119,8 @@ def follow_join_link() -> None:
     if raw is None:
         return
     del st.query_params[JOIN]
-    target, why = join_target(raw)
-    if target:
-        follow(target, f"class {parse_code(''.join(raw.split()))}")
-    else:
+    why = join(raw)
+    if why:
         st.warning(f"Join: {why}", icon=":material/warning:")
 
 
@@ -134,12 +136,9 @@ def join_box() -> None:
                 help=f"The {CODE_LENGTH}-character code your teacher's screen shows. Nothing asks for your name.",
             )
             sent = st.form_submit_button("Join", icon=":material/login:")
-        if sent:
-            target, why = join_target(typed)
-            if target:
-                follow(target, f"class {parse_code(''.join(typed.split()))}")
-            else:
-                st.warning(why, icon=":material/warning:")
+        why = join(typed) if sent else ""
+        if why:
+            st.warning(why, icon=":material/warning:")
 
 
 @cached(max_mb=1)

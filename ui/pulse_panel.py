@@ -146,7 +146,7 @@ def question_names(tallies: list[Tally]) -> dict[str, str]:
         for n, t in enumerate(same):
             differs = [item for item in t.question.setting if item not in shared]
             if len(same) > 1 and not differs:
-                differs = [f"version {len(same) - n}"]  # the same setting asked twice (cannot happen: same id)
+                differs = [f"version {len(same) - n}"]  # check questions that differ in their choices alone
             what = f" · {', '.join(differs)}" if len(same) > 1 else ""
             names[t.question.qid] = f"{where}: {prompt}{what} ({t.total} {'answer' if t.total == 1 else 'answers'})"
     return names

@@ -102,7 +102,8 @@ def class_gate(p, state: dict, ask: Callable) -> bool | None:
         st.caption(f"Class {m.code}: the class tally is unavailable right now, so you predict and reveal on your own.")
         return None
     if question.qid in shown:
-        if state["guess"] is None:  # the verdict of what this browser sent last (another tab may have changed it)
+        if state["guess"] is None and not state.get("verdict"):  # once: what this browser sent last (any tab)
+            state["verdict"] = True
             me = voter()
             mine = store().answers_of(m.code, me, [question.qid]) if me else {}
             last = mine.get(question.qid) if isinstance(mine, dict) else None
