@@ -223,9 +223,12 @@ def _simulated(ramp: np.ndarray) -> dict[str, np.ndarray]:
     return {"normal": _lab(lin)} | {name: _lab(lin @ np.asarray(m).T) for name, m in CVD.items()}
 
 
-def _ramp(png: bytes, vertical: bool) -> np.ndarray:
-    """The colours along the middle line of a screenshot of a colour ramp, ``(n, 3)``, low value first."""
+def _ramp(png: bytes, vertical: bool | None = None) -> np.ndarray:
+    """The colours along the middle line of a screenshot of a colour ramp, ``(n, 3)``, low value first. Its
+    orientation, unless given, is the screenshot's longer side (a legend under a map lies flat)."""
     a = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.float64)
+    if vertical is None:
+        vertical = a.shape[0] > a.shape[1]
     line = a[:, a.shape[1] // 2] if vertical else a[a.shape[0] // 2]
     line = line[2:-2]  # the edges may be anti-aliased against the page
     return line[::-1] if vertical else line  # a vertical legend has its largest value on top
@@ -243,7 +246,7 @@ def test_colour_scales_stay_readable_with_colour_blindness_and_on_the_projector(
         viridis = _ramp(page.locator(".ae-live canvas[aria-hidden]").first.screenshot(), vertical=False)
         gradient = page.locator('[data-testid="stVegaLiteChart"] .role-legend-gradient path').first
         gradient.scroll_into_view_if_needed()
-        diverging = _ramp(gradient.screenshot(), vertical=True)
+        diverging = _ramp(gradient.screenshot())
     report = {}
     for vision, lab in _simulated(viridis).items():
         L = np.convolve(lab[:, 0], np.ones(5) / 5, mode="valid")  # screenshot noise of a pixel or two
