@@ -3,17 +3,17 @@ refreshes by itself. How long after the last answer the teacher's tally is compl
 on one server with the embedded store and on two replicas behind nginx sharing Redis.
 
 Every tab behaves as a browser's would (benchmarks/pulse_client.py): the teacher's page ticks its tally fragment
-every ``ui.pulse_panel.TEACHER_EVERY`` seconds, every student's page ticks its reveal watcher every
-``ui.pulse_panel.STUDENT_EVERY`` seconds (never while its own run is going, as the front end skips a tick then), and each
-student, at a random moment of the window, picks a key and sends it (two runs: the pick, the send). The watcher
-ticks at the interval the page gave it (``STUDENT_EVERY`` while a question waits for the reveal, ``STUDENT_IDLE``
-otherwise). The baseline
-is the same class without a class pulse (classroom mode locked, each student picks and reveals on their own page).
-The CPU is the app processes' (Redis's apart), page loads excluded, from the window's start until the tally was
-complete (the baseline: until every student revealed), divided by the students; the reveal's CPU (every student's
-page rerun) is apart. "After the last answer" is measured from the moment the last student's send left the client, and from
-the moment its page came back ("Sent"), to the end of the first teacher refresh that counted every answer. Then the teacher reveals, and each student's
-next watcher tick reruns its page: the time until every page shows the weights.
+every ``ui.pulse_panel.TEACHER_EVERY`` seconds; every student's page takes what the server sends it unasked (the
+reveal pushed by ui/pulse_push.py) and ticks its reveal watcher at the interval the page gave it (never while its
+own run is going, as the front end skips a tick then); each student, at a random moment of the window, picks a key
+and sends it (two runs: the pick, the send). The baseline is the same class without a class pulse (classroom mode
+locked, each student picks and reveals on their own page). The CPU is the app processes' (Redis's apart), page
+loads excluded, from the window's start until the tally was complete (the baseline: until every student revealed),
+divided by the students; the reveal's CPU (every student's verdict and page rerun) is apart. "After the last
+answer" is measured from the moment the last student's send left the client, and from the moment its page came
+back ("Sent"), to the end of the first teacher refresh that counted every answer. Then the teacher reveals: the
+time from the press until each student's page shows its verdict in the question's box, and until the page's full
+run shows the weights.
 
     python benchmarks/pulse.py [--students 30] [--window 10] [--runs 3] [--setups baseline,embedded,redis]
 """
@@ -37,10 +37,11 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import cpu_seconds, machine, start_server  # noqa: E402
 from benchmarks.pulse_client import PulseClient  # noqa: E402
-from ui.pulse_panel import STUDENT_EVERY, STUDENT_IDLE, TEACHER_EVERY  # noqa: E402
+from ui.pulse_panel import STUDENT_IDLE, TEACHER_EVERY  # noqa: E402
 
 PAGE = "Playground?seq_len=6&d_model=16&heads=2&seed=3"
 KEYS = ["sharper", "softer", "the same"]  # the Playground's question: head 1 with the scaling flipped
+VERDICTS = ("Right: you predicted", "Not this time")  # ui.classroom.verdict
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Result:
     sends: list[tuple[float, float]] = field(default_factory=list)  # (sent, page back) of each student's answer
     complete: float = float("nan")  # when the first teacher refresh that counted every answer came back
     shown: list[float] = field(default_factory=list)  # per student: seconds from the reveal to its page's weights
+    verdicts: list[float] = field(default_factory=list)  # and to its verdict in the question's box
     reveal_at: float = float("nan")  # when the teacher pressed "Reveal to the class"
     teacher_ticks: list[float] = field(default_factory=list)  # seconds per refresh, client-side
     student_ticks: list[float] = field(default_factory=list)
@@ -59,19 +61,38 @@ class Result:
 
 
 async def student_tab(c: PulseClient, start_at: float, class_on: bool, res: Result, stop: asyncio.Event) -> None:
-    busy, seen = asyncio.Lock(), []
+    busy, seen = asyncio.Lock(), {}
+
+    def news(page: PulseClient) -> bool:
+        """The verdict, or the weights after a full run, showed since the last look (before the reveal: nothing)."""
+        if res.reveal_at != res.reveal_at:  # nan: the teacher has not pressed yet
+            return False
+        verdict = "verdict" not in seen and any(t.startswith(VERDICTS) for t in page.page.texts())
+        weights = "weights" not in seen and page.full_runs > seen.get("runs", 0) and "Attention weights" in page.text()
+        return verdict or weights
 
     async def watcher():
+        """What the student's browser does while it waits: it takes what the server sends unasked (the pushed
+        reveal) and ticks its watcher fragment at the interval the page gave it."""
+        next_tick = time.monotonic() + next(iter(c.auto_reruns.values()), STUDENT_IDLE)
         while not stop.is_set():
-            await asyncio.sleep(next(iter(c.auto_reruns.values()), STUDENT_EVERY))  # the page's watcher interval
-            if class_on and c.auto_reruns and not busy.locked():
-                async with busy:
+            async with busy:
+                if "runs" not in seen and res.reveal_at != res.reveal_at:
+                    seen["runs"] = c.full_runs  # full runs before the reveal (the page's load, the answer)
+                _, at = await c.listen(0.05, until=news)
+                if at is not None:
+                    if "verdict" not in seen and any(t.startswith(VERDICTS) for t in c.page.texts()):
+                        seen["verdict"] = at
+                        res.verdicts.append(at - res.reveal_at)
+                    if "weights" not in seen and c.full_runs > seen.get("runs", 0) and "Attention weights" in c.text():
+                        seen["weights"] = at
+                        res.shown.append(at - res.reveal_at)
+                if class_on and c.auto_reruns and time.monotonic() >= next_tick:
                     r = await c.tick()
                     res.student_ticks.append(r.seconds)
                     res.errors += r.errors
-                    if r.status == "finished" and not seen and "Attention weights" in c.text():
-                        seen.append(time.monotonic() - res.reveal_at)  # the watcher reran the page: weights shown
-                        res.shown.append(seen[0])
+                    next_tick = time.monotonic() + next(iter(c.auto_reruns.values()), STUDENT_IDLE)
+            await asyncio.sleep(0)  # the answer below may take the tab now
 
     task = asyncio.create_task(watcher())
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
@@ -103,7 +124,7 @@ async def teacher_tab(t: PulseClient, n: int, res: Result, stop: asyncio.Event, 
     res.reveal_at = time.monotonic()  # the teacher's press: a student's page can show it before the click returns
     r = await t.click("Reveal to the class")
     res.errors += r.errors
-    while len(res.shown) < n and time.monotonic() < res.reveal_at + 30:
+    while (len(res.shown) < n or len(res.verdicts) < n) and time.monotonic() < res.reveal_at + 30:
         await asyncio.sleep(0.05)
     res.reveal_cpu = cpu() - res.cpu
     stop.set()
@@ -189,12 +210,14 @@ def row(setup: str, k: int, n: int, r: Result) -> list[str]:
     last_back = max((b for _, b in r.sends), default=float("nan"))
     after = f"{r.complete - last_sent:.2f} s / {r.complete - last_back:+.2f} s" if class_on else "–"
     shown = f"{len(r.shown)} / {n}: {percentiles(r.shown)}" if r.shown else "–"
+    verdicts = f"{len(r.verdicts)} / {n}: {percentiles(r.verdicts)}" if r.verdicts else "–"
     med = lambda xs: f"{1e3 * statistics.median(xs):.0f} ms" if xs else "–"
     return [
         LABELS[setup],
         str(k),
         f"{r.counted} / {n}" if class_on else f"{len(r.sends)} / {n} revealed",
         after,
+        verdicts,
         shown,
         med(r.teacher_ticks),
         med(r.student_ticks),
@@ -210,6 +233,7 @@ HEADER = [
     "run",
     "answers on the teacher's view",
     "tally complete after the last answer (sent / page back)",
+    "verdict in the question's box after the reveal (seconds from the teacher's click)",
     "pages showing the weights after the reveal (seconds from the teacher's click)",
     "teacher refresh (median)",
     "student watcher tick (median)",
@@ -238,8 +262,8 @@ def main() -> None:
     print(table(HEADER, rows))
     print(
         f"\n{args.students} students, each answering once at a random moment of {args.window:g} s; teacher refresh "
-        f"every {TEACHER_EVERY:g} s, student watcher every {STUDENT_EVERY:g} s while a question waits "
-        f"({STUDENT_IDLE:g} s otherwise). {machine()}."
+        f"every {TEACHER_EVERY:g} s; the reveal pushed to the students' pages (ui/pulse_push.py), their watcher "
+        f"ticking every {STUDENT_IDLE:g} s as a safety net. {machine()}."
     )
 
 

@@ -13,10 +13,12 @@ import asyncio
 import contextlib
 import json
 import re
+import time
 import urllib.request
 from urllib.parse import parse_qsl, urlencode
 
 from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from benchmarks.protocol import Page, RunResult, StreamlitClient, widget_state
 
@@ -45,6 +47,8 @@ class PulseClient(StreamlitClient):
         self.upstream = ""  # nginx's X-Upstream: the replica holding this session
         self.kept: dict[str, str] = {}  # cookies the page asked the browser to keep (student id, teacher token)
         self.auto_reruns: dict[str, float] = {}  # fragment id -> run_every seconds, from the last full run
+        self.full_runs = 0  # runs of the whole page that finished
+        self._full = False
 
     async def _connect(self, wait: float, headers: dict[str, str] | None = None) -> None:
         extra = dict(headers or {})
@@ -59,8 +63,10 @@ class PulseClient(StreamlitClient):
 
     def handle(self, msg, errors):
         kind = msg.WhichOneof("type")
-        if kind == "new_session" and not msg.metadata.run.fragment_ids:
-            self.auto_reruns = {}  # a full run: the front end drops its timers and takes the run's new ones
+        if kind == "new_session":
+            self._full = not msg.metadata.run.fragment_ids
+            if self._full:
+                self.auto_reruns = {}  # a full run: the front end drops its timers and takes the run's new ones
         elif kind == "auto_rerun":
             self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
@@ -71,7 +77,9 @@ class PulseClient(StreamlitClient):
                     data = json.loads(data) if isinstance(data, str) else data
                     for name, value, _ in data.get("cookies", []):
                         self.kept[name] = value
-        return super().handle(msg, errors)
+        done = super().handle(msg, errors)
+        self.full_runs += bool(done and self._full)
+        return done
 
     async def reconnect(self, timeout: float | None = None) -> RunResult:
         """What the front end does when its websocket closed (its server stopped): connect again, with the same
@@ -95,6 +103,25 @@ class PulseClient(StreamlitClient):
             if w.kind != "button" and not w.disabled and w.value is not None:
                 cs.widget_states.widgets.append(widget_state(w, w.value))
         return await self._run(cs)
+
+    async def listen(self, seconds: float, until=None) -> tuple[int, float | None]:
+        """Read what the server sends unasked for up to ``seconds`` (a reveal pushed to this page: ui/pulse_push.py),
+        applying it to the page as the front end does. Returns the runs that finished meanwhile and, when
+        ``until(self)`` became true after a message, the time.monotonic() of that message (then it returns)."""
+        assert self.ws is not None, "open() first"
+        runs, errors, end = 0, [], time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            try:
+                async with asyncio.timeout(left):
+                    raw = await self.ws.recv(decode=False)
+            except TimeoutError:
+                break
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            runs += self.handle(msg, errors) is not None
+            if until is not None and until(self):
+                return runs, time.monotonic()
+        return runs, None
 
     async def click(self, label: str) -> RunResult:
         """Click the button called ``label``."""

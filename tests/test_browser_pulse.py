@@ -26,6 +26,7 @@ def browser_tab(browser, url: str, lands_on: str = "", pages: dict | None = None
     """A new browser (its own cookies) with one tab on ``url`` (which sends it on to a URL matching ``lands_on``),
     kept in ``pages`` under ``name`` for the screenshots; yields (context, page)."""
     ctx = browser.new_context(**({"viewport": {"width": 1280, "height": 720}} | ctx_args))
+    ctx.add_init_script(COUNT_SENDS)
     page = ctx.new_page()
     if pages is not None:
         pages[name] = page
@@ -69,6 +70,35 @@ def start_class(page) -> tuple[str, str]:
     assert "classroom=lock" in students and "teacher=" not in students and "teacher=" in teacher
     assert "teacher=" not in page.url, "the token left the teacher's own address bar"
     return students, teacher
+
+
+# Every page counts the messages it sends the server (a request to run the page or a fragment is one).
+COUNT_SENDS = """(() => {
+    window.__wsSends = 0;
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (data) { window.__wsSends += 1; return send.call(this, data); };
+})();"""
+
+# Installed in a student's page before the reveal: the order in which its main area comes to show the verdict and
+# the weights' heading, and how many messages the page had sent by the verdict (a reload would drop
+# window.__revealOrder, so its presence says the page was not reloaded).
+ORDER_WATCH = """() => {
+    window.__revealOrder = [];
+    window.__sendsAtVerdict = null;
+    const before = window.__wsSends;
+    const main = document.querySelector('[data-testid="stMain"]');
+    const look = () => {
+        const text = main.innerText, seen = window.__revealOrder;
+        if (!seen.includes('verdict') && /Right: you predicted|Not this time/.test(text)) {
+            seen.push('verdict');
+            window.__sendsAtVerdict = window.__wsSends - before;
+        }
+        if (!seen.includes('weights') && text.includes('Attention weights, one map per head')) seen.push('weights');
+        if (seen.length === 2) observer.disconnect();
+    };
+    const observer = new MutationObserver(look);
+    observer.observe(main, {subtree: true, childList: true, characterData: true});
+}"""
 
 
 def prediction(page):
@@ -163,10 +193,17 @@ def _lesson(browser, base: str, pages: dict) -> None:
             assert all(a["bottom"] <= b["top"] for a, b in zip(lines, lines[1:])), "no label overlaps the next"
             assert max(ln["right"] for ln in lines) <= 1280
 
+            for page in (ana, second, ben, cleo):
+                page.evaluate(ORDER_WATCH)
             projector.get_by_role("button", name="Reveal to the class").click()
             wait_text(projector, r"Revealed: 3 of 3 \(100%\)")
-            for page in (ana, second, ben, cleo):  # none reloaded: the page's watcher noticed the reveal
+            for page in (ana, second, ben, cleo):  # none reloaded: the reveal was pushed to each page
                 wait_text(page, "Right: you predicted sharper")
+                wait_text(page, "Attention weights, one map per head")
+                order = page.evaluate("() => window.__revealOrder")
+                assert order == ["verdict", "weights"], f"{order}: the verdict shows in the box, then the maps"
+                asked = page.evaluate("() => window.__sendsAtVerdict")
+                assert asked == 0, f"the page asked the server {asked} times: the reveal should come unasked (pushed)"
             lines = tally_lines(projector)
             assert lines[0]["text"] == "✓ #1 sharper · 3 answers · the right answer", "the right one in words"
             projector.wait_for_timeout(1000)  # the right answer's new bar fades in

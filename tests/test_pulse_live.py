@@ -21,7 +21,7 @@ from tests.redis_util import redis_binary, redis_server
 from tests.server_util import streamlit_server
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, opened
 from tests.test_deploy import DEPLOY, needs_nginx
-from ui.pulse_panel import STUDENT_EVERY, STUDENT_IDLE
+from ui.pulse_panel import STUDENT_IDLE
 
 PAGE = "Playground?seq_len=6&d_model=16&heads=2&seed=3"
 CHOICES = ("sharper", "softer", "the same")  # the Playground's question: head 1 with the scaling flipped
@@ -78,7 +78,7 @@ async def join(base: str, path: str, cookie: bool = False) -> PulseClient:
     student = PulseClient(base, path, cookie=cookie)
     ok(await student.open())
     assert "You are in class" in student.text()
-    assert list(student.auto_reruns.values()) == [STUDENT_EVERY], "a question waits: the watcher checks often"
+    assert list(student.auto_reruns.values()) == [STUDENT_IDLE], "the reveal is pushed: the watcher is a safety net"
     return student
 
 
@@ -88,7 +88,8 @@ def revealed_text(student: PulseClient) -> str:
 
 async def answer_and_reveal(teacher: PulseClient, students: list[PulseClient]) -> None:
     """Every student predicts (the first two wrong, then one changes their mind), the tally counts them, the
-    teacher reveals, and each student's watcher tick reruns its page with the weights."""
+    teacher reveals, and the reveal is pushed to every student's page (ui/pulse_push.py): unasked, the page shows
+    the student's verdict in the question's box, then runs whole and shows the weights."""
     for i, s in enumerate(students):
         ok(await s.predict(WRONG if i < 2 else RIGHT))
         assert "Sent: you chose" in s.text()
@@ -101,14 +102,19 @@ async def answer_and_reveal(teacher: PulseClient, students: list[PulseClient]) -
     ok(await students[0].predict(RIGHT))  # a change of mind replaces the answer
     ok(await teacher.tick())
     assert teacher.answers() == n and teacher.counts()[f"#{ANSWER + 1} {RIGHT}"] == n - 1
+    runs = [s.full_runs for s in students]
     ok(await teacher.click("Reveal to the class"))
     assert f"Revealed: **{n - 1} of {n}**" in teacher.text()
     for i, s in enumerate(students):
-        r = ok(await s.tick())
-        assert r.status == "finished", "the watcher saw the reveal and reran the whole page"
+        _, verdict = await s.listen(15, until=revealed_text)
+        assert verdict is not None, f"student {i}: no verdict was pushed within 15 s"
         assert ("Right: you predicted" if i != 1 else "Not this time") in revealed_text(s)
+        assert "Attention weights" not in s.text(), "the verdict comes first, in the question's box"
+        _, whole = await s.listen(15, until=lambda c, k=runs[i]: c.full_runs > k)
+        assert whole is not None, f"student {i}: the page's full run did not follow the verdict"
         assert list(s.auto_reruns.values()) == [STUDENT_IDLE], "nothing waits now: the watcher checks rarely"
-        assert any(t.startswith("Attention weights") for t in s.page.texts()) or "head 1" in s.text()
+        assert any(t.startswith("Attention weights") for t in s.page.texts()), s.page.texts()
+        assert ("Right: you predicted" if i != 1 else "Not this time") in revealed_text(s)
 
 
 @pytest.mark.slow

@@ -111,7 +111,7 @@ def predict(p: Prediction) -> bool:
     if state is None or state["signature"] != p.signature:
         state = {"signature": p.signature, "guess": None}
         st.session_state[state_key] = state
-    in_class = class_gate(p, state, ask)  # None outside a class
+    in_class = class_gate(p, state, ask, verdict)  # None outside a class
     if in_class is False:
         return False
     if state["guess"] is None and in_class:
@@ -127,14 +127,19 @@ def predict(p: Prediction) -> bool:
                     st.rerun()
             st.caption("What answers it stays hidden until you reveal it.")
         return False
-    said = f"you predicted **{md_escape(p.choices[state['guess']])}**. {p.reveal}"
-    if state["guess"] == p.correct:
+    verdict(p, state["guess"])
+    return True
+
+
+def verdict(p: Prediction, guess: int) -> None:
+    """Whether the prediction ``guess`` was right, and why (``p.reveal``)."""
+    said = f"you predicted **{md_escape(p.choices[guess])}**. {p.reveal}"
+    if guess == p.correct:
         st.success(f"Right: {said}", icon=":material/check_circle:")
     else:
         st.warning(
             f"Not this time: {said} The answer is **{md_escape(p.choices[p.correct])}**.", icon=":material/info:"
         )
-    return True
 
 
 def which_key(page: str, signature: tuple, row: np.ndarray, query_label: str, key_labels: list[str]) -> Prediction:

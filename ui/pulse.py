@@ -23,6 +23,7 @@ from ui.pulse_device import STUDENT_COOKIE, TEACHER_COOKIE, class_cookie, join_a
 from ui.state import CLASSROOM_KEY, set_kept
 
 MEMBER, NOTICES, PENDING, _VOTER = "pulse_member", "pulse_notices", "pulse_pending", "pulse_voter"
+PUSHED = "pulse_pushed"  # this run registered a question's reveal slot with ui/pulse_push.py
 CURRENT, _START_ERROR = "pulse_current", "pulse_start_error"  # the question the teacher's page asks; why no class
 _JOIN_LINK = "pulse_join_link"  # the students' link this session last gave the store
 

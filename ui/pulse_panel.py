@@ -3,9 +3,10 @@
 - The teacher (a link whose token the store accepts) sees the class's answers as bars, refreshed by a fragment
   every ``TEACHER_EVERY`` seconds, the question the page asks first, and "Reveal to the class". Before the reveal
   the bars do not tell which choice is right (the projector must not give it away).
-- A student sees one line saying they are in the class, and a fragment (:func:`watch_reveals`, at the end of the
-  page) that every ``STUDENT_EVERY`` seconds, while a question on their page waits (ui.pulse.watch), asks whether it
-  was revealed, and then reruns the page (the weights appear, no reload).
+- A student sees one line saying they are in the class. The reveal is pushed to their page (ui/pulse_push.py): the
+  question's box shows the verdict, then the page reruns whole (the weights appear, no reload). A fragment at the
+  end of the page (:func:`watch_reveals`) is the safety net: every ``STUDENT_IDLE`` seconds it asks whether a
+  waiting question was revealed, and every ``STUDENT_EVERY`` seconds where the server cannot push.
 """
 
 from __future__ import annotations
@@ -13,21 +14,24 @@ from __future__ import annotations
 import math
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from classpulse import MAX_QUESTIONS, Outcome, Tally
-from ui.pulse import CURRENT, MEMBER, NOTICES, PENDING, membership, store, student_id
+from ui import pulse_push
+from ui.pulse import CURRENT, MEMBER, NOTICES, PENDING, PUSHED, membership, store, student_id
 from ui.pulse_device import draw_keepsakes, join_card
 from ui.pulse_questions import page_name
 from ui.runtime import collect_garbage
 from ui.text import md_escape
 
 TEACHER_EVERY = 0.5  # seconds between refreshes of the teacher's tally (answers show within about this)
-# Seconds between a student page's checks for a reveal while a question on it waits for one. Checking more often
-# does not bring the reveal sooner to a class: each student's page reruns whole to show the answer (about 40 ms of
-# server CPU), and thirty such runs on one process take 1-2 s whatever the interval; every 0.5 s, the checks made the
-# reruns start together and cost 1.5x the CPU per answer (docs/BENCHMARKS.md, "Class pulse").
+# Seconds between a student page's checks for a reveal while a question on it waits for one and the server cannot
+# push the reveal (ui/pulse_push.py). Checking more often does not bring the reveal sooner to a class: each
+# student's page reruns whole to show the answer (about 40 ms of server CPU), and thirty such runs on one process
+# take 1-2 s whatever the interval; every 0.5 s, the checks made the reruns start together and cost 1.5x the CPU
+# per answer (docs/BENCHMARKS.md, "Class pulse").
 STUDENT_EVERY = 2.0
-STUDENT_IDLE = 5.0  # and while none does (a tick that finds one waiting reruns the page, which then checks often)
+STUDENT_IDLE = 5.0  # while none waits, or while the reveal is pushed (a safety net: a push that never came)
 ALL_BARS = 16  # questions with more choices show only the chosen ones (and the right one once revealed)
 PICK, _FOLLOWED = "pulse_pick", "pulse_followed"  # the teacher's choice of question; the page question followed
 _REVEAL_ERROR = "pulse_reveal_error"
@@ -42,6 +46,10 @@ def class_panel() -> None:
     for text in st.session_state.pop(NOTICES, None) or []:
         st.warning(f"Class: {text}", icon=":material/warning:")
     st.session_state[PENDING] = set()  # this run's questions add themselves (ui/pulse_questions.py)
+    st.session_state[PUSHED] = False  # and their reveal slots, when the server can push (ui/pulse_push.py)
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        pulse_push.forget_session(ctx.session_id)
     if m is None:
         return
     if m.teacher:
@@ -58,22 +66,26 @@ def class_panel() -> None:
 
 def watch_reveals() -> None:
     """At the end of a student's full run (ui.page.Page): the watcher, which checks for the teacher's reveal every
-    STUDENT_EVERY seconds while a question of this page waits for it, and every STUDENT_IDLE seconds otherwise (a
-    check question answered in a body-only rerun starts waiting after this run chose the interval)."""
+    STUDENT_EVERY seconds while a question of this page waits for it and the server cannot push it, and every
+    STUDENT_IDLE seconds otherwise: while it is pushed (a safety net), and while nothing waits (a check question
+    answered in a body-only rerun starts waiting after this run chose the interval)."""
     m = membership()
     if m is None or m.teacher:
         return
-    fast = bool(st.session_state.get(PENDING))
-    st.fragment(_watch, run_every=STUDENT_EVERY if fast else STUDENT_IDLE)(m.code, fast)
+    waits = bool(st.session_state.get(PENDING))
+    pushed = waits and bool(st.session_state.get(PUSHED))
+    fast = waits and not pushed
+    st.fragment(_watch, run_every=STUDENT_EVERY if fast else STUDENT_IDLE)(m.code, waits)
 
 
-def _watch(code: str, fast: bool) -> None:
+def _watch(code: str, waited: bool) -> None:
     """Has the teacher revealed a question this page is waiting for? Then rerun the page (its questions show the
-    answer). A slow watcher that finds a question waiting reruns the page too, which makes it a fast one."""
+    answer). A watcher drawn while nothing waited that finds a question waiting reruns the page too, which draws
+    the question's reveal slot and chooses the watcher's interval again."""
     pending = st.session_state.get(PENDING)
     if pending:
         shown = store().revealed(code, sorted(pending))
-        if (not isinstance(shown, Outcome) and shown) or not fast:
+        if (not isinstance(shown, Outcome) and shown) or not waited:
             st.rerun()  # the whole page
     collect_garbage()
 
@@ -236,4 +248,5 @@ def _reveal(code: str, token: str, qid: str) -> None:
     got = store().reveal(code, token, qid)
     if got is not Outcome.OK:
         st.session_state[_REVEAL_ERROR] = got.value
+    pulse_push.poke()  # this process's waiting students hear of it now, the other replicas' within their POLL
     st.rerun()  # the whole page: the teacher's own question shows its weights too

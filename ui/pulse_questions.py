@@ -16,7 +16,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from classpulse import MAX_ANSWERS, MAX_QUESTIONS, Outcome, Question, question_id
-from ui.pulse import CURRENT, membership, store, voter, watch
+from ui import pulse_push
+from ui.pulse import CURRENT, PUSHED, membership, store, voter, watch
 from ui.text import md_escape, plain_text
 
 CHOOSE_FIRST = "Choose one of the answers first: nothing is chosen for you."
@@ -59,12 +60,14 @@ def sent_caption(label: str | None, outcome: Outcome | None) -> str:
     return f"You chose **{md_escape(label)}**, but it was not counted: {outcome.value if outcome else 'not sent'}."
 
 
-def class_gate(p, state: dict, ask: Callable) -> bool | None:
+def class_gate(p, state: dict, ask: Callable, tell: Callable) -> bool | None:
     """The prediction ``p`` (a ui.classroom.Prediction) in a class. None outside a class (or while the store is
     unavailable to a student): the ordinary gate applies. Else whether the answer may show (the teacher revealed
     the question); when it may not, the question is drawn here. ``state`` is the gate's session dict for this
     question; the student's sent answer is kept in it ("sent", "outcome") and becomes the guess once revealed.
-    ``ask(p)`` draws the question and its picker (ui.classroom.ask) and returns the pick."""
+    ``ask(p)`` draws the question and its picker (ui.classroom.ask) and returns the pick; ``tell(p, guess)`` draws
+    the verdict of a guess (ui.classroom.verdict), which the question's box shows as soon as the reveal is pushed
+    (ui/pulse_push.py), before the page's full run shows what the question hid."""
     m = membership()
     if m is None:
         return None
@@ -102,12 +105,7 @@ def class_gate(p, state: dict, ask: Callable) -> bool | None:
         st.caption(f"Class {m.code}: the class tally is unavailable right now, so you predict and reveal on your own.")
         return None
     if question.qid in shown:
-        if state["guess"] is None and not state.get("verdict"):  # once: what this browser sent last (any tab)
-            state["verdict"] = True
-            me = voter()
-            mine = store().answers_of(m.code, me, [question.qid]) if me else {}
-            last = mine.get(question.qid) if isinstance(mine, dict) else None
-            state["guess"] = last if last is not None else state.get("sent")
+        _settle(m.code, question.qid, state)
         return True
     watch(question.qid)
     sent = state.get("sent")
@@ -120,7 +118,43 @@ def class_gate(p, state: dict, ask: Callable) -> bool | None:
                 state["sent"], state["outcome"] = int(guess), send(m.code, question, int(guess))
                 st.rerun()
         st.caption(sent_caption(None if sent is None else p.choices[sent], state.get("outcome")))
+
+        def told() -> None:  # the verdict, drawn in the box by the pushed reveal
+            _settle(m.code, question.qid, state)
+            if state["guess"] is not None:
+                tell(p, state["guess"])
+
+        reveal_slot(m.code, question.qid, told)
     return False
+
+
+def _settle(code: str, qid: str, state: dict) -> None:
+    """Once the question is revealed, once: the guess is what this browser sent last (from any tab)."""
+    if state["guess"] is None and not state.get("verdict"):
+        state["verdict"] = True
+        me = voter()
+        mine = store().answers_of(code, me, [qid]) if me else {}
+        last = mine.get(qid) if isinstance(mine, dict) else None
+        state["guess"] = last if last is not None else state.get("sent")
+
+
+def reveal_slot(code: str, qid: str, verdict: Callable[[], object]) -> None:
+    """In a waiting question's box: the fragment the reveal is pushed to (ui/pulse_push.py). Drawn in a full run it
+    draws nothing and registers; rerun by the push, once the store says the question was revealed, it draws
+    ``verdict()`` (the student reads the answer at once), and the page's full run (what the question hid) follows."""
+    st.fragment(_slot)(code, qid, verdict)
+
+
+def _slot(code: str, qid: str, verdict: Callable[[], object]) -> None:
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.fragment_ids_this_run:  # a pushed run (or the watcher's): was it revealed?
+        shown = store().revealed(code, [qid])
+        if not isinstance(shown, Outcome) and qid in shown:
+            verdict()
+            pulse_push.verdict_shown()  # the page's full run follows (what the question hid)
+            return
+    if pulse_push.register(code, qid):
+        st.session_state[PUSHED] = True
 
 
 def send(code: str, q: Question, choice: int) -> Outcome:
@@ -185,7 +219,13 @@ def choice_question(prompt: str, answer: str, choices: Sequence[str], right: int
         if not isinstance(shown, Outcome) and q.qid not in shown:
             watch(q.qid)
             st.caption(sent_caption(choices[picked], st.session_state.get(f"{key}_sent")))
+            reveal_slot(m.code, q.qid, lambda: check_verdict(picked, right, choices, answer))
             return
+    check_verdict(picked, right, choices, answer)
+
+
+def check_verdict(picked: int, right: int, choices: Sequence[str], answer: str) -> None:
+    """A check question's answer, for the choice ``picked``."""
     if picked == right:
         st.success(f"Right: **{md_escape(choices[right])}**.")
     else:
