@@ -99,3 +99,18 @@ def test_the_streamlit_internals_it_uses_are_those_it_was_written_against():
     assert {"client", "session", "script_run_count"} <= set(SessionInfo.__dataclass_fields__)
     assert "fragment_id" in FragmentThreadState.__dataclass_fields__ and callable(ThreadState.get)
     assert "script_run_count += 1" in inspect.getsource(Runtime._send_message)
+
+
+def test_two_verdicts_of_one_page_ask_for_one_full_run(monkeypatch):
+    """Two questions of a page revealed at once: each slot shows its verdict, the page runs whole once."""
+    import queue
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(pulse_push, "_full", queue.SimpleQueue())
+    monkeypatch.setattr(pulse_push, "_queued", set())
+    monkeypatch.setattr(pulse_push, "_sequence", lambda: None)  # the sequencer's thread does nothing here
+    for sid in ("s1", "s1", "s2"):
+        monkeypatch.setattr(pulse_push, "get_script_run_ctx", lambda sid=sid: SimpleNamespace(session_id=sid))
+        pulse_push.verdict_shown()
+    got = [pulse_push._full.get_nowait() for _ in range(pulse_push._full.qsize())]
+    assert got == ["s1", "s2"]

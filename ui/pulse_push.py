@@ -45,6 +45,7 @@ _lock = threading.Lock()
 _wake = threading.Event()  # set to make the listener look now (a registration, a reveal in this process)
 _listener: threading.Thread | None = None
 _full: queue.SimpleQueue[str] = queue.SimpleQueue()  # sessions whose slot showed the verdict: their full runs
+_queued: set[str] = set()  # the sessions in _full
 _sequencer: threading.Thread | None = None
 FULL_RUN_WAIT = 2.0  # seconds the sequencer waits for one session's full run before it asks for the next one
 IN_FLIGHT = 2  # full runs asked for at a time: one runs while the last one's messages go out
@@ -82,8 +83,11 @@ def verdict_shown() -> None:
     ctx = get_script_run_ctx()
     if ctx is None:
         return
-    _full.put(ctx.session_id)
     with _lock:
+        if ctx.session_id in _queued:
+            return  # two questions of one page revealed at once: one full run shows both
+        _queued.add(ctx.session_id)
+        _full.put(ctx.session_id)
         if _sequencer is None or not _sequencer.is_alive():
             _sequencer = threading.Thread(target=_sequence, name="pulse-push-runs", daemon=True)
             _sequencer.start()
@@ -178,6 +182,8 @@ def _sequence() -> None:
                     sid = _full.get(block=not flight, timeout=None if not flight else 0.0)
                 except queue.Empty:
                     break
+                with _lock:
+                    _queued.discard(sid)
                 info = Runtime.instance()._session_mgr.get_session_info(sid)
                 if info is None or info.client is None:
                     continue
