@@ -5,11 +5,13 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hst
 from PIL import Image
 
 from ui.charts import heatmap_spec
 from ui.images import heatmap_png, pool
-from ui.text import fmt, fmt_all, md_escape
+from ui.text import fmt, fmt_all, fmt_arrow, md_escape
 
 
 def test_pool_means_and_keeps_blank_blocks_nan():
@@ -337,3 +339,12 @@ def test_a_text_table_is_made_once_per_table():
     assert _text_table(table, {}, True) is first
     assert _text_table(table, {"x": {"label": "x!"}}, True) is not first  # another column_config, another table
     assert list(_text_table(table, {"x": {"label": "x!"}}, True).columns) == ["name", "x!"]
+
+
+@given(
+    x=hst.floats(allow_nan=True, allow_infinity=True) | hst.floats(min_value=-2e4, max_value=2e4),
+    digits=hst.integers(1, 6),
+)
+def test_one_number_reads_as_it_does_among_many(x, digits):
+    """fmt's scalar path (sentences) and fmt_arrow (tables, map cells) write every number alike."""
+    assert fmt(x, digits) == fmt_arrow([x], digits)[0].as_py()
