@@ -49,6 +49,7 @@ class PulseClient(StreamlitClient):
         self.auto_reruns: dict[str, float] = {}  # fragment id -> run_every seconds, from the last full run
         self.full_runs = 0  # runs of the whole page that finished
         self._full = False
+        self.on_run_end = None  # called as each run ends (a run this client asked for, or one the server pushed)
 
     async def _connect(self, wait: float, headers: dict[str, str] | None = None) -> None:
         extra = dict(headers or {})
@@ -79,6 +80,8 @@ class PulseClient(StreamlitClient):
                         self.kept[name] = value
         done = super().handle(msg, errors)
         self.full_runs += bool(done and self._full)
+        if done and self.on_run_end is not None:
+            self.on_run_end(self)
         return done
 
     async def reconnect(self, timeout: float | None = None) -> RunResult:
