@@ -80,7 +80,7 @@ class PulseClient(StreamlitClient):
                         self.kept[name] = value
         done = super().handle(msg, errors)
         self.full_runs += bool(done and self._full)
-        if done and self.on_run_end is not None:
+        if kind == "script_finished" and self.on_run_end is not None:  # also a run ended early for the next one
             self.on_run_end(self)
         return done
 
