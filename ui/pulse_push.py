@@ -171,30 +171,49 @@ def check(revealed: Callable | None = None) -> int:
 def _sequence() -> None:
     """The sequencer's loop: at most IN_FLIGHT full runs asked for at a time; a run leaves the flight once it
     reached its browser (the session's count of finished runs, which Streamlit raises as it sends
-    ``script_finished``) or after FULL_RUN_WAIT seconds."""
+    ``script_finished``) or after FULL_RUN_WAIT seconds. A session's full run is asked for only once its slot's run
+    has ended and its messages have left (:func:`_sent`): a new run clears the messages still queued for the
+    browser, and the verdict would then arrive with the maps."""
     from streamlit.runtime import Runtime
 
     flight: list[tuple[object, int, float]] = []  # (session info, its run count when asked, give up at)
+    waiting: list[tuple[object, float]] = []  # (session info, give up waiting for its slot's messages at)
     while True:
         try:
-            while len(flight) < IN_FLIGHT:
+            while True:  # take every session the slots handed over (block only when there is nothing to do)
                 try:
-                    sid = _full.get(block=not flight, timeout=None if not flight else 0.0)
+                    sid = _full.get(block=not flight and not waiting)
                 except queue.Empty:
                     break
                 with _lock:
                     _queued.discard(sid)
                 info = Runtime.instance()._session_mgr.get_session_info(sid)
-                if info is None or info.client is None:
-                    continue
-                flight.append((info, info.script_run_count, time.monotonic() + FULL_RUN_WAIT))
-                _request(info.session, fragment_id="")
+                if info is not None and info.client is not None:
+                    waiting.append((info, time.monotonic() + FULL_RUN_WAIT))
+                if _full.empty():
+                    break
+            now = time.monotonic()
+            for item in list(waiting):
+                if len(flight) >= IN_FLIGHT:
+                    break
+                info, give_up = item
+                if _sent(info.session) or now > give_up:
+                    waiting.remove(item)
+                    flight.append((info, info.script_run_count, now + FULL_RUN_WAIT))
+                    _request(info.session, fragment_id="")
             time.sleep(0.005)
             now = time.monotonic()
             flight = [f for f in flight if f[0].script_run_count == f[1] and now < f[2]]
         except Exception:  # noqa: BLE001 - the next session still gets its run; its watcher is the safety net
             _LOG.exception("class pulse: a pushed full run failed")
-            flight = []
+            flight, waiting = [], []
+
+
+def _sent(session) -> bool:
+    """Whether ``session`` runs nothing now and has sent its browser every message."""
+    from streamlit.runtime.app_session import AppSessionState
+
+    return session._state is AppSessionState.APP_NOT_RUNNING and session._browser_queue.is_empty()
 
 
 def _request(session, fragment_id: str) -> None:
