@@ -62,6 +62,7 @@ def _draw() -> list[Question]:
         st,
         df,
         hide_index=True,
+        whole=True,  # every name whole: the first check question asks which of them return no weights
         width="stretch",
         column_config={
             "implementation": st.column_config.TextColumn(width="medium"),
