@@ -112,7 +112,9 @@ def show_table(
     """
     text = _text_table(data, column_config or {}, hide_index)
     if whole and text is None:
-        raise ValueError(f"a table drawn whole has at most {PROJECTOR_MAX_ROWS} rows and {PROJECTOR_MAX_COLUMNS} columns")
+        raise ValueError(
+            f"a table drawn whole has at most {PROJECTOR_MAX_ROWS} rows and {PROJECTOR_MAX_COLUMNS} columns"
+        )
     if text is not None and (whole or link_options().projector):
         place.table(text, hide_index=hide_index, border="horizontal", width=grid.get("width", "stretch"))
         return
