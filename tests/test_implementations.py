@@ -8,6 +8,7 @@ from attention_core import WhatIf, run_whatif
 from attention_core.implementations import compare_implementations, keras_available, keras_multihead, numpy_functional
 from tests.apptest_util import app, run_ok, texts
 from ui.compute import cached_implementations
+from ui.text import fmt
 
 IMPL = "pages/Implementations.py"
 
@@ -82,7 +83,9 @@ def test_implementations_page():
     worst = float(np.nanmax(measured[["max |Δ weights|", "max |Δ output|"]].to_numpy(dtype=float)))
     fastest = table.loc[table["time (ms)"].idxmin()]  # the NumPy reference is timed too
     shown = texts(at)
-    assert f"the largest is {worst:.1e}, the size of float32 rounding" in shown
+    assert f"the largest is {fmt(worst)}, the size of float32 rounding" in shown
+    cells = _shown(at)[["max |Δ weights|", "max |Δ output|"]].to_numpy().ravel().tolist()
+    assert fmt(worst).replace("-", "\u2011") in cells  # the table writes it as the sentence does (one formatter)
     assert f"The fastest here was {fastest['implementation']} ({fastest['time (ms)']:.3f} ms)" in shown
     assert "vary with the server's load" in shown
     assert any("def scaled_dot_product_attention_torch" in c.value for c in at.code)

@@ -96,7 +96,7 @@ def test_a_preset_link_with_settings_of_its_own_keeps_them():
 
 def test_the_projector_view_draws_tables_as_text_with_their_formats():
     """Streamlit's grid paints at a fixed 14 px; in the projector view a table is text (st.table) that the view's
-    larger type reaches, with the grid's number formats (Implementations: %.2e differences, the reference's
+    larger type reaches, with the grid's number formats (Implementations: its differences as ui.text.fmt writes them, the reference's
     empty)."""
     grid = run_ok(app("pages/Soft_lookup.py"))  # the grid, and its text twin for narrow screens (ui/a11y.css)
     assert len(grid.dataframe) == 1 and len(grid.table) == 1
