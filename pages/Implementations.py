@@ -38,6 +38,11 @@ def _controls() -> tuple:
     return ()
 
 
+def _diff(d: float | None) -> str:
+    """A difference as the table writes it: ui.text.fmt, as in the sentences; none (or NaN) is an empty cell."""
+    return "" if d is None or not math.isfinite(d) else fmt(d)
+
+
 def _draw() -> list[Question]:
     """Every implementation on the sidebar's setting: the table of differences and times, and what it says."""
     cfg = page.setting()
@@ -48,8 +53,9 @@ def _draw() -> list[Question]:
     df = pd.DataFrame(
         {
             "implementation": [r.name for r in rows],
-            "max |Δ weights|": [None if r is ref else r.max_diff_weights for r in rows],
-            "max |Δ output|": [None if r is ref else r.max_diff_output for r in rows],
+            # as text by the one formatter, as the sentence under the table writes them (a missing or NaN one empty)
+            "max |Δ weights|": ["" if r is ref else _diff(r.max_diff_weights) for r in rows],
+            "max |Δ output|": ["" if r is ref else _diff(r.max_diff_output) for r in rows],
             "time (ms)": [r.time_ms for r in rows],
             "note": ["the reference the others are compared with" if r is ref else r.note for r in rows],
         }
@@ -62,12 +68,11 @@ def _draw() -> list[Question]:
         st,
         df,
         hide_index=True,
+        whole=True,  # every name whole: the first check question asks which of them return no weights
         width="stretch",
         column_config={
             "implementation": st.column_config.TextColumn(width="medium"),
             "note": st.column_config.TextColumn(width="large"),
-            "max |Δ weights|": st.column_config.NumberColumn(format="%.2e"),
-            "max |Δ output|": st.column_config.NumberColumn(format="%.2e"),
             "time (ms)": st.column_config.NumberColumn(format="%.3f"),
         },
     )
@@ -75,7 +80,7 @@ def _draw() -> list[Question]:
     diffs = [d for r in ran[1:] for d in (r.max_diff_output, r.max_diff_weights) if d is not None]
     worst = max((d for d in diffs if math.isfinite(d)), default=0.0)
     nan_rows = [r.name for r in ran if "NaN" in r.note]
-    worst_text = "0 (identical)" if worst == 0 else f"{worst:.1e}"
+    worst_text = "0 (identical)" if worst == 0 else fmt(worst)
     fastest = min(ran, key=lambda r: r.time_ms)
     no_weights = [r.name for r in ran if r.max_diff_weights is None]
     st.markdown(

@@ -75,6 +75,7 @@ def _controls() -> tuple:
             "positional",
         ),
         leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS,
+        later=("positional",),  # taught on a later page: closed, explained in passing
     )
     head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head", on_change=rerun_body)
     run = cached_run(cfg.replace(mask="none"))

@@ -42,7 +42,9 @@ page = Page(
 def _controls() -> tuple:
     """The full-run part: the sidebar's what-if and the head picker, between the places the body fills."""
     live = live_on()
-    cfg = page.whatif(leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
+    cfg = page.whatif(  # the mask and positional encoding are taught on later pages: closed, explained in passing
+        leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS, later=("mask", "positional")
+    )
     grid = st.container()
     head = index_picker(
         "Enlarge a head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mh_head", on_change=rerun_body

@@ -151,7 +151,7 @@ def _draw() -> list[Question]:
             size=300,
         )
         if method == "alibi":
-            vega(per_head_bars(view.slopes, "ALiBi slope m per head", "slope m", text_format=".3~g"), c2)
+            vega(per_head_bars(view.slopes, "ALiBi slope m per head", "slope m"), c2)
             far = max(T - 1, 1)
             c2.caption(
                 f"Head {head + 1} subtracts {fmt(view.slopes[head])} per token of distance. At distance {far} the "

@@ -201,18 +201,18 @@ def _draw() -> list[Question]:
     if arun.parity is None:
         st.caption(arun.no_parity)
     else:
-        st.metric("max |attention_core − model| over every layer and head", f"{arun.parity.max():.1e}")
+        worst = fmt(float(arun.parity.max()))  # one formatter: the metric, the sentence and the table's cell agree
+        st.metric("max |attention_core − model| over every layer and head", worst)
         st.markdown(
             f"attention_core recomputed the weights of all {L} layers from the input each layer received and its "
             f"own W_q, W_k (and biases): the largest difference from the model's `output_attentions` (the weights the model itself reports) is "
-            f"{arun.parity.max():.1e}, float rounding (the model computes in float32, 32-bit numbers with about half the digits of "
+            f"{worst}, float rounding (the model computes in float32, 32-bit numbers with about half the digits of "
             "float64, attention_core in float64)."
         )
         show_table(
             st,
-            pd.DataFrame({"layer": np.arange(1, L + 1), "max |attention_core − model|": arun.parity}),
+            pd.DataFrame({"layer": np.arange(1, L + 1), "max |attention_core − model|": fmt_all(arun.parity)}),
             hide_index=True,
-            column_config={"max |attention_core − model|": st.column_config.NumberColumn(format="%.2e")},
         )
 
     questions = [

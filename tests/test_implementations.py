@@ -1,13 +1,37 @@
 """The Implementations page, and every implementation against NumPy."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from attention_core import WhatIf, run_whatif
 from attention_core.implementations import compare_implementations, keras_available, keras_multihead, numpy_functional
 from tests.apptest_util import app, run_ok, texts
+from ui.compute import cached_implementations
+from ui.text import fmt
 
 IMPL = "pages/Implementations.py"
+
+
+def _shown(at) -> pd.DataFrame:
+    """The page's table as the reader sees it: text at every width (a grid cut the names at 1280 and 1366 px), each
+    name whole once its break points (zero-width spaces) are dropped."""
+    assert len(at.dataframe) == 0 and len(at.table) == 1
+    return at.table[0].value.map(lambda v: v.replace("\u200b", "") if isinstance(v, str) else v)
+
+
+def _measured(at) -> pd.DataFrame:
+    """The numbers behind the table: the page's own cached rows for its setting."""
+    rows = cached_implementations(at.session_state["whatif"])
+    return pd.DataFrame(
+        {
+            "implementation": [r.name for r in rows],
+            "max |Δ weights|": [None if i == 0 else r.max_diff_weights for i, r in enumerate(rows)],
+            "max |Δ output|": [None if i == 0 else r.max_diff_output for i, r in enumerate(rows)],
+            "time (ms)": [r.time_ms for r in rows],
+        },
+        dtype=object,
+    ).astype({"max |Δ weights|": float, "max |Δ output|": float, "time (ms)": float})
 
 
 @pytest.mark.parametrize(
@@ -50,15 +74,18 @@ def test_keras_matches_numpy():
 
 def test_implementations_page():
     at = run_ok(app(IMPL, timeout=240))
-    table = at.dataframe[0].value
+    table = _measured(at)
     assert len(table) == 7
+    assert list(_shown(at)["implementation"]) == list(table["implementation"])  # every name, whole
     measured = table.dropna(subset=["max |Δ output|"])
     assert (measured["max |Δ output|"] < 1e-5).all()
     assert (measured["max |Δ weights|"].dropna() < 1e-5).all()
     worst = float(np.nanmax(measured[["max |Δ weights|", "max |Δ output|"]].to_numpy(dtype=float)))
     fastest = table.loc[table["time (ms)"].idxmin()]  # the NumPy reference is timed too
     shown = texts(at)
-    assert f"the largest is {worst:.1e}, the size of float32 rounding" in shown
+    assert f"the largest is {fmt(worst)}, the size of float32 rounding" in shown
+    cells = _shown(at)[["max |Δ weights|", "max |Δ output|"]].to_numpy().ravel().tolist()
+    assert fmt(worst).replace("-", "\u2011") in cells  # the table writes it as the sentence does (one formatter)
     assert f"The fastest here was {fastest['implementation']} ({fastest['time (ms)']:.3f} ms)" in shown
     assert "vary with the server's load" in shown
     assert any("def scaled_dot_product_attention_torch" in c.value for c in at.code)
@@ -70,7 +97,7 @@ def test_implementations_page():
     at.sidebar.selectbox(key="ctl_mask").set_value("causal")
     at.sidebar.toggle(key="ctl_scaled").set_value(False)
     run_ok(at)
-    assert (at.dataframe[0].value.dropna(subset=["max |Δ output|"])["max |Δ output|"] < 1e-5).all()
+    assert (_measured(at).dropna(subset=["max |Δ output|"])["max |Δ output|"] < 1e-5).all()
 
 
 @pytest.mark.slow
@@ -84,7 +111,8 @@ def test_implementations_page():
 )
 def test_implementations_extremes(query):
     at = run_ok(app(IMPL, query, timeout=300))
-    table = at.dataframe[0].value
+    table = _measured(at)
+    assert len(_shown(at)) == 7
     shown = texts(at).lower().replace("gives nan", "").replace("give nan", "")
     assert len(table) == 7 and "nan" not in shown and "e+00" not in shown
     cfg = at.session_state["whatif"]

@@ -96,15 +96,22 @@ def test_a_preset_link_with_settings_of_its_own_keeps_them():
 
 def test_the_projector_view_draws_tables_as_text_with_their_formats():
     """Streamlit's grid paints at a fixed 14 px; in the projector view a table is text (st.table) that the view's
-    larger type reaches, with the grid's number formats (Implementations: %.2e differences, the reference's
+    larger type reaches, with the grid's number formats (Implementations: its differences as ui.text.fmt writes them, the reference's
     empty)."""
-    grid = run_ok(app("pages/Implementations.py"))  # the grid, and its text twin for narrow screens (ui/a11y.css)
+    grid = run_ok(app("pages/Soft_lookup.py"))  # the grid, and its text twin for narrow screens (ui/a11y.css)
     assert len(grid.dataframe) == 1 and len(grid.table) == 1
+    shown = run_ok(app("pages/Soft_lookup.py", {"view": "projector"}))
+    assert len(shown.dataframe) == 0 and len(shown.table) == 1
+    assert shown.table[0].value.equals(grid.table[0].value)
+    assert list(shown.table[0].value.columns) == list(grid.dataframe[0].value.columns)
+    # Implementations draws its table as text at every width (its names are read whole); the projector the same
+    every = run_ok(app("pages/Implementations.py"))
+    assert len(every.dataframe) == 0 and len(every.table) == 1
     shown = run_ok(app("pages/Implementations.py", {"view": "projector"}))
     assert len(shown.dataframe) == 0 and len(shown.table) == 1
     table = shown.table[0].value
-    assert table.equals(grid.table[0].value)
-    assert list(table.columns) == list(grid.dataframe[0].value.columns)
+    assert table.equals(every.table[0].value)
+    assert list(table.columns) == ["implementation", "max |Δ weights|", "max |Δ output|", "time (ms)", "note"]
     weights = table["max |Δ weights|"].tolist()  # the exponent's hyphen a non-breaking one (ui.tables._wrap_cell)
     assert weights[0] == "" and all(re.fullmatch(r"\d\.\d\de[‑+]\d\d", w) for w in weights[1:] if w), weights
     assert all(re.fullmatch(r"\d+\.\d{3}", t) for t in table["time (ms)"]), table["time (ms)"].tolist()

@@ -133,3 +133,14 @@ def test_masks_sentences_for_pad_zero_one_and_all():
 def test_masks_extremes(query, shown):
     at = run_ok(app(MASKS, query, timeout=180))
     assert shown in texts(at)
+
+
+def test_positional_encoding_waits_behind_an_explained_expander():
+    """Masks comes before Positional encoding: its control is in the sidebar's closed expander that says what it is."""
+    from tests.test_page_multi_head import later_settings
+
+    opened, caption, keys = later_settings(run_ok(app("pages/Masks.py")))
+    assert not opened and keys == {"ctl_positional"}
+    assert "positional encoding** adds to each token's embedding" in caption and "Off until you turn it on." in caption
+    opened, caption, _ = later_settings(run_ok(app("pages/Masks.py", {"pe": "1"})))
+    assert opened and "On in this setting: positional encoding." in caption

@@ -139,3 +139,35 @@ def test_one_head_has_no_divergence_and_masks_are_named():
 def test_check_yourself_counts_the_heads(heads, says):
     shown = texts(run_ok(app("pages/Multi-head.py", {"heads": str(heads)})))
     assert says in shown and "the 1 heads" not in shown
+
+
+def later_settings(at):
+    """The sidebar's expander of the controls whose words later pages teach: (its open state, its caption, the keys
+    of the widgets in it); None if the sidebar has none."""
+    from ui.controls import LATER_LABEL
+
+    found = [e for e in at.sidebar.expander if e.label == LATER_LABEL]
+    if not found:
+        return None
+    box = found[0]
+    keys = {w.key for kind in ("selectbox", "checkbox", "slider") for w in box.get(kind)}
+    return box.proto.expanded, " ".join(c.value for c in box.caption), keys
+
+
+def test_the_mask_and_positional_encoding_wait_behind_an_explained_expander():
+    """Multi-head comes before the Masks and Positional encoding pages: their controls are in a closed expander of
+    the sidebar whose first line says what they are (not only a help icon's tooltip); a link that turns one on
+    opens it and says so, so nothing that moves the maps is hidden."""
+    at = run_ok(app(MH))
+    opened, caption, keys = later_settings(at)
+    assert not opened and {"ctl_mask", "ctl_positional"} <= keys
+    assert "a **mask** decides which keys each query may see (the Masks page)" in caption
+    assert "adds to each token's embedding a vector that depends on its position" in caption
+    assert "Off until you turn them on." in caption
+    outside = {w.key for kind in ("selectbox", "checkbox") for w in at.sidebar.get(kind)} - keys
+    assert not outside & {"ctl_mask", "ctl_positional"}
+    on = run_ok(app(MH, {"mask": "causal+padding", "pad": "2"}))
+    opened, caption, keys = later_settings(on)
+    assert opened and "On in this setting: the causal + padding mask." in caption
+    assert "ctl_pad_count" in keys  # the pad count goes with its mask
+    assert on.session_state["whatif"].mask == "causal+padding"

@@ -74,7 +74,7 @@ TERMS: list[tuple[str, str, str]] = [
     (
         "positional encoding",
         r"(?i)positional encoding",
-        r"Adds to each token's embedding a vector that depends on its position",
+        r"(?i:adds) to each token's embedding a vector that depends on its position",
     ),
     (
         "padding",

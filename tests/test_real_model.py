@@ -118,9 +118,11 @@ def test_page_with_local_model(tiny, kind):
     assert any(t.startswith("layer ") for t in titles)
     assert len(page_components(at)) == 2 and "Every layer (rows, 1 to 2)" in texts(at)  # the view, its pick
     parity = at.dataframe[-1].value
-    assert len(parity) == 2 and (parity["max |attention_core − model|"] < 1e-5).all()
+    assert len(parity) == 2 and (parity["max |attention_core − model|"].astype(float) < 1e-5).all()
     assert "float rounding" in texts(at)
     metrics = {m.label: m.value for m in at.metric}
+    worst = metrics["max |attention_core − model| over every layer and head"]  # one formatter: metric, sentence, table
+    assert f"is {worst}, float rounding" in texts(at) and worst in list(parity["max |attention_core − model|"])
     assert f"the model's own weight for this cell is {metrics['weight = softmax of the logits']}." in texts(at)
     at.selectbox(key="rm_layer").set_value(1)
     at.selectbox(key="rm_head").set_value(3)

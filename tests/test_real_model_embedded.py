@@ -190,7 +190,7 @@ def test_page_opens_offline_on_the_embedded_model(embedded):
     assert float(metrics["logit = q · k × scale"]) == pytest.approx(logit, rel=0.01)
     assert f"the model's own weight for this cell is {metrics['weight = softmax of the logits']}." in texts(at)
     assert float(metrics["max |attention_core − model| over every layer and head"]) < 1e-5
-    assert (at.dataframe[-1].value["max |attention_core − model|"] < 1e-5).all()
+    assert (at.dataframe[-1].value["max |attention_core − model|"].astype(float) < 1e-5).all()
     # every chart says what it shows
     for el in at.get("vega_lite_chart"):
         assert json.loads(el.proto.spec)["description"]

@@ -440,3 +440,26 @@ def test_an_open_derivatives_part_follows_a_body_rerun():
     un = saturation_point(cfg.d_k, cfg.seq_len, False, 3.162)
     sc = saturation_point(cfg.d_k, cfg.seq_len, True, 3.162)
     assert cfg.temperature == 3.162 and gradient_sentence(sc, un) in [i.value for i in at.info]
+
+
+def test_a_bars_tooltip_reads_as_the_sentence_writes_it():
+    """Softmax saturation's row up close: the largest weight's bar says in its tooltip the digits the caption
+    under it says (one formatter), for the scaled and the unscaled twin."""
+    import re
+
+    from tests.apptest_util import app, chart_datasets, run_ok, texts
+
+    at = run_ok(app("pages/Softmax_saturation.py"))
+    said = re.search(r"the largest weight is ([\d.e+-]*\d) on (k\d+); \w+ it would be ([\d.e+-]*\d)", texts(at))
+    assert said, texts(at)[:500]
+    tips = {}
+    for el in at.get("vega_lite_chart"):
+        spec = json.loads(el.proto.spec)
+        if str(spec.get("title", "")).startswith("softmax, "):
+            field = next(t["field"] for t in spec["encoding"]["tooltip"] if t.get("title") == "weight")
+            assert "format" not in str(spec["encoding"]["tooltip"])
+            rows = chart_datasets(el)[0]
+            tips[spec["title"]] = rows.loc[rows["v"].idxmax(), field]
+    yours = next(v for k, v in tips.items() if "(yours)" in k)
+    other = next(v for k, v in tips.items() if "(yours)" not in k)
+    assert (yours, other) == (said[1], said[3])

@@ -348,3 +348,46 @@ def test_a_text_table_is_made_once_per_table():
 def test_one_number_reads_as_it_does_among_many(x, digits):
     """fmt's scalar path (sentences) and fmt_arrow (tables, map cells) write every number alike."""
     assert fmt(x, digits) == fmt_arrow([x], digits)[0].as_py()
+
+
+def _tooltip_fields(spec: dict) -> list[dict]:
+    """Every tooltip entry of a Vega-Lite spec, its layers' included."""
+    found = []
+    for part in [spec, *spec.get("layer", [])]:
+        tip = part.get("encoding", {}).get("tooltip", [])
+        found += [t if isinstance(t, dict) else {"field": t.split(":")[0]} for t in tip]
+    return found
+
+
+def test_bar_and_line_tooltips_write_numbers_with_the_one_formatter():
+    """A bar chart's tooltip (and the head view's, and the per-head bars' label) shows the value as the page's
+    sentences and tables write it: a text field made by ui.text.fmt, never a Vega number format (".4f" wrote 0.9975
+    where the sentence wrote 0.997)."""
+    import pandas as pd
+    from streamlit import dataframe_util
+
+    from ui.charts import bar_chart
+    from ui.modern import per_head_bars
+    from ui.views import head_view_chart
+
+    values = np.array([0.99746, 0.0012345, 0.0013055])
+    spec = bar_chart(values, ["a", "b", "c"], value_name="weight")
+    tips = _tooltip_fields(spec)
+    assert not any("format" in t for t in tips)
+    field = next(t["field"] for t in tips if t.get("title") == "weight")
+    rows = dataframe_util.convert_arrow_bytes_to_pandas_df(spec["datasets"][spec["data"]["name"]])
+    assert list(rows[field]) == fmt_all(values) == ["0.997", "0.00123", "0.00131"]
+
+    bars, data = per_head_bars(values, "per head", "weight")
+    tips = _tooltip_fields(bars)
+    assert not any("format" in t for t in tips)
+    assert [data[t["field"]] for t in tips if t.get("title") == "weight"] == [fmt_all(values)]
+    label = bars["layer"][1]["encoding"]["text"]
+    assert "format" not in label and data[label["field"]] == fmt_all(values)
+
+    weights = np.array([[0.99746, 0.00254], [0.5, 0.5]])
+    head = head_view_chart(weights, ["x", "y"]).to_dict()
+    tips = [t for layer in head["layer"] for t in _tooltip_fields(layer)]
+    assert tips and not any("format" in t for t in tips)
+    shown = pd.concat([pd.DataFrame(v) for v in head["datasets"].values()])
+    assert sorted(shown["weight"].dropna()) == sorted(fmt_all([0.99746, 0.5, 0.5]))

@@ -477,7 +477,7 @@ def _bar_skeleton(labels: tuple, value_name: str, has_domain: bool, axis_name: s
     """The Vega-Lite spec of a bar chart without its data, title and y domain, built (and validated) by Altair
     once per labels: the title names the head, the query and a stretched axis's range, which change at every
     setting, and Altair's validation costs about 5 ms."""
-    empty = pd.DataFrame({"i": [0], "token": [""], "v": [0.0], "top": [False]})
+    empty = pd.DataFrame({"i": [0], "token": [""], "v": [0.0], "text": [""], "top": [False]})
     y = alt.Y("v:Q", title=value_name, scale=alt.Scale(domain=[0.0, 1.0]) if has_domain else alt.Undefined)
     spec = (
         alt.Chart(empty)
@@ -486,7 +486,8 @@ def _bar_skeleton(labels: tuple, value_name: str, has_domain: bool, axis_name: s
             x=alt.X("i:O", axis=_axis(list(labels), axis_name, every=every or None)),
             y=y,
             color=alt.Color("top:N", legend=None, scale=alt.Scale(domain=[False, True], range=["#8aa1c1", "#e45756"])),
-            tooltip=[alt.Tooltip("token:N", title=axis_name), alt.Tooltip("v:Q", title=value_name, format=".4f")],
+            # the value as ui.text.fmt writes it in the page's sentences and tables (not a Vega number format)
+            tooltip=[alt.Tooltip("token:N", title=axis_name), alt.Tooltip("text:N", title=value_name)],
         )
         .properties(height=220)
         .to_dict()
@@ -523,7 +524,8 @@ def bar_chart(
     axis_name: str = "key",
     every: int = 0,
 ) -> dict:
-    """A Vega-Lite spec (for st.vega_lite_chart) of bars in token order with the token as tooltip;
+    """A Vega-Lite spec (for st.vega_lite_chart) of bars in token order with the token and its value as tooltip
+    (the value written by ui.text.fmt, as the sentences and tables write it);
     ``highlight`` colours one bar (default: the largest). ``domain`` fixes the value axis (bar charts a reader
     compares get one, from :func:`weight_axis` or :func:`shared_domain`); ``note`` (a stretched axis's) is added
     to the title. ``axis_name`` names the bars' axis (and the tooltip's label), ``every`` labels every k-th bar
@@ -536,7 +538,9 @@ def bar_chart(
 
     def rows() -> pa.Table:  # straight to Arrow: no DataFrame on a new setting
         i = np.arange(len(values))
-        return pa.table({"i": i, "token": list(names), "v": np.round(values, 4), "top": i == top})
+        return pa.table(
+            {"i": i, "token": list(names), "v": np.round(values, 4), "text": fmt_arrow(values), "top": i == top}
+        )
 
     arrow = arrow_rows(("bars", digest(values), names, top), rows)  # a rerun of the same row: no pandas
     spec = json.loads(_bar_skeleton(names, value_name, domain is not None, axis_name, every))

@@ -260,15 +260,50 @@ def whatif_controls(
     return current(cs)
 
 
+# A control whose word a later page teaches, as a page before it explains it in passing: (its page, the sentence).
+LATER = {
+    "mask": ("Masks", "a **mask** decides which keys each query may see"),
+    "positional": (
+        "Positional encoding",
+        "**positional encoding** adds to each token's embedding a vector that depends on its position",
+    ),
+}
+LATER_LABEL = "Settings later pages teach"
+
+
 def sidebar_widgets(
     show: tuple[str, ...] = ALL_CONTROLS,
     heading: str = "What-if controls",
     leaf: frozenset[str] | set[str] = LEAF_CONTROLS,
+    later: tuple[str, ...] = (),
 ) -> WhatIf:
-    """The shared controls in the sidebar (widgets only; a page's full-run part draws them)."""
+    """The shared controls in the sidebar (widgets only; a page's full-run part draws them). The controls in
+    ``later`` (keys of LATER: words a later page teaches) go under them, in a closed expander whose first line says
+    in passing what they are; it is open when one of them is not at its default, so nothing on the maps is
+    hidden."""
     st.sidebar.header(heading)
     hidden = [name for name in link_options().hide if name in show]
-    cfg = whatif_controls(st.sidebar, SHARED, tuple(n for n in show if n not in hidden), leaf=leaf)
+    cfg = whatif_controls(st.sidebar, SHARED, tuple(n for n in show if n not in hidden and n not in later), leaf=leaf)
+    late = tuple(n for n in show if n in later and n not in hidden)
+    if late:
+        default = WhatIf()
+        on = [n for n in late if getattr(cfg, n) != getattr(default, n)]
+        box = st.sidebar.expander(LATER_LABEL, expanded=bool(on))
+        box.caption(
+            "Taught on later pages: "
+            + "; ".join(f"{LATER[n][1]} (the {LATER[n][0]} page)" for n in late)
+            + ". "
+            + (
+                "On in this setting: "
+                + ", ".join(
+                    f"the {cfg.mask.replace('+', ' + ')} mask" if n == "mask" else "positional encoding" for n in on
+                )
+                + "."
+                if on
+                else f"Off until you turn {'them' if len(late) > 1 else 'it'} on."
+            )
+        )
+        cfg = whatif_controls(box, SHARED, late, leaf=leaf)
     if hidden:
         st.sidebar.caption(
             "This lesson's link fixes "

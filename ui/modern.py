@@ -14,6 +14,7 @@ import streamlit as st
 
 from attention_core.positions import OffsetProfile
 from ui.charts import with_data
+from ui.text import fmt_all
 
 METHOD_LABELS = {
     "sinusoidal": "sinusoidal (added)",
@@ -149,9 +150,14 @@ def memory_chart(T: int, state_numbers: int, d_k: int) -> tuple[dict, dict]:
     }, data
 
 
-def per_head_bars(values, title: str, y_title: str, domain=None, text_format: str = ".3f") -> tuple[dict, dict]:
-    """(spec, data): one bar per head with the value written above it (``text_format``, a d3 format)."""
-    data = {"head": [f"head {h + 1}" for h in range(len(values))], "v": [float(v) for v in values]}
+def per_head_bars(values, title: str, y_title: str, domain=None) -> tuple[dict, dict]:
+    """(spec, data): one bar per head with the value written above it and in its tooltip as ui.text.fmt writes it
+    (the page's sentences and tables write it so)."""
+    data = {
+        "head": [f"head {h + 1}" for h in range(len(values))],
+        "v": [float(v) for v in values],
+        "text": fmt_all(values),  # the value above the bar and in its tooltip, as the sentences and tables write it
+    }
     x = {"field": "head", "type": "nominal", "sort": None, "title": None, "axis": {"labelAngle": -45}}
     y = {
         "field": "v",
@@ -171,13 +177,13 @@ def per_head_bars(values, title: str, y_title: str, domain=None, text_format: st
                     "y": y,
                     "tooltip": [
                         {"field": "head", "type": "nominal"},
-                        {"field": "v", "type": "quantitative", "format": ".4g"},
+                        {"field": "text", "type": "nominal", "title": y_title},
                     ],
                 },
             },
             {
                 "mark": {"type": "text", "dy": -7, "color": "#333", "fontSize": 11},
-                "encoding": {"x": x, "y": y, "text": {"field": "v", "type": "quantitative", "format": text_format}},
+                "encoding": {"x": x, "y": y, "text": {"field": "text", "type": "nominal"}},
             },
         ],
     }, data

@@ -134,10 +134,12 @@ class Page:
         *,
         heading: str = "What-if controls",
         leaf: frozenset[str] | set[str] = LEAF_CONTROLS,
+        later: tuple[str, ...] = (),
     ) -> WhatIf:
         """The shared what-if controls in the sidebar (those in ``show``, less those the link hides); returns the
-        setting. The share box goes under them."""
-        cfg = sidebar_widgets(show, heading, leaf)
+        setting. The share box goes under them. ``later``: controls whose word a later page teaches, drawn in a
+        closed expander that explains them in passing (ui.controls.LATER)."""
+        cfg = sidebar_widgets(show, heading, leaf, later)
         self._sets.append(SHARED)
         self._hid |= set(link_options().hide) & set(show)
         self._share = st.sidebar.container()

@@ -84,7 +84,9 @@ PROJECTOR_MAX_ROWS = 32  # a table up to this size is drawn as text in the proje
 PROJECTOR_MAX_COLUMNS = 12  # view's larger type reaches; a larger one stays a scrolling grid (st.dataframe)
 
 
-def show_table(place, data, *, column_config: dict | None = None, hide_index: bool | None = None, **grid) -> None:
+def show_table(
+    place, data, *, column_config: dict | None = None, hide_index: bool | None = None, whole: bool = False, **grid
+) -> None:
     """``data`` (a DataFrame, an Arrow table or a dict of columns) as ``place.dataframe(data, ...)``: a grid that
     sorts, scrolls and tells each column's help on hover.
 
@@ -98,12 +100,22 @@ def show_table(place, data, *, column_config: dict | None = None, hide_index: bo
     grid, and after it the same text table; ``ui/a11y.css`` shows the text table (whose cells wrap) below 1024 px
     and the grid from 1024 px on. A larger table stays a grid everywhere.
 
+    A table whose every cell must be read whole (``whole``: names a check question asks about, notes) is drawn as
+    text at every width: the grid's canvas cuts a cell at its column's width, text wraps (Implementations' names were
+    cut at 1280 and 1366 px).
+
     Args:
         place: where to draw (``st``, a column or a container).
+        whole: draw the table as text at every width (it must be small enough for one: PROJECTOR_MAX_ROWS x
+            PROJECTOR_MAX_COLUMNS).
         grid: st.dataframe's other arguments (width, height), used for the grid only.
     """
     text = _text_table(data, column_config or {}, hide_index)
-    if text is not None and link_options().projector:
+    if whole and text is None:
+        raise ValueError(
+            f"a table drawn whole has at most {PROJECTOR_MAX_ROWS} rows and {PROJECTOR_MAX_COLUMNS} columns"
+        )
+    if text is not None and (whole or link_options().projector):
         place.table(text, hide_index=hide_index, border="horizontal", width=grid.get("width", "stretch"))
         return
     place.dataframe(data, column_config=column_config, hide_index=hide_index, **grid)

@@ -7,6 +7,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ui.text import fmt_all
+
 MIN_LINE = 0.02  # weights below this are not drawn as lines (they would be invisible anyway)
 
 
@@ -26,6 +28,7 @@ def head_view_chart(
             "q": i,
             "k": j,
             "w": np.round(weights[i, j], 4),
+            "weight": fmt_all(weights[i, j]),  # the tooltip's text, as ui.text.fmt writes it on the page
             "x0": 0,
             "x1": 1,
             "query": [tokens[a] for a in i],
@@ -56,7 +59,7 @@ def head_view_chart(
             opacity=alt.condition(
                 hover, alt.Opacity("w:Q", scale=alt.Scale(domain=[0, 1], range=[0.05, 1]), legend=None), alt.value(0.02)
             ),
-            tooltip=["query:N", "key:N", alt.Tooltip("w:Q", title="weight", format=".4f")],
+            tooltip=["query:N", "key:N", "weight:N"],
         )
     )
     said = "no line drawn"

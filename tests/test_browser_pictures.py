@@ -1,0 +1,107 @@
+"""Pictures and tables in headless Chromium, measured by their boxes: what a reader must read is whole and uncovered.
+
+- Implementations: every implementation's name (the first check question asks which of them return no weights) is
+  visible text, whole, at 1280x720 and 1366x768 (Streamlit's grid painted them on a canvas and cut them at its
+  column's width).
+- The toolbar Streamlit shows over a chart, an image or a grid (its data, download, full screen) covers no heading
+  and no text: on a page reached by the previous page's "next" link, where the pointer rests after the click (it
+  sat over Softmax saturation's and Positional encoding's first heading), and over every element that has one.
+"""
+
+import pytest
+
+from attention_core import WhatIf, run_whatif
+from attention_core.implementations import compare_implementations
+from tests.server_util import wait_for_app
+from tests.test_browser import assert_no_errors, opened, page_url
+from ui.registry import PAGES
+
+pytestmark = pytest.mark.browser
+DESKTOPS = [(1280, 720), (1366, 768)]
+
+# the text a reader sees of every table drawn as text, cell by cell: its text (without the zero-width break points),
+# whether it is shown (not display: none), and whether it fits its cell and the window
+TABLE_CELLS = """() => [...document.querySelectorAll('[data-testid="stMainBlockContainer"] [data-testid="stTable"] td')]
+    .map(td => { const r = td.getBoundingClientRect();
+        return {text: td.innerText.replaceAll('\\u200b', '').trim(), shown: td.checkVisibility() && r.width > 0,
+                fits: td.scrollWidth <= td.clientWidth + 1 && r.right <= window.innerWidth + 1}; })"""
+
+
+@pytest.mark.parametrize("size", DESKTOPS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_implementations_names_are_whole_at_desktop_sizes(browser_and_base, size):
+    browser, base = browser_and_base
+    run = run_whatif(WhatIf())
+    rows = compare_implementations(run.x, *run.w, n_heads=4, mask=run.mask, scaled=True, temperature=1.0, repeat=1)
+    with opened(browser, base + "/Implementations", size) as (page, _):
+        assert_no_errors(page)
+        cells = [c for c in page.evaluate(TABLE_CELLS) if c["shown"]]
+        for r in rows:
+            found = [c for c in cells if c["text"] == r.name]
+            assert found, f"{r.name!r} is not shown whole at {size}: {[c['text'] for c in cells][:10]}"
+            assert all(c["fits"] for c in found), f"{r.name!r} is cut at {size}"
+        assert all(c["fits"] for c in cells), [c["text"] for c in cells if not c["fits"]]
+
+
+# Every toolbar shown (opacity over a half) and every text the main area shows (headings, paragraphs, list items,
+# formulas, captions, widget labels, table cells, a chart's SVG text) whose text's box (its element's padding left
+# out) overlaps it by more than a pixel.
+COVERED_TEXT = """() => {
+    const TEXT = 'h1, h2, h3, h4, h5, h6, p, li, label, .katex, [data-testid="stCaptionContainer"], td, th, svg text';
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const texts = [...main.querySelectorAll(TEXT)].filter(e => !e.closest('[data-testid="stElementToolbar"]')
+        && e.checkVisibility() && (e.innerText || e.textContent || '').trim());
+    const out = [];
+    for (const bar of main.querySelectorAll('[data-testid="stElementToolbar"]')) {
+        if (parseFloat(getComputedStyle(bar).opacity) < 0.5) continue;
+        const b = bar.getBoundingClientRect();
+        for (const t of texts) {
+            const range = document.createRange();  // the text itself, not its element's padding
+            range.selectNodeContents(t);
+            const r = range.getBoundingClientRect();
+            const w = Math.min(b.right, r.right) - Math.max(b.left, r.left);
+            const h = Math.min(b.bottom, r.bottom) - Math.max(b.top, r.top);
+            if (w > 1 && h > 1)
+                out.push(`${t.tagName.toLowerCase()} "${(t.innerText || t.textContent).trim().slice(0, 50)}" under `
+                         + `the toolbar at (${Math.round(b.left)}, ${Math.round(b.top)})`);
+        }
+    }
+    return out;
+}"""
+SHOWN_TOOLBARS = """() => [...document.querySelectorAll('[data-testid="stMainBlockContainer"] [data-testid="stElementToolbar"]')]
+    .filter(b => parseFloat(getComputedStyle(b).opacity) >= 0.5).length"""
+
+
+def _previous(path: str) -> str:
+    i = [p.path for p in PAGES].index(path)
+    return "/" if i == 0 else page_url(PAGES[i - 1].path)
+
+
+@pytest.mark.parametrize("size", DESKTOPS, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("path", ["pages/Softmax_saturation.py", "pages/Positional_encoding.py"])
+def test_a_charts_toolbar_covers_no_text(browser_and_base, path, size):
+    browser, base = browser_and_base
+    label = next(p.label for p in PAGES if p.path == path)
+    with opened(browser, base + _previous(path), size) as (page, _):
+        # as a reader goes on: the previous page's "next" link, clicked with the pointer, which then rests there
+        link = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stPageLink"] a', has_text=label).last
+        link.scroll_into_view_if_needed()
+        link.click()
+        page.wait_for_url(f"**{page_url(path)}*")
+        wait_for_app(page)
+        page.wait_for_timeout(500)  # the toolbar fades in (150 ms after 100 ms)
+        assert_no_errors(page)
+        assert page.evaluate(COVERED_TEXT) == []
+        # and over every element that has a toolbar, as the pointer moves over it
+        frames = page.locator(
+            '[data-testid="stMainBlockContainer"] [data-testid="stElementContainer"]:has([data-testid="stElementToolbar"])'
+        )
+        assert frames.count() >= 4
+        covered = []
+        for i in range(frames.count()):
+            frame = frames.nth(i)
+            frame.scroll_into_view_if_needed()
+            frame.hover(position={"x": 20, "y": 20})
+            page.wait_for_timeout(400)
+            assert page.evaluate(SHOWN_TOOLBARS) == 1
+            covered += page.evaluate(COVERED_TEXT)
+        assert covered == []
