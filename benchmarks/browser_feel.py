@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
-from benchmarks.protocol import cpu_seconds, machine  # noqa: E402
+from benchmarks.protocol import cpu_seconds, machine, ws_frame_bytes  # noqa: E402
 from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app  # noqa: E402
 
 SCENARIOS = {
@@ -162,7 +162,7 @@ def change_bytes(page) -> int:
         return 0
     cdp = page.context.new_cdp_session(page)
     cdp.send("Network.enable")
-    cdp.on("Network.webSocketFrameReceived", lambda e: received.append(len(e["response"]["payloadData"])))
+    cdp.on("Network.webSocketFrameReceived", lambda e: received.append(ws_frame_bytes(e["response"])))
     seed.fill("7")
     seed.press("Enter")
     _settle(page)
