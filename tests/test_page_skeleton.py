@@ -76,17 +76,6 @@ def test_every_page_ends_the_same_way(path):
     assert any("Share this experiment" in e.label for e in at.sidebar.expander), f"{path}: no share box"
 
 
-def test_the_code_that_ran_is_sent_when_it_is_opened():
-    """A closed "Show the code that ran" holds nothing (the browser would highlight it all on opening the page);
-    opened, it shows the real source of the functions the page ran."""
-    at = run_ok(app("pages/Playground.py"))
-    assert [e for e in at.expander if e.label == "Show the code that ran"][0].code.len == 0
-    at.session_state["ae_show_code"] = True  # what a tap on the expander sends
-    run_ok(at)
-    shown = [c.value for c in [e for e in at.expander if e.label == "Show the code that ran"][0].code]
-    assert any(c.startswith("def run_whatif(") for c in shown) and any("def logit_std(" in c for c in shown)
-
-
 def test_a_see_also_link_must_name_a_registered_page():
     """Page(see_also=...) looks each path up when the page starts: a wrong one fails at once, naming the pages."""
     with pytest.raises(LookupError, match="not in ui/registry.PAGES"):

@@ -308,16 +308,10 @@ def _source(obj) -> str:
 
 
 def show_code(*objects, label: str = "Show the code that ran") -> None:
-    """An expander with the real source of the functions used (inspect.getsource, read once per function).
-
-    The source is sent when the expander is opened (a stateful expander: opening it reruns the page), not with
-    every page: the browser highlights every code block it is sent, closed expander or not, and on a 4x slowed
-    CPU the Playground's 164 lines took seconds of the page's opening (docs/BENCHMARKS.md)."""
-    box = st.expander(label, key="ae_show_code", on_change="rerun")
-    if box.open:
-        with box:
-            for obj in objects:
-                st.code(_source(obj), language="python")
+    """An expander with the real source of the functions used (inspect.getsource, read once per function)."""
+    with st.expander(label):
+        for obj in objects:
+            st.code(_source(obj), language="python")
 
 
 __all__ = ["HOME", "Page", "Question", "show_code"]
