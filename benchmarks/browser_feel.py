@@ -16,7 +16,7 @@ without (the server reruns and Vega redraws the charts, as before the live maps)
 With ``--throttle 4`` Chromium's CPU runs 4x slower for the page (DevTools' CPU throttling, the protocol's
 Emulation.setCPUThrottlingRate), as on a Chromebook-class laptop; the server is not throttled. Every row also
 says how long the page took from navigation until it was usable (its script finished, nothing left to draw), on a
-server that has drawn the page once before.
+server that has drawn the page once before; benchmarks/page_ready.py measures that alone, and where its time goes.
 ``--maps live`` measures the live maps only.
 
 Medians of ``--repeat`` runs. BertViz's head view of 128 tokens x 8 heads is 5.84 MB (issue 27, measured with
