@@ -16,7 +16,7 @@ without (the server reruns and Vega redraws the charts, as before the live maps)
 With ``--throttle 4`` Chromium's CPU runs 4x slower for the page (DevTools' CPU throttling, the protocol's
 Emulation.setCPUThrottlingRate), as on a Chromebook-class laptop; the server is not throttled. Every row also
 says how long the page took from navigation until it was usable (its script finished, nothing left to draw), on a
-server that has drawn the page once before.
+server that has drawn the page once before; benchmarks/page_ready.py measures that alone, and where its time goes.
 ``--maps live`` measures the live maps only.
 
 Medians of ``--repeat`` runs. BertViz's head view of 128 tokens x 8 heads is 5.84 MB (issue 27, measured with
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
-from benchmarks.protocol import cpu_seconds, machine  # noqa: E402
+from benchmarks.protocol import cpu_seconds, machine, ws_frame_bytes  # noqa: E402
 from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app  # noqa: E402
 
 SCENARIOS = {
@@ -162,7 +162,7 @@ def change_bytes(page) -> int:
         return 0
     cdp = page.context.new_cdp_session(page)
     cdp.send("Network.enable")
-    cdp.on("Network.webSocketFrameReceived", lambda e: received.append(len(e["response"]["payloadData"])))
+    cdp.on("Network.webSocketFrameReceived", lambda e: received.append(ws_frame_bytes(e["response"])))
     seed.fill("7")
     seed.press("Enter")
     _settle(page)

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._timing import table  # noqa: E402
-from benchmarks.protocol import machine  # noqa: E402
+from benchmarks.protocol import machine, ws_frame_bytes  # noqa: E402
 from tests.server_util import CHROMIUM_FLAGS, chromium_path, free_port, streamlit_server, wait_for_app  # noqa: E402
 
 TEXT = " ".join(
@@ -153,7 +153,7 @@ def load(
         cdp = browser.contexts[0].new_cdp_session(page)
         cdp.send("Network.enable")
         cdp.on("Network.loadingFinished", lambda e: http.__setitem__(0, http[0] + int(e["encodedDataLength"])))
-        cdp.on("Network.webSocketFrameReceived", lambda e: ws.__setitem__(0, ws[0] + len(e["response"]["payloadData"])))
+        cdp.on("Network.webSocketFrameReceived", lambda e: ws.__setitem__(0, ws[0] + ws_frame_bytes(e["response"])))
         if route:
             page.route("https://cdnjs.cloudflare.com/**", route)
         page.set_default_timeout(timeout_s * 1000)

@@ -147,6 +147,7 @@ def memory_section(P: dict[str, PageParam]) -> tuple:
     st.markdown(memory_sentence(model, gb, own, context, batch, dtype))
     with st.expander("The model shapes and where they come from"):
         show_table(st, eff.models_table(MODELS), hide_index=True)
+        show_table(st, eff.sources_table(MODELS), hide_index=True)
     return model, context, gb, variants
 
 

@@ -217,11 +217,13 @@ def test_typed_sentence_stays_text():
     assert_exact(at)
 
 
-def test_models_table_lists_every_source():
+def test_models_table_lists_every_shape_and_source():
     at = run_ok(app(PAGE))
-    table = [d.value for d in at.dataframe if "source (config.json)" in d.value.columns][0]
-    assert list(table["model"]) == [m.name for m in MODELS]
-    assert all(s.startswith("https://huggingface.co/") for s in table["source (config.json)"])
+    shapes = [d.value for d in at.dataframe if "KV heads" in d.value.columns][0]
+    sources = [d.value for d in at.dataframe if "source (config.json)" in d.value.columns][0]
+    assert list(shapes["model"]) == list(sources["model"]) == [m.name for m in MODELS]
+    assert list(shapes["KV heads"]) == [m.kv_heads for m in MODELS]
+    assert all(s.startswith("https://huggingface.co/") for s in sources["source (config.json)"])
 
 
 @pytest.mark.parametrize(

@@ -25,14 +25,6 @@ from tests.test_browser import assert_no_errors, full_screenshot, page_url
 
 pytestmark = pytest.mark.browser
 
-# What is still cut, by page and screen width, and why; each entry names its elements, and the test fails when
-# one of them is no longer cut (take it out) or anything else is.
-KNOWN_CUT = {
-    ("/Real_model", PHONE[0]): ("stSelectbox input",),  # the model's name is longer than a phone's select box
-    ("/Efficient_attention", PHONE[0]): ("stTable",),  # KV memory's eight columns in its closed expander, 12 px
-}
-
-
 CHUNK_FAILED = "Failed to fetch dynamically imported module"
 
 
@@ -72,10 +64,7 @@ def test_every_page_fits_a_phone_and_a_tablet(browser_and_base, path, size, tmp_
     shots.mkdir(exist_ok=True)
     with on_device(browser, _url(base, path), size) as page:
         assert_no_errors(page)
-        cut = cut_elements(page)
-        known = KNOWN_CUT.get((page_url(path) if path != "streamlit_app.py" else "/", size[0]), ())
-        assert [c for c in cut if not c.startswith(known)] == [], cut
-        assert all(any(c.startswith(k) for c in cut) for k in known), f"no longer cut, take it out: {known}"
+        assert cut_elements(page) == []
         assert small_chart_text(page) == []
         full_screenshot(page, shots / f"{path.replace('/', '_')}_{size[0]}x{size[1]}_touch.png")
         assert_accessible(page, f"{path} at {size[0]}x{size[1]}, touch")  # axe-core, WCAG 2.x A and AA

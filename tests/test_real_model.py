@@ -163,3 +163,8 @@ def test_hub_model_offline_gives_message_not_traceback():
     at.session_state["rm_choice"] = next(c for c, n in CHOICES.items() if n == "google/bert_uncased_L-4_H-256_A-4")
     run_ok(at)
     assert any("Could not load 'google/bert_uncased_L-4_H-256_A-4'" in w.value for w in at.warning)
+    # the picker's label is short (a phone's select box shows one line); the caption under it says what it is
+    assert any(
+        c.value.startswith("google/bert_uncased_L-4_H-256_A-4 from the Hugging Face hub: 4 layers x 4 heads")
+        for c in at.caption
+    )

@@ -131,7 +131,7 @@ def memory_frame(gb: dict[str, float], variants: dict[str, int], own: str, model
 
 
 def models_table(models) -> pd.DataFrame:
-    """The real models' shapes and where they come from (their config.json)."""
+    """The real models' shapes, one short number a column: seven columns fit a phone's width as text."""
     return pd.DataFrame(
         [
             {
@@ -142,11 +142,16 @@ def models_table(models) -> pd.DataFrame:
                 "head dim": m.head_dim,
                 "context": m.max_context,
                 "window": f"{m.sliding_window:,}" if m.sliding_window else "none",
-                "source (config.json)": m.source,
             }
             for m in models
         ]
     )
+
+
+def sources_table(models) -> pd.DataFrame:
+    """Where each model's shape comes from (its config.json): a table of its own, since a long source beside seven
+    numbers left the numbers no room on a phone."""
+    return pd.DataFrame([{"model": m.name, "source (config.json)": m.source} for m in models])
 
 
 def receptive_field_frame(wv, layers: int) -> pd.DataFrame:

@@ -14,12 +14,24 @@ from attention_core.real_heads import PRONOUN, REFERENT, ROLE_THRESHOLD, HeadRol
 from ui.compute import MODELS, model_weights_run
 from ui.text import fmt, md_escape
 
+# the picker's labels are short enough for a phone's select box (a select box shows its value on one line, cut
+# where it ends); what each choice is, is said under it (ABOUT)
 CHOICES = {
-    "all-MiniLM-L6-v2 (embedded: 6 layers x 12 heads, no network needed)": EMBEDDED_ID,
-    "BERT mini: google/bert_uncased_L-4_H-256_A-4 (from the hub: 4 x 4, 45 MB)": "google/bert_uncased_L-4_H-256_A-4",
-    "bert-base-uncased (from the hub: 12 x 12, 440 MB)": "bert-base-uncased",
-    "gpt2 (from the hub: causal, 12 x 12, 550 MB)": "gpt2",
+    "all-MiniLM-L6-v2 (embedded)": EMBEDDED_ID,
+    "BERT mini (hub, 45 MB)": "google/bert_uncased_L-4_H-256_A-4",
+    "bert-base-uncased (hub, 440 MB)": "bert-base-uncased",
+    "gpt2 (hub, 550 MB)": "gpt2",
     "another model id or a local folder": "",
+}
+ABOUT = {
+    EMBEDDED_ID: "sentence-transformers/all-MiniLM-L6-v2: 6 layers x 12 heads, installed with the app (no network "
+    "needed).",
+    "google/bert_uncased_L-4_H-256_A-4": "google/bert_uncased_L-4_H-256_A-4 from the Hugging Face hub: 4 layers x 4 "
+    "heads, 45 MB.",
+    "bert-base-uncased": "bert-base-uncased from the Hugging Face hub: 12 layers x 12 heads, 440 MB.",
+    "gpt2": "gpt2 from the Hugging Face hub: causal (each token sees only those before it), 12 layers x 12 heads, "
+    "550 MB.",
+    "": "Any model id of the Hugging Face hub (safetensors weights) or a folder on this machine.",
 }
 
 
@@ -34,8 +46,9 @@ def _model_name() -> str:
         list(CHOICES),
         key="rm_choice",
         help="The embedded model is installed with the app. The others are downloaded from the Hugging Face hub (an "
-        "online library of trained models) when this machine can reach it; in brackets: layers x heads and the size.",
+        "online library of trained models) when this machine can reach it; in brackets: where it comes from and its size.",
     )
+    st.caption(ABOUT[CHOICES[choice]])
     name = (
         CHOICES[choice]
         or st.text_input(
