@@ -10,7 +10,7 @@ from attention_core.readout import logit_std, relative_difference, sharpness, un
 from ui.charts import shared_domain, show_token_dims, stretching
 from ui.classroom import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
-from ui.controls import LEAF_CONTROLS, SHARED
+from ui.controls import ALL_CONTROLS, LEAF_CONTROLS, SHARED, whatif_controls
 from ui.downloads import download_buttons
 from ui.export import snippet_core, snippet_torch
 from ui.glossary import TERMS, defined, scale_sentence
@@ -39,8 +39,11 @@ from ui.widgets import index_picker
 page = Page(
     __file__,
     "Each token's query is compared with every key; the softmax turns those scores into weights; "
-    "the output of a token is the weighted mix of the values. Move the sliders in the sidebar.",
+    "the output of a token is the weighted mix of the values. The temperature, the scaling and the mask are set "
+    "right above the maps; the input, its size and the heads in the sidebar.",
 )
+
+MAP_SETTINGS = ("scaled", "temperature", "mask")  # set above the maps (live: the maps' own controls), nowhere else
 
 
 def _controls() -> tuple:
@@ -48,7 +51,8 @@ def _controls() -> tuple:
     question, the live maps and the Q/K/V toggle, with the places the body fills between them. With live maps
     the seed and the positional encoding rerun the page: they change the scores the maps were sent."""
     live = live_on()
-    cfg = page.whatif(leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
+    sidebar = tuple(n for n in ALL_CONTROLS if n not in MAP_SETTINGS)
+    cfg = page.whatif(sidebar, leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
     c1, c2 = st.columns(2)
     run = cached_run(cfg)
     head = index_picker(
@@ -61,14 +65,56 @@ def _controls() -> tuple:
         if revealed:  # the maps answer the prediction question: before the reveal, nothing of them
             st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
             live_toggle()
-        if revealed and live:
+        hidden = page.hides(MAP_SETTINGS)
+        if revealed and live:  # the maps' own controls set the temperature, the scaling and the mask
             pickers = {"head": "pg_head", "query": "pg_query"}
             setting = setting_of(cfg, head, query, stretching())
-            panel = Panel("", run, setting, release_into(SHARED, pickers), controls=CONTROLS, bars=True)
-            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300)
+            own = tuple(c for c in CONTROLS if c not in hidden)
+            panel = Panel("", run, setting, release_into(SHARED, pickers), controls=own, bars=True)
+            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300, partial=True)
+        elif shown := tuple(n for n in MAP_SETTINGS if n not in hidden):  # the same settings as widgets
+            cols = st.columns(3)
+            for col, name in zip(cols, shown):
+                whatif_controls(col, SHARED, (name,), leaf=LEAF_CONTROLS)
     st.subheader("Inputs and outputs")
     st.toggle("show Q, K, V of the picked head", key="pg_qkv", on_change=rerun_body)
-    return maps, st.container(), revealed
+    io = st.container()
+    latest = {"cfg": cfg}  # the body's setting (a release or a leaf control reruns only the body)
+    scripts = _export(latest, head) if revealed else None
+    return maps, io, scripts, latest, revealed
+
+
+def _export(latest: dict, head: int):
+    """The downloads and the reproduce scripts, drawn in the full run: their files are built when clicked, for the
+    setting the body last drew (``latest``), and their labels depend only on the sizes, so a change of the
+    temperature, the scaling or the mask sends none of them again. The scripts' text is sent when the reader opens
+    them. Returns the scripts' expander, which the body fills."""
+    st.subheader("Export and reproduce")
+    download_buttons(cached_run(latest["cfg"]), head, latest=lambda: cached_run(latest["cfg"]))
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        "Reproduce with attention_core (.py)",
+        lambda: snippet_core(latest["cfg"]),
+        "reproduce_attention_core.py",
+        "text/x-python",
+        key="dl_core",
+        on_click="ignore",
+    )
+    c2.download_button(
+        "Reproduce in plain torch (.py)",
+        lambda: snippet_torch(latest["cfg"]),
+        "reproduce_torch.py",
+        "text/x-python",
+        key="dl_torch",
+        on_click="ignore",
+        help="A script that needs only PyTorch (imported as torch), the Python library most transformers "
+        "are written in.",
+    )
+    st.caption(
+        "Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
+        "any chart as PNG or SVG."
+    )
+    return st.expander("Show the reproduce scripts", key="pg_scripts", on_change="rerun")
 
 
 def _twin_question(cfg, head: int) -> Prediction:
@@ -120,9 +166,10 @@ def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_lev
     )
 
 
-def _draw(maps, io, revealed: bool) -> list[Question]:
-    """Every head's map, one query's bars, saturation against the twin, X/Z, export (into the places)."""
+def _draw(maps, io, scripts, latest: dict, revealed: bool) -> list[Question]:
+    """Every head's map, one query's bars, saturation against the twin, X/Z, the scripts (into the places)."""
     cfg = page.setting()
+    latest["cfg"] = cfg  # what the downloads build when clicked
     run = cached_run(cfg)
     sat, twin_sat = cached_saturation(cfg), cached_twin_saturation(cfg)
     for note in run.notices:
@@ -191,40 +238,12 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
                     container=col,
                 )
 
-        if revealed:
-            st.subheader("Export and reproduce")
-            # the files are built only when clicked (callables); each label states the size first
-            download_buttons(run, head)
-            core_src, torch_src = snippet_core(cfg), snippet_torch(cfg)
-            c1, c2 = st.columns(2)
-            c1.download_button(
-                "Reproduce with attention_core (.py)",
-                core_src,
-                "reproduce_attention_core.py",
-                "text/x-python",
-                key="dl_core",
-                on_click="ignore",
-            )
-            c2.download_button(
-                "Reproduce in plain torch (.py)",
-                torch_src,
-                "reproduce_torch.py",
-                "text/x-python",
-                key="dl_torch",
-                on_click="ignore",
-                help="A script that needs only PyTorch (imported as torch), the Python library most transformers "
-                "are written in.",
-            )
-            with st.expander("Show the reproduce scripts"):
-                st.code(core_src, language="python")
-                st.code(torch_src, language="python")
-            st.caption(
-                "Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
-                "any chart as PNG or SVG."
-            )
-
         sharp = (level, twin_level, twin_name, m, t, uniform)
         questions = check_questions(tokens, query, head, row, revealed, sharp, change)
+    if scripts is not None and scripts.open:
+        with scripts:
+            st.code(snippet_core(cfg), language="python")
+            st.code(snippet_torch(cfg), language="python")
     return questions
 
 
