@@ -639,3 +639,29 @@ def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_o
             assert np.abs(np.asarray(weights) - run_whatif(cfg).weights.ravel()).max() < 1e-6
         assert maps.evaluate("el => Array.from(el.parentNode.__attentionExplorerLive.panels[1].S)") == kept
         assert not dialogs
+
+
+@pytest.mark.browser
+def test_the_scripts_are_sent_when_opened_and_follow_a_release(browser_and_base):
+    """The reproduce scripts are sent when their box is opened, and after a release (a body-only rerun, which does
+    not draw their box again) the scripts shown carry the new temperature."""
+    from tests.server_util import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground?seq_len=6&d_model=32&heads=2&temperature=1.0") as (page, _):
+        page.wait_for_selector(MAPS)
+        box = page.locator('[data-testid="stExpander"]').filter(has_text="Show the reproduce scripts")
+        assert box.locator('[data-testid="stCode"]').count() == 0  # closed: not sent
+        box.locator("summary").click()
+        box.locator('[data-testid="stCode"]').nth(1).wait_for(timeout=60000)
+        assert re.findall(r"temperature=([\d.]+)", box.inner_text())[:1] == ["1.0"]
+        slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_url(lambda url: _url_temperature(url) > 1.0, timeout=60000)
+        wait_for_app(page)
+        tau = _url_temperature(page.url)
+        box.filter(has_text=f"temperature={tau:g}").wait_for(timeout=30000)
+        shown = [float(t) for t in re.findall(r"temperature=([\d.]+)", box.inner_text())]
+        assert shown and set(shown) == {tau}  # both scripts, at the released temperature only
