@@ -79,42 +79,11 @@ def _controls() -> tuple:
     st.subheader("Inputs and outputs")
     st.toggle("show Q, K, V of the picked head", key="pg_qkv", on_change=rerun_body)
     io = st.container()
-    latest = {"cfg": cfg}  # the body's setting (a release or a leaf control reruns only the body)
-    scripts = _export(latest, head) if revealed else None
-    return maps, io, scripts, latest, revealed
-
-
-def _export(latest: dict, head: int):
-    """The downloads and the reproduce scripts, drawn in the full run: their files are built when clicked, for the
-    setting the body last drew (``latest``), and their labels depend only on the sizes, so a change of the
-    temperature, the scaling or the mask sends none of them again. The scripts' text is sent when the reader opens
-    them. Returns the scripts' expander, which the body fills."""
-    st.subheader("Export and reproduce")
-    download_buttons(cached_run(latest["cfg"]), head, latest=lambda: cached_run(latest["cfg"]))
-    c1, c2 = st.columns(2)
-    c1.download_button(
-        "Reproduce with attention_core (.py)",
-        lambda: snippet_core(latest["cfg"]),
-        "reproduce_attention_core.py",
-        "text/x-python",
-        key="dl_core",
-        on_click="ignore",
-    )
-    c2.download_button(
-        "Reproduce in plain torch (.py)",
-        lambda: snippet_torch(latest["cfg"]),
-        "reproduce_torch.py",
-        "text/x-python",
-        key="dl_torch",
-        on_click="ignore",
-        help="A script that needs only PyTorch (imported as torch), the Python library most transformers "
-        "are written in.",
-    )
-    st.caption(
-        "Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
-        "any chart as PNG or SVG."
-    )
-    return st.expander("Show the reproduce scripts", key="pg_scripts", on_change="rerun")
+    # the scripts are sent when the reader opens them (a change with them closed does not send them again). The
+    # downloads stay in the body: a release's request is a full run's, which drops the files of every download
+    # button before the callback turns it into a body rerun, so a button outside the body would lead nowhere
+    scripts = st.expander("Show the reproduce scripts", key="pg_scripts", on_change="rerun") if revealed else None
+    return maps, io, scripts, revealed
 
 
 def _twin_question(cfg, head: int) -> Prediction:
@@ -166,10 +135,9 @@ def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_lev
     )
 
 
-def _draw(maps, io, scripts, latest: dict, revealed: bool) -> list[Question]:
-    """Every head's map, one query's bars, saturation against the twin, X/Z, the scripts (into the places)."""
+def _draw(maps, io, scripts, revealed: bool) -> list[Question]:
+    """Every head's map, one query's bars, saturation against the twin, X/Z, export (into the places)."""
     cfg = page.setting()
-    latest["cfg"] = cfg  # what the downloads build when clicked
     run = cached_run(cfg)
     sat, twin_sat = cached_saturation(cfg), cached_twin_saturation(cfg)
     for note in run.notices:
@@ -238,6 +206,33 @@ def _draw(maps, io, scripts, latest: dict, revealed: bool) -> list[Question]:
                     container=col,
                 )
 
+        if revealed:
+            st.subheader("Export and reproduce")
+            # the files are built only when clicked (callables); each label states the size first
+            download_buttons(run, head)
+            c1, c2 = st.columns(2)
+            c1.download_button(
+                "Reproduce with attention_core (.py)",
+                snippet_core(cfg),
+                "reproduce_attention_core.py",
+                "text/x-python",
+                key="dl_core",
+                on_click="ignore",
+            )
+            c2.download_button(
+                "Reproduce in plain torch (.py)",
+                snippet_torch(cfg),
+                "reproduce_torch.py",
+                "text/x-python",
+                key="dl_torch",
+                on_click="ignore",
+                help="A script that needs only PyTorch (imported as torch), the Python library most transformers "
+                "are written in.",
+            )
+            st.caption(
+                "Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
+                "any chart as PNG or SVG."
+            )
         sharp = (level, twin_level, twin_name, m, t, uniform)
         questions = check_questions(tokens, query, head, row, revealed, sharp, change)
     if scripts is not None and scripts.open:

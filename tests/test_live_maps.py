@@ -10,6 +10,7 @@ import json
 import math
 import re
 import struct
+from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
@@ -642,9 +643,9 @@ def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_o
 
 
 @pytest.mark.browser
-def test_the_scripts_are_sent_when_opened_and_follow_a_release(browser_and_base):
+def test_the_scripts_are_sent_when_opened_and_follow_a_release_and_the_downloads_still_work(browser_and_base):
     """The reproduce scripts are sent when their box is opened, and after a release (a body-only rerun, which does
-    not draw their box again) the scripts shown carry the new temperature."""
+    not draw their box again) the scripts shown carry the new temperature, and the downloads give their files."""
     from tests.server_util import wait_for_app
     from tests.test_browser import opened
 
@@ -665,3 +666,13 @@ def test_the_scripts_are_sent_when_opened_and_follow_a_release(browser_and_base)
         box.filter(has_text=f"temperature={tau:g}").wait_for(timeout=30000)
         shown = [float(t) for t in re.findall(r"temperature=([\d.]+)", box.inner_text())]
         assert shown and set(shown) == {tau}  # both scripts, at the released temperature only
+        # the downloads still lead to their files (a release's request starts as a full run, which drops the files
+        # of the buttons it does not draw again: a button outside the body led nowhere)
+        for label in ("Output Z (CSV", "Reproduce with attention_core (.py)"):
+            with page.expect_download(timeout=60000) as got:
+                page.locator('[data-testid="stDownloadButton"]').filter(has_text=label).locator("button").click()
+            text = Path(got.value.path()).read_text(encoding="utf-8")
+            if label.startswith("Reproduce"):
+                assert [float(t) for t in re.findall(r"temperature=([\d.]+)", text)] == [tau]
+            else:
+                assert text.count("\n") >= 6  # a header and a row per token

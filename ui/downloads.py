@@ -43,20 +43,14 @@ def weights_npz(run: WhatIfRun) -> bytes:
     return buf.getvalue()
 
 
-def download_buttons(run: WhatIfRun, head: int, latest=None) -> None:
-    """Weights, Q/K/V and output downloads for ``run``; ``head`` is the head picked on the page (0-based).
-
-    The labels give sizes, which depend on the run's shapes only. With ``latest`` (a function returning a run of
-    the same shapes), a file is built from what it returns when clicked, not from ``run``: the buttons can be drawn
-    once and stay right while a body-only rerun changes the temperature (the Playground)."""
-    if latest is None:
-        latest = lambda: run  # noqa: E731
+def download_buttons(run: WhatIfRun, head: int) -> None:
+    """Weights, Q/K/V and output downloads for ``run``; ``head`` is the head picked on the page (0-based)."""
     c1, c2, c3 = st.columns(3)
     size = weights_csv_size(run)
     if size <= LARGE:
         c1.download_button(
             f"Weights (CSV, every head, about {human_size(size)})",
-            lambda: weights_csv(latest()),
+            lambda: weights_csv(run),
             "attention_weights.csv",
             "text/csv",
             key="dl_w",
@@ -66,7 +60,7 @@ def download_buttons(run: WhatIfRun, head: int, latest=None) -> None:
         one = weights_csv_size(run, heads=1)
         c1.download_button(
             f"Weights of head {head + 1} (CSV, about {human_size(one)})",
-            lambda: weights_csv(latest(), head=head),
+            lambda: weights_csv(run, head=head),
             f"attention_weights_head{head + 1}.csv",
             "text/csv",
             key="dl_w",
@@ -75,7 +69,7 @@ def download_buttons(run: WhatIfRun, head: int, latest=None) -> None:
         raw = run.weights.size * 4
         c1.download_button(
             f"Weights, every head (.npz, float32, about {human_size(raw)})",
-            lambda: weights_npz(latest()),
+            lambda: weights_npz(run),
             "attention_weights.npz",
             "application/octet-stream",
             key="dl_w_npz",
@@ -89,7 +83,7 @@ def download_buttons(run: WhatIfRun, head: int, latest=None) -> None:
     qkv = 3 * H * T * (d_k * 11 + 12)
     c2.download_button(
         f"Q, K, V (CSV, every head, about {human_size(qkv)})",
-        lambda: qkv_csv(latest()),
+        lambda: qkv_csv(run),
         "attention_qkv.csv",
         "text/csv",
         key="dl_qkv",
@@ -97,7 +91,7 @@ def download_buttons(run: WhatIfRun, head: int, latest=None) -> None:
     )
     c3.download_button(
         f"Output Z (CSV, about {human_size(T * (run.output.shape[1] * 11 + 10))})",
-        lambda: output_csv(latest()),
+        lambda: output_csv(run),
         "attention_output.csv",
         "text/csv",
         key="dl_z",
