@@ -12,8 +12,10 @@ frame; the server hears about the value once, on release. The split:
   ``maps.js``: the drawing) and computes A = softmax(S / (s·τ)) under the mask for the value under the thumb, and
   draws every map on one colour scale, the picked query's bars and each head's figures.
 - On release the component reports ``setting``; :func:`live_maps`' callback puts it into the page's own controls
-  (the sidebar's temperature, scaling, mask and pad count, the page's head and query pickers), and the page
-  reruns: the sidebar shows the value, the URL and the share link carry it, the sentences are computed for it.
+  (the what-if set's temperature, scaling, mask and pad count, the page's head and query pickers), and the page
+  reruns: a widget of the same setting shows the value (Compare's A and B), the URL and the share link carry it,
+  the sentences are computed for it. On a page that draws no other control for those settings (the Playground)
+  a release that picks nothing reruns only the page's body.
 - A sidebar change that reruns only the page's body (ui/partial.py) hands the maps the new setting through
   :func:`live_sync`, a feed without scores.
 - A browser that lacks the scores the feed names (a reconnect that lost them, a feed dropped by a newer run) asks
