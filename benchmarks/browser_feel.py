@@ -3,14 +3,14 @@
 For each scenario the page opens twice in one run, with live maps (ui/live: the browser redraws the weights) and
 without (the server reruns and Vega redraws the charts, as before the live maps), and measures:
 
-- key -> maps drawn: one ArrowRight on the temperature (the live slider, or the sidebar's) until the maps have
+- key -> maps drawn: one ArrowRight on the temperature (the live slider, or the page's select slider) until the maps have
   changed on screen (live: the component's next frame; static: the first change inside a chart), and until the
   page has settled (the rerun that follows has finished and nothing has changed for 300 ms);
 - a 1 s drag across a third of the temperature slider in 30 mouse moves: the frames in which the maps changed
   before the mouse was released, and the median time from a move to the frame that drew it (live only: the
   server-drawn maps cannot change before the release, st.slider reruns on release);
 - bytes the browser received on the websocket for one full change (the seed) at the scenario's size;
-- the server's CPU for one temperature change (live: the release; static: the sidebar's select slider), from the
+- the server's CPU for one temperature change (live: the release; static: the page's select slider), from the
   server process's CPU time over the change.
 
 With ``--throttle 4`` Chromium's CPU runs 4x slower for the page (DevTools' CPU throttling, the protocol's
@@ -71,10 +71,15 @@ ARM = """(live) => {
 
 
 def _temperature(page, live: bool):
-    """The temperature slider a learner moves: the live maps' own, or the sidebar's."""
+    """The temperature slider a learner moves: the live maps' own, or the page's widget (the sidebar's, or the one
+    above the Playground's maps)."""
     if live:
         return page.locator(f"{LIVE} input[aria-label^='temperature']").first
-    return page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="temperature"]').first
+    sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="temperature"]')
+    if sidebar.count():
+        return sidebar.first
+    # the Playground draws its temperature above the maps, never in the sidebar
+    return page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[aria-label^="temperature"]').first
 
 
 def _live_root(page):

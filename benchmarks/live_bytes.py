@@ -7,8 +7,8 @@ client (benchmarks/protocol.py, no browser) opens the page with live maps and me
   maps' components carry), the live maps' other bytes (their module, header and settings), every other element,
   and Streamlit's own messages (session, page info, status, script finished);
 - a temperature release: what the browser sends when the learner lets go of the live maps' temperature (the maps
-  component's state, ``{"setting": ...}``), verified by the URL's temperature parameter; bytes and the server's
-  CPU over the change, medians of ``--changes`` releases;
+  component's state, ``{"setting": ...}``) at a temperature the session has not had before, verified by the URL's
+  temperature parameter; bytes and the server's CPU over the change, medians of ``--changes`` releases;
 - a seq_len change (the sidebar's slider, a full run that changes the scores), the same figures.
 
 In the same process (no server), at 512 x 16: what Streamlit's message cache alone would cost per run if the scores
@@ -44,6 +44,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import StreamlitClient, cpu_seconds, machine, start_server, widget_state  # noqa: E402
+from ui.controls import TEMPERATURES  # noqa: E402
 
 SIZES = {
     "default": "",
@@ -130,10 +131,12 @@ async def measure(url: str, pid: int, path: str, panel: str, tau_param: str, seq
     await c.open()
     out["load"] = c.tally
     try:
-        taus = [0.5, 2.0]
+        # a new temperature every time, as a student's drag ends on one: a value this session has seen is answered
+        # from the caches and sent as references to what the browser holds, which would flatter both figures
+        taus = [t for t in TEMPERATURES if t != 1.0]
         cpu, sent, ok = [], [], 0
         for i in range(changes + 1):
-            tau = taus[i % 2]
+            tau = taus[(3 * i) % len(taus)]
             await asyncio.sleep(THINK)
             c.tally = Tally()
             c0 = cpu_seconds(pid)

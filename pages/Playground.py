@@ -10,7 +10,7 @@ from attention_core.readout import logit_std, relative_difference, sharpness, un
 from ui.charts import shared_domain, show_token_dims, stretching
 from ui.classroom import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
-from ui.controls import LEAF_CONTROLS, SHARED
+from ui.controls import ALL_CONTROLS, LEAF_CONTROLS, SHARED, whatif_controls
 from ui.downloads import download_buttons
 from ui.export import snippet_core, snippet_torch
 from ui.glossary import TERMS, defined, scale_sentence
@@ -39,8 +39,11 @@ from ui.widgets import index_picker
 page = Page(
     __file__,
     "Each token's query is compared with every key; the softmax turns those scores into weights; "
-    "the output of a token is the weighted mix of the values. Move the sliders in the sidebar.",
+    "the output of a token is the weighted mix of the values. The temperature, the scaling and the mask are set "
+    "right above the maps; the input, its size and the heads in the sidebar.",
 )
+
+MAP_SETTINGS = ("scaled", "temperature", "mask")  # set above the maps (live: the maps' own controls), nowhere else
 
 
 def _controls() -> tuple:
@@ -48,7 +51,8 @@ def _controls() -> tuple:
     question, the live maps and the Q/K/V toggle, with the places the body fills between them. With live maps
     the seed and the positional encoding rerun the page: they change the scores the maps were sent."""
     live = live_on()
-    cfg = page.whatif(leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
+    sidebar = tuple(n for n in ALL_CONTROLS if n not in MAP_SETTINGS)
+    cfg = page.whatif(sidebar, leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
     c1, c2 = st.columns(2)
     run = cached_run(cfg)
     head = index_picker(
@@ -61,14 +65,25 @@ def _controls() -> tuple:
         if revealed:  # the maps answer the prediction question: before the reveal, nothing of them
             st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
             live_toggle()
-        if revealed and live:
+        hidden = page.hides(MAP_SETTINGS)
+        if revealed and live:  # the maps' own controls set the temperature, the scaling and the mask
             pickers = {"head": "pg_head", "query": "pg_query"}
             setting = setting_of(cfg, head, query, stretching())
-            panel = Panel("", run, setting, release_into(SHARED, pickers), controls=CONTROLS, bars=True)
-            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300)
+            own = tuple(c for c in CONTROLS if c not in hidden)
+            panel = Panel("", run, setting, release_into(SHARED, pickers), controls=own, bars=True)
+            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300, partial=True)
+        elif shown := tuple(n for n in MAP_SETTINGS if n not in hidden):  # the same settings as widgets
+            cols = st.columns(3)
+            for col, name in zip(cols, shown):
+                whatif_controls(col, SHARED, (name,), leaf=LEAF_CONTROLS)
     st.subheader("Inputs and outputs")
     st.toggle("show Q, K, V of the picked head", key="pg_qkv", on_change=rerun_body)
-    return maps, st.container(), revealed
+    io = st.container()
+    # the scripts are sent when the reader opens them (a change with them closed does not send them again). The
+    # downloads stay in the body: a release's request is a full run's, which drops the files of every download
+    # button before the callback turns it into a body rerun, so a button outside the body would lead nowhere
+    scripts = st.expander("Show the reproduce scripts", key="pg_scripts", on_change="rerun") if revealed else None
+    return maps, io, scripts, revealed
 
 
 def _twin_question(cfg, head: int) -> Prediction:
@@ -120,7 +135,7 @@ def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_lev
     )
 
 
-def _draw(maps, io, revealed: bool) -> list[Question]:
+def _draw(maps, io, scripts, revealed: bool) -> list[Question]:
     """Every head's map, one query's bars, saturation against the twin, X/Z, export (into the places)."""
     cfg = page.setting()
     run = cached_run(cfg)
@@ -195,11 +210,10 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
             st.subheader("Export and reproduce")
             # the files are built only when clicked (callables); each label states the size first
             download_buttons(run, head)
-            core_src, torch_src = snippet_core(cfg), snippet_torch(cfg)
             c1, c2 = st.columns(2)
             c1.download_button(
                 "Reproduce with attention_core (.py)",
-                core_src,
+                snippet_core(cfg),
                 "reproduce_attention_core.py",
                 "text/x-python",
                 key="dl_core",
@@ -207,7 +221,7 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
             )
             c2.download_button(
                 "Reproduce in plain torch (.py)",
-                torch_src,
+                snippet_torch(cfg),
                 "reproduce_torch.py",
                 "text/x-python",
                 key="dl_torch",
@@ -215,16 +229,16 @@ def _draw(maps, io, revealed: bool) -> list[Question]:
                 help="A script that needs only PyTorch (imported as torch), the Python library most transformers "
                 "are written in.",
             )
-            with st.expander("Show the reproduce scripts"):
-                st.code(core_src, language="python")
-                st.code(torch_src, language="python")
             st.caption(
                 "Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
                 "any chart as PNG or SVG."
             )
-
         sharp = (level, twin_level, twin_name, m, t, uniform)
         questions = check_questions(tokens, query, head, row, revealed, sharp, change)
+    if scripts is not None and scripts.open:
+        with scripts:
+            st.code(snippet_core(cfg), language="python")
+            st.code(snippet_torch(cfg), language="python")
     return questions
 
 

@@ -489,8 +489,8 @@ def test_fast_arrow_keys_end_with_the_slider_and_the_url_on_the_last_value(brows
         assert_no_errors(page)
 
 
-LEAF_PAGES = {  # pages whose body a sidebar temperature reruns alone, and the label of that temperature
-    "/Playground": "temperature",
+LEAF_PAGES = {  # pages whose body a sidebar temperature reruns alone, and the label of that temperature (the
+    # Playground's temperature is above its maps: tests/test_live_maps.py releases it)
     "/Step_by_step": "temperature",
     "/Softmax_saturation": "temperature",
     "/Multi-head": "temperature",

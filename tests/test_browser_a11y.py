@@ -150,8 +150,8 @@ def _tab_walk(page, stop, limit: int = 120) -> list[str]:
 def test_a_keyboard_alone_walks_the_playground_and_changes_the_maps(browser_and_base):
     """From the top of the page: Tab passes the page links, every sidebar control, the pickers and the live maps'
     controls in page order, each with a visible focus; the arrows move the live temperature (the maps redraw, and
-    on release the sidebar and URL follow), Enter on a map picks its head, the arrows pick a query, Space turns the
-    sidebar's scaling off. axe still finds nothing on the redrawn page."""
+    on release the sentences and URL follow), Enter on a map picks its head, the arrows pick a query, Space turns the
+    maps' scaling off. axe still finds nothing on the redrawn page."""
     browser, base = browser_and_base
     url = base + "/Playground?seq_len=6&d_model=32&heads=2&temperature=1.0"
     with opened(browser, url) as (page, _):
@@ -180,8 +180,9 @@ def test_a_keyboard_alone_walks_the_playground_and_changes_the_maps(browser_and_
         page.locator('[data-testid="stMain"] [data-testid="stCaptionContainer"]').filter(
             has_text="Query t2 attends most to"
         ).wait_for(timeout=60000)
-        # Space on the sidebar's scaling toggle: the setting changes (the URL says scaled=0)
-        toggle = page.locator('[data-testid="stSidebar"] label').filter(has_text="scal").locator("input").first
+        # Space on the maps' scaling checkbox (the Playground's only scaling control): the setting changes (the URL
+        # says scaled=0)
+        toggle = page.locator('.ae-live input[type="checkbox"][aria-label^="scale by"]').first
         toggle.focus()
         assert "scale" in _focused(page).evaluate(NAME)
         page.keyboard.press("Space")

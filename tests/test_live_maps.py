@@ -10,6 +10,7 @@ import json
 import math
 import re
 import struct
+from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
@@ -212,7 +213,7 @@ def _assert_maps_show(page, cfg: WhatIf) -> None:
 @pytest.mark.browser
 def test_a_drag_redraws_the_maps_before_the_release_which_becomes_the_setting(browser_and_base):
     from tests.server_util import wait_for_app
-    from tests.test_browser import opened
+    from tests.test_browser import COUNT_ELEMENTS, opened
 
     browser, base = browser_and_base
     with opened(browser, base + "/Playground?seq_len=8&d_model=64&heads=4&temperature=1.0") as (page, dialogs):
@@ -222,6 +223,7 @@ def test_a_drag_redraws_the_maps_before_the_release_which_becomes_the_setting(br
         slider.scroll_into_view_if_needed()
         box = slider.bounding_box()
         x0, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        elements = page.evaluate(COUNT_ELEMENTS)
         before = _frames(page)
         page.mouse.move(x0, y)
         page.mouse.down()
@@ -236,8 +238,13 @@ def test_a_drag_redraws_the_maps_before_the_release_which_becomes_the_setting(br
         assert 0.1 <= tau < 1.0
         page.wait_for_url(lambda url: "temperature=" in url and _url_temperature(url) == tau, timeout=60000)
         wait_for_app(page)
-        sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text="temperature")
-        sidebar.filter(has_text=f"{tau:g}").first.wait_for(timeout=30000)  # the sidebar shows the value
+        # one control per setting: the sidebar has no temperature of its own; the formula states the released one
+        sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]')
+        assert sidebar.filter(has_text="temperature").count() == 0
+        formula = page.locator('[data-testid="stMain"] annotation').filter(has_text=f"\\tau = {tau:g}")
+        formula.first.wait_for(state="attached")
+        # the release reran the page's body alone: every element once, as before it (no copies beside the old ones)
+        assert page.evaluate(COUNT_ELEMENTS) == elements
         page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] summary').filter(
             has_text="Share this experiment"
         ).click()
@@ -538,9 +545,9 @@ def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_th
 ):
     """The server stops and starts again on the same address while the tab stays open. The tab reconnects to a new
     session (Streamlit keeps the page as it was, maps included); its first change runs the page whole, which sends
-    the scores afresh (the page's copy is replaced) and the maps show the page's setting, the one in the URL; a
-    sidebar change after it (a body-only rerun) and a release on the live slider redraw them: the new session's
-    settings win over the ones the maps took from the old session."""
+    the scores afresh (the page's copy is replaced) and the maps show the page's setting, the one in the URL; two
+    releases on the live slider after it (body-only reruns) redraw them: the new session's settings win over the
+    ones the maps took from the old session."""
     import subprocess
 
     from tests.server_util import ROOT, free_port, stop, streamlit_command, wait_for_app, wait_healthy
@@ -586,9 +593,8 @@ def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_th
                 return tau
 
             tau = shows_the_url()
-            sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text="temperature")
-            sidebar.get_by_role("slider").first.focus()
-            page.keyboard.press("ArrowLeft")  # a body-only rerun of the new session
+            live_slider.focus()
+            page.keyboard.press("ArrowLeft")  # a release: a body-only rerun of the new session
             page.wait_for_url(lambda u: _url_temperature(u) < tau, timeout=60000)
             wait_for_app(page)
             tau = shows_the_url()
@@ -634,3 +640,39 @@ def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_o
             assert np.abs(np.asarray(weights) - run_whatif(cfg).weights.ravel()).max() < 1e-6
         assert maps.evaluate("el => Array.from(el.parentNode.__attentionExplorerLive.panels[1].S)") == kept
         assert not dialogs
+
+
+@pytest.mark.browser
+def test_the_scripts_are_sent_when_opened_and_follow_a_release_and_the_downloads_still_work(browser_and_base):
+    """The reproduce scripts are sent when their box is opened, and after a release (a body-only rerun, which does
+    not draw their box again) the scripts shown carry the new temperature, and the downloads give their files."""
+    from tests.server_util import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground?seq_len=6&d_model=32&heads=2&temperature=1.0") as (page, _):
+        page.wait_for_selector(MAPS)
+        box = page.locator('[data-testid="stExpander"]').filter(has_text="Show the reproduce scripts")
+        assert box.locator('[data-testid="stCode"]').count() == 0  # closed: not sent
+        box.locator("summary").click()
+        box.locator('[data-testid="stCode"]').nth(1).wait_for(timeout=60000)
+        assert re.findall(r"temperature=([\d.]+)", box.inner_text())[:1] == ["1.0"]
+        slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_url(lambda url: _url_temperature(url) > 1.0, timeout=60000)
+        wait_for_app(page)
+        tau = _url_temperature(page.url)
+        box.filter(has_text=f"temperature={tau:g}").wait_for(timeout=30000)
+        shown = [float(t) for t in re.findall(r"temperature=([\d.]+)", box.inner_text())]
+        assert shown and set(shown) == {tau}  # both scripts, at the released temperature only
+        # the downloads still lead to their files (a release's request starts as a full run, which drops the files
+        # of the buttons it does not draw again: a button outside the body led nowhere)
+        for label in ("Output Z (CSV", "Reproduce with attention_core (.py)"):
+            with page.expect_download(timeout=60000) as got:
+                page.locator('[data-testid="stDownloadButton"]').filter(has_text=label).locator("button").click()
+            text = Path(got.value.path()).read_text(encoding="utf-8")
+            if label.startswith("Reproduce"):
+                assert [float(t) for t in re.findall(r"temperature=([\d.]+)", text)] == [tau]
+            else:
+                assert text.count("\n") >= 6  # a header and a row per token

@@ -102,14 +102,24 @@ def test_playground_every_control_moves():
     at.sidebar.select_slider(key="ctl_n_heads").set_value(6)
     run_ok(at)
     assert len([c for c in at.get("vega_lite_chart")]) >= 6
-    at.sidebar.toggle(key="ctl_scaled").set_value(False)
+    # the temperature, the scaling and the mask are set above the maps (with live maps off: these widgets), and
+    # nowhere else
+    for key in ("ctl_scaled", "ctl_temperature", "ctl_mask", "ctl_pad_count"):
+        assert key not in {
+            w.key
+            for w in at.sidebar.get("toggle")
+            + at.sidebar.get("select_slider")
+            + at.sidebar.get("selectbox")
+            + at.sidebar.get("slider")
+        }
+    at.toggle(key="ctl_scaled").set_value(False)
     run_ok(at)
     assert "unscaled" not in at.subheader[2].value and "scaled twin" in at.subheader[2].value
-    at.sidebar.select_slider(key="ctl_temperature").set_value(0.1)
+    at.select_slider(key="ctl_temperature").set_value(0.1)
     run_ok(at)
-    at.sidebar.selectbox(key="ctl_mask").set_value("causal+padding")
+    at.selectbox(key="ctl_mask").set_value("causal+padding")
     run_ok(at)
-    at.sidebar.slider(key="ctl_pad_count").set_value(3)
+    at.slider(key="ctl_pad_count").set_value(3)
     run_ok(at)
     at.sidebar.checkbox(key="ctl_positional").check()
     run_ok(at)
@@ -212,3 +222,44 @@ def test_classroom_mode_hides_the_answer_in_the_check_questions():
     assert "Which key does query" not in texts(at)
     assert f"(#{top + 1}) with weight {run.weights[0, 0, top]:.3g}." not in texts(at)
     assert math.isfinite(run.weights[0, 0, top])
+
+
+def _widget_keys(place) -> set[str]:
+    kinds = ("toggle", "select_slider", "selectbox", "slider", "checkbox", "number_input", "radio")
+    return {w.key for kind in kinds for w in place.get(kind)}
+
+
+MAP_KEYS = {"ctl_scaled", "ctl_temperature", "ctl_mask", "ctl_pad_count"}
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_one_control_per_setting_and_the_intro_says_where(live):
+    """The temperature, the scaling and the mask have one control each, above the maps: the live maps' own (live)
+    or the page's widgets (static); none in the sidebar. The intro says where they are."""
+    at = run_ok(app(PLAY, {"mask": "padding", "pad": "2"}, live=live))
+    assert not _widget_keys(at.sidebar) & MAP_KEYS
+    main = _widget_keys(at.main) & MAP_KEYS
+    assert main == (set() if live else MAP_KEYS)  # with live maps, the maps' controls (Chromium) are the only ones
+    intro = at.markdown[0].value if "Each token's query" in at.markdown[0].value else texts(at)
+    assert "right above the maps" in intro and "sidebar" in intro
+    assert "Move the sliders in the sidebar" not in texts(at)
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_the_link_still_sets_the_temperature_the_scaling_and_the_mask(live):
+    """Old links keep working: temperature=, scaled=, mask= and pad= set the page's setting with or without a
+    sidebar control for them, and the page writes them back into the URL."""
+    query = {"seq_len": "6", "d_model": "32", "heads": "2", "temperature": "0.25", "scaled": "0", "mask": "causal"}
+    at = run_ok(app(PLAY, query, live=live))
+    assert at.query_params["temperature"] == "0.25" and at.query_params["scaled"] == "0"
+    assert at.query_params["mask"] == "causal"
+    assert r"\tau = 0.25" in texts(at) and "scaling off" in texts(at)
+    if not live:
+        assert at.select_slider(key="ctl_temperature").value == 0.25
+        assert at.toggle(key="ctl_scaled").value is False
+
+
+def test_a_hidden_temperature_is_not_drawn_above_the_maps():
+    at = run_ok(app(PLAY, {"hide": "temperature"}))
+    assert "ctl_temperature" not in _widget_keys(at.main) and "ctl_scaled" in _widget_keys(at.main)
+    assert "this page draws none of them" not in texts(at)

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as hst
 from PIL import Image
 
+from attention_core import WhatIf
 from ui.charts import heatmap_spec
 from ui.images import heatmap_png, pool
 from ui.text import fmt, fmt_all, fmt_arrow, md_escape
@@ -391,3 +392,22 @@ def test_bar_and_line_tooltips_write_numbers_with_the_one_formatter():
     assert tips and not any("format" in t for t in tips)
     shown = pd.concat([pd.DataFrame(v) for v in head["datasets"].values()])
     assert sorted(shown["weight"].dropna()) == sorted(fmt_all([0.99746, 0.5, 0.5]))
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        WhatIf(temperature=0.3),
+        WhatIf(scaled=False, temperature=2.5, mask="causal"),
+        WhatIf(seq_len=12, mask="causal+padding", pad_count=3, temperature=0.1, n_heads=2),
+    ],
+)
+def test_the_logits_spread_is_the_raw_spread_times_the_factor(cfg):
+    """cached_logit_std computes the spread once per input and mask and scales it for the temperature and the
+    scaling: equal to logit_std computed for the setting itself."""
+    from attention_core.readout import logit_std
+    from ui.compute import cached_logit_std, cached_run
+
+    run = cached_run(cfg)
+    direct = logit_std(run.q, run.k, scaled=cfg.scaled, temperature=cfg.temperature, mask=run.mask)
+    np.testing.assert_allclose(cached_logit_std(cfg), direct, rtol=1e-12)

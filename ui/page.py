@@ -160,6 +160,12 @@ class Page:
         self._hid |= set(hidden)
         return cfg
 
+    def hides(self, names) -> set[str]:
+        """Which of the settings ``names``, drawn by the page itself, the link hides (noted: the page honours it)."""
+        hidden = set(link_options().hide) & set(names)
+        self._hid |= hidden
+        return hidden
+
     def keep_in_url(self, cs: ControlSet = SHARED) -> None:
         """Write a set this page does not draw into the URL too (Compare keeps the shared setting in its link)."""
         self._sets.insert(0, cs)

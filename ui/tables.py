@@ -120,7 +120,13 @@ def show_table(
         return
     place.dataframe(data, column_config=column_config, hide_index=hide_index, **grid)
     if text is not None:  # phones and tablets see this one instead of the grid (ui/a11y.css)
-        place.table(text, hide_index=hide_index, border="horizontal")
+        place.table(_lean(text) if hide_index else text, hide_index=hide_index, border="horizontal")
+
+
+def _lean(text: pd.DataFrame) -> pa.Table:
+    """A text table without its index, as an Arrow table without pandas' schema note (a JSON description of every
+    column, as long as the table's text itself; it is sent again with every change of a number in the table)."""
+    return pa.Table.from_pandas(text, preserve_index=False).replace_schema_metadata(None)
 
 
 _TEXT: dict[int, tuple] = {}  # id(data) -> (weak reference to data, column_config's repr, hide_index, text table)

@@ -12,8 +12,10 @@ frame; the server hears about the value once, on release. The split:
   ``maps.js``: the drawing) and computes A = softmax(S / (s·τ)) under the mask for the value under the thumb, and
   draws every map on one colour scale, the picked query's bars and each head's figures.
 - On release the component reports ``setting``; :func:`live_maps`' callback puts it into the page's own controls
-  (the sidebar's temperature, scaling, mask and pad count, the page's head and query pickers), and the page
-  reruns: the sidebar shows the value, the URL and the share link carry it, the sentences are computed for it.
+  (the what-if set's temperature, scaling, mask and pad count, the page's head and query pickers), and the page
+  reruns: a widget of the same setting shows the value (Compare's A and B), the URL and the share link carry it,
+  the sentences are computed for it. On a page that draws no other control for those settings (the Playground)
+  a release that picks nothing reruns only the page's body.
 - A sidebar change that reruns only the page's body (ui/partial.py) hands the maps the new setting through
   :func:`live_sync`, a feed without scores.
 - A browser that lacks the scores the feed names (a reconnect that lost them, a feed dropped by a newer run) asks
@@ -41,13 +43,29 @@ from attention_core.whatif import WhatIfRun
 from ui.cache import ByteLRU, register
 from ui.charts import PROJECTOR_SCALE, projector
 from ui.images import lut
+from ui.partial import rerun_body
 from ui.state import LIVE_KEY
 from ui.vega import digest
 
 HERE = Path(__file__).parent
-SOFTMAX_JS = (HERE / "softmax.js").read_text(encoding="utf-8")
-MAPS_JS = (HERE / "maps.js").read_text(encoding="utf-8")
-SYNC_JS = (HERE / "sync.js").read_text(encoding="utf-8")
+
+
+def lean(js: str) -> str:
+    """The module as sent: without its whole-line comments and blank lines (a feed carries its module on every
+    change, and sync.js was two thirds comments). Only lines that are nothing but a ``//`` comment or a one-line
+    ``/** ... */`` go: no string or template literal of these files spans lines."""
+    out = []
+    for line in js.splitlines():
+        bare = line.strip()
+        if not bare or bare.startswith("//") or (bare.startswith("/*") and bare.endswith("*/")):
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+SOFTMAX_JS = lean((HERE / "softmax.js").read_text(encoding="utf-8"))
+MAPS_JS = lean((HERE / "maps.js").read_text(encoding="utf-8"))
+SYNC_JS = lean((HERE / "sync.js").read_text(encoding="utf-8"))
 CSS = (HERE / "live.css").read_text(encoding="utf-8")
 
 # one ES module: softmax.js's pure functions, then the drawing (no build step, nothing fetched)
@@ -161,11 +179,15 @@ def live_maps(
     shared: tuple[str, ...] = (),
     diff: tuple[str, str] | None = None,
     size: int = 150,
+    partial: bool = False,
 ) -> None:
     """Mount live maps of ``panels`` on one colour scale (in the page's full run). ``shared`` controls (a common
     bar) move every panel at once; ``diff`` = (a, b) also draws b − a of their picked heads. When the learner
     lets go of a control or picks a map cell, each panel's ``on_release`` receives its setting and the page reruns
-    whole (the sidebar, the URL and the sentences follow).
+    whole (the sidebar, the URL and the sentences follow). With ``partial`` (a page that draws no other control
+    for the panels' live settings: the Playground), a release that moved only those settings, not a picker,
+    reruns only the page's body (ui/partial.py), which sends the sentences and the URL of the new setting and
+    leaves the widgets, the maps and the rest of the page as the browser has them.
 
     Two elements: the maps, whose data holds nothing a release changes (Streamlit's message cache sends the same
     bytes as a reference), and their feed: the settings, and the scores once per input and session."""
@@ -211,9 +233,12 @@ def live_maps(
         value = state.get("setting") if hasattr(state, "get") else None
         if not isinstance(value, dict) or not isinstance(value.get("panels"), dict):
             return
+        moved = False  # a widget drawn in the full run (a picker) shows another value now
         for name, setting in value["panels"].items():
             if name in by_name and isinstance(setting, dict):
-                by_name[name].on_release(setting)
+                moved = bool(by_name[name].on_release(setting)) or moved
+        if partial and not moved:
+            rerun_body()
 
     def needed():
         """The browser does not hold the scores its feed named: this run sends them again."""
@@ -245,10 +270,11 @@ def live_sync(key: str, settings: dict[str, dict]) -> None:
 def release_into(cs, pickers: dict[str, str] | None = None):
     """An ``on_release`` that makes the released setting the page's own: the what-if set ``cs``'s widgets
     (temperature, scaling, mask, pad count) and the page's pickers (``{"head": widget key, "query": widget key}``).
-    Values are checked as a link's would be: a setting the WhatIf refuses, or a picker out of range, is dropped."""
+    Values are checked as a link's would be: a setting the WhatIf refuses, or a picker out of range, is dropped.
+    It returns whether a picker now shows another value (so the page must rerun whole to show it)."""
     from ui.controls import current
 
-    def apply(value: dict) -> None:
+    def apply(value: dict) -> bool:
         cfg = current(cs)
         try:
             new = cfg.replace(
@@ -258,15 +284,18 @@ def release_into(cs, pickers: dict[str, str] | None = None):
                 pad_count=int(value.get("pad", cfg.pad_count)),
             )
         except (TypeError, ValueError):
-            return
+            return False
         for name in ("temperature", "scaled", "mask", "pad_count"):
             st.session_state[cs.widget_key(name)] = getattr(new, name)
         st.session_state[cs.notice_key] = []
         limits = {"head": new.n_heads, "query": None}
+        moved = False
         for what, widget in (pickers or {}).items():
             v = value.get(what)
             if isinstance(v, int) and v >= 0 and (limits.get(what) is None or v < limits[what]):
+                moved = moved or st.session_state.get(widget) != v
                 st.session_state[widget] = v
+        return moved
 
     return apply
 
