@@ -46,6 +46,8 @@ _wake = threading.Event()  # set to make the listener look now (a registration, 
 _listener: threading.Thread | None = None
 _full: queue.SimpleQueue[str] = queue.SimpleQueue()  # sessions whose slot showed the verdict: their full runs
 _queued: set[str] = set()  # the sessions in _full
+_unsent: dict[str, float] = {}  # sessions whose slot was woken and has not shown its verdict yet -> woken at
+VERDICT_WAIT = 0.5  # seconds the full runs wait for every woken slot's verdict to leave first
 _sequencer: threading.Thread | None = None
 FULL_RUN_WAIT = 2.0  # seconds the sequencer waits for one session's full run before it asks for the next one
 IN_FLIGHT = 2  # full runs asked for at a time: one runs while the last one's messages go out
@@ -84,6 +86,7 @@ def verdict_shown() -> None:
     if ctx is None:
         return
     with _lock:
+        _unsent.pop(ctx.session_id, None)
         if ctx.session_id in _queued:
             return  # two questions of one page revealed at once: one full run shows both
         _queued.add(ctx.session_id)
@@ -173,7 +176,9 @@ def _sequence() -> None:
     reached its browser (the session's count of finished runs, which Streamlit raises as it sends
     ``script_finished``) or after FULL_RUN_WAIT seconds. A session's full run is asked for only once its slot's run
     has ended and its messages have left (:func:`_sent`): a new run clears the messages still queued for the
-    browser, and the verdict would then arrive with the maps."""
+    browser, and the verdict would then arrive with the maps. And no full run starts while a woken slot has not
+    shown its verdict or its verdict is still queued (up to VERDICT_WAIT): thirty pages' full runs keep the
+    server's event loop, which sends every message, busy for a second or more, and the verdicts must go first."""
     from streamlit.runtime import Runtime
 
     flight: list[tuple[object, int, float]] = []  # (session info, its run count when asked, give up at)
@@ -193,7 +198,10 @@ def _sequence() -> None:
                 if _full.empty():
                     break
             now = time.monotonic()
-            for item in list(waiting):
+            with _lock:  # a slot that has not shown its verdict, or whose verdict is still queued, holds the runs
+                held = any(now - at < VERDICT_WAIT for at in _unsent.values())
+            held = held or any(not _sent(info.session) and now < give_up for info, give_up in waiting)
+            for item in [] if held else list(waiting):
                 if len(flight) >= IN_FLIGHT:
                     break
                 info, give_up = item
@@ -236,6 +244,10 @@ def _rerun_slot(session_id: str, fragment_id: str) -> int:
     if info is None:
         failures += 1
         return 0
+    with _lock:
+        _unsent[session_id] = time.monotonic()
+        for sid in [s for s, at in _unsent.items() if time.monotonic() - at > VERDICT_WAIT]:
+            del _unsent[sid]
     _request(info.session, fragment_id)
     pushed += 1
     return 1
