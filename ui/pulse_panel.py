@@ -35,6 +35,7 @@ STUDENT_IDLE = 5.0  # while none waits, or while the reveal is pushed (a safety 
 ALL_BARS = 16  # questions with more choices show only the chosen ones (and the right one once revealed)
 PICK, _FOLLOWED = "pulse_pick", "pulse_followed"  # the teacher's choice of question; the page question followed
 _REVEAL_ERROR = "pulse_reveal_error"
+_NET = "pulse_watch_net"  # the watcher saw a pushed reveal once: at its next tick it reruns the page itself
 RIGHT_MARK = "✓"  # the revealed right answer, in words as well as colour
 
 
@@ -75,17 +76,23 @@ def watch_reveals() -> None:
     waits = bool(st.session_state.get(PENDING))
     pushed = waits and bool(st.session_state.get(PUSHED))
     fast = waits and not pushed
-    st.fragment(_watch, run_every=STUDENT_EVERY if fast else STUDENT_IDLE)(m.code, waits)
+    st.session_state[_NET] = False
+    st.fragment(_watch, run_every=STUDENT_EVERY if fast else STUDENT_IDLE)(m.code, waits, pushed)
 
 
-def _watch(code: str, waited: bool) -> None:
+def _watch(code: str, waited: bool, pushed: bool) -> None:
     """Has the teacher revealed a question this page is waiting for? Then rerun the page (its questions show the
-    answer). A watcher drawn while nothing waited that finds a question waiting reruns the page too, which draws
-    the question's reveal slot and chooses the watcher's interval again."""
+    answer). Where the reveal is pushed, the watcher leaves it to the push for one tick (a full run started here
+    would clear the verdict the push is sending) and reruns the page at the next tick if the push did not come.
+    A watcher drawn while nothing waited that finds a question waiting reruns the page too, which draws the
+    question's reveal slot and chooses the watcher's interval again."""
     pending = st.session_state.get(PENDING)
     if pending:
         shown = store().revealed(code, sorted(pending))
-        if (not isinstance(shown, Outcome) and shown) or not waited:
+        revealed = not isinstance(shown, Outcome) and bool(shown)
+        if revealed and pushed and not st.session_state.get(_NET):
+            st.session_state[_NET] = True  # the push brings it; the next tick is the safety net
+        elif revealed or not waited:
             st.rerun()  # the whole page
     collect_garbage()
 
