@@ -125,7 +125,7 @@ def test_the_live_maps_fit_a_phone_a_tap_reads_a_cell_and_a_touch_drag_redraws(b
     a finger dragging the live temperature redraws the maps while it moves (Chromium's touch events, through the
     DevTools protocol), before anything reaches the server."""
     from attention_core import WhatIf, run_whatif
-    from tests.test_live_maps import MAPS, REDRAWN, ROW_OF_MAPS, TIP, TIP_TEXT, _cell_point, _frames
+    from tests.test_live_maps import MAPS, REDRAWN, ROW_OF_MAPS, TIP, TIP_TEXT, _cell_point, _frames, shows_weight
 
     browser, base = browser_and_base
     cfg = WhatIf(seq_len=8, d_model=64, n_heads=4, temperature=1.0)
@@ -147,7 +147,7 @@ def test_the_live_maps_fit_a_phone_a_tap_reads_a_cell_and_a_touch_drag_redraws(b
         assert m, tip.text_content()
         head, query, qn, key, kn, weight = m.groups()
         assert (head, query, int(qn), key, int(kn)) == ("1", run.tokens[i], i + 1, run.tokens[j], j + 1)
-        assert float(weight) == pytest.approx(float(run.weights[0, i, j]), abs=5e-5 + 1e-6)
+        assert shows_weight(weight, float(run.weights[0, i, j])), tip.text_content()
 
         slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
         slider.scroll_into_view_if_needed()

@@ -36,7 +36,7 @@ def fmt(x: float, digits: int = 3) -> str:
     scaled = x * up if p >= 0 else x / down
     rounded = (round(scaled) / up if p >= 0 else round(scaled) * down) + 0.0
     tie = abs(abs(scaled - math.trunc(scaled)) - 0.5) < 1e-6
-    if tie or not (rounded == 0 or 1e-4 <= abs(rounded) < 10.0**digits):
+    if tie or not 1e-4 <= abs(rounded) < 10.0**digits:  # (x is not 0 here; a subnormal scales to 0)
         return f"{x:.{digits}g}"
     text = repr(rounded)
     return text[:-2] if text.endswith(".0") else text
@@ -58,7 +58,7 @@ def fmt_arrow(values, digits: int = 3) -> pa.Array:
         up, down = 10.0 ** np.clip(p, 0, 308), 10.0 ** np.clip(-p, 0, 308)  # exact powers of ten, never 0.1
         scaled = np.where(p >= 0, x * up, x / down)
         rounded = np.where(p >= 0, np.round(scaled) / up, np.round(scaled) * down) + 0.0
-        exponent = ~((rounded == 0) | ((np.abs(rounded) >= 1e-4) & (np.abs(rounded) < 10.0**digits)))
+        exponent = ~((x == 0) | ((np.abs(rounded) >= 1e-4) & (np.abs(rounded) < 10.0**digits)))  # (a subnormal scales to 0)
         tie = np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) < 1e-6  # 0.1175: Python rounds the exact binary value
     text = pc.cast(pa.array(rounded), pa.string())  # the shortest text that reads back as the rounded number
     by_python = exponent | tie

@@ -41,7 +41,6 @@ const MASK_NAMES = {
 };
 
 const short = (t) => (t.length <= LABEL_CHARS ? t : t.slice(0, LABEL_CHARS - 1) + "…");
-const fmt = (x) => (Math.abs(x) >= 1e-3 || x === 0 ? Number(x.toPrecision(3)).toString() : x.toExponential(1));
 const round3 = (x) => Number(x.toPrecision(3));
 const padded = (mask) => mask === "padding" || mask === "causal+padding";
 
@@ -591,7 +590,7 @@ class LiveView {
     const name = p.spec.title ? `${p.spec.title}, head ${h + 1}` : `head ${h + 1}`;
     return (
       `${name} · query ${p.spec.rows[i]} (#${i + 1}) → key ${p.spec.cols[j]} (#${j + 1}): ` +
-      (blocked ? "masked (weight 0)" : `weight ${w.toFixed(4)}`)
+      (blocked ? "masked (weight 0)" : `weight ${fmt(w)}`)
     );
   }
 
@@ -663,7 +662,7 @@ class LiveView {
     if (!cell) return this.hideTip();
     const [i, j] = cell;
     this.showTip(
-      `query ${v.a.spec.rows[i]} (#${i + 1}) → key ${v.a.spec.cols[j]} (#${j + 1}): B − A = ${v.d[i * v.a.Tk + j].toFixed(4)}`,
+      `query ${v.a.spec.rows[i]} (#${i + 1}) → key ${v.a.spec.cols[j]} (#${j + 1}): B − A = ${fmt(v.d[i * v.a.Tk + j])}`,
       e,
     );
   }

@@ -112,3 +112,38 @@ export function colourScale(A, H, Tq, Tk, mask, stretch, limit = 65536) {
   const [lo, hi] = vals.length >= 100 ? [q(0.01), q(0.99)] : [vals[0], vals[vals.length - 1]];
   return hi - lo < 1e-6 ? [0, 1, false] : [lo, hi, true];
 }
+
+// A number as the page's sentences and tables write it (ui.text.fmt: Python's format with `digits` significant
+// digits, "g"), so a map's hover says what the table beside it says: rounded half to even on the number's exact
+// binary value (toExponential(99) gives its decimal digits), positional from 1e-4 to below 10 ** digits, "0" for
+// zero, "nan" and "inf" as Python writes them.
+export function fmt(x, digits = 3) {
+  x = x + 0; // -0 is 0
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (x === 0) return "0";
+  const sign = x < 0 ? "-" : "";
+  const [mantissa, exponent] = Math.abs(x).toExponential(99).split("e");
+  const all = mantissa.replace(".", "");
+  let e = parseInt(exponent, 10);
+  let head = all.slice(0, digits);
+  const rest = all.slice(digits);
+  const next = rest.charCodeAt(0) - 48;
+  const last = head.charCodeAt(head.length - 1) - 48;
+  if (next > 5 || (next === 5 && (/[1-9]/.test(rest.slice(1)) || last % 2 === 1))) {
+    head = (BigInt(head) + 1n).toString();
+    if (head.length > digits) {
+      head = head.slice(0, digits);
+      e += 1;
+    }
+  }
+  head = head.replace(/0+$/, "") || "0";
+  if (e >= -4 && e < digits) {
+    if (e < 0) return `${sign}0.${"0".repeat(-e - 1)}${head}`;
+    const whole = head.padEnd(e + 1, "0").slice(0, e + 1);
+    const frac = head.slice(e + 1);
+    return sign + whole + (frac ? `.${frac}` : "");
+  }
+  const m = head.length > 1 ? `${head[0]}.${head.slice(1)}` : head;
+  return `${sign}${m}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+}
