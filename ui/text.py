@@ -58,7 +58,8 @@ def fmt_arrow(values, digits: int = 3) -> pa.Array:
         up, down = 10.0 ** np.clip(p, 0, 308), 10.0 ** np.clip(-p, 0, 308)  # exact powers of ten, never 0.1
         scaled = np.where(p >= 0, x * up, x / down)
         rounded = np.where(p >= 0, np.round(scaled) / up, np.round(scaled) * down) + 0.0
-        exponent = ~((x == 0) | ((np.abs(rounded) >= 1e-4) & (np.abs(rounded) < 10.0**digits)))  # (a subnormal scales to 0)
+        # x == 0, not rounded == 0: a subnormal number scales to 0 (the powers of ten stop at 1e308)
+        exponent = ~((x == 0) | ((np.abs(rounded) >= 1e-4) & (np.abs(rounded) < 10.0**digits)))
         tie = np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) < 1e-6  # 0.1175: Python rounds the exact binary value
     text = pc.cast(pa.array(rounded), pa.string())  # the shortest text that reads back as the rounded number
     by_python = exponent | tie
