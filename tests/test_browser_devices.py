@@ -165,3 +165,38 @@ def test_the_live_maps_fit_a_phone_a_tap_reads_a_cell_and_a_touch_drag_redraws(b
         cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
         assert during >= 5, f"the maps were drawn {during} times during the touch drag"
         assert float(maps.get_attribute("data-temperature")) < 1.0
+
+
+@pytest.mark.parametrize(
+    "seq_len, query, paths",
+    [
+        (64, "seq_len=64", PAGES),
+        (
+            512,
+            "seq_len=512&heads=1&mask=none",
+            [
+                "pages/Playground.py",
+                "pages/Multi-head.py",
+                "pages/Masks.py",
+                "pages/Positional_encoding.py",
+                "pages/Compare.py",
+                "pages/Efficient_attention.py",
+                "pages/Sinks_and_linear_attention.py",
+            ],
+        ),
+    ],
+    ids=["64_tokens", "512_tokens"],
+)
+def test_chart_text_stays_readable_on_a_phone_at_every_length(browser_and_base, seq_len, query, paths):
+    """Chart text at least 11 px at the largest settings the pages offer too (where labels cannot fit, a regular
+    subset is labelled): one phone walks every page at 64 tokens, and the pages that offer 512 at 512. The default
+    setting is above (test_every_page_fits_a_phone_and_a_tablet), with the check that nothing is cut."""
+    browser, base = browser_and_base
+    problems = []
+    with on_device(browser, f"{base}/?{query}", PHONE) as page:
+        for path in paths:
+            page.goto(f"{_url(base, path)}?{query}")
+            wait_for_app(page, timeout_ms=120000)
+            assert_no_errors(page)
+            problems += [f"{path} at {seq_len}: small text {t}" for t in small_chart_text(page)]
+    assert problems == []
