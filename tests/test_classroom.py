@@ -156,7 +156,9 @@ def test_csv_exports_have_labels_and_numbers():
     ids=["default", "sentence-causal", "one-hot-padding-pe"],
 )
 def test_reproduce_snippets_print_the_pages_weights(cfg, tmp_path):
-    at = run_ok(app("pages/Playground.py", to_query_params(cfg)))
+    at = app("pages/Playground.py", to_query_params(cfg))
+    at.session_state["pg_scripts"] = True  # the reader opened "Show the reproduce scripts" (sent only then)
+    run_ok(at)
     assert at.session_state["whatif"] == cfg
     codes = [c.value.strip() for c in at.code]
     assert (

@@ -442,9 +442,10 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
             # setting over the change (a fresh session seeds its controls from the URL), so it may take a
             # second click for the change itself to show.
             clicks = 0
-            toggle = page.locator('[data-testid="stSidebar"] label').filter(has_text="scale by").first
-            while "scaled=0" not in page.url:
-                assert clicks < 2, f"two clicks on the toggle did not turn scaling off: {page.url}"
+            # a sidebar control that reruns the page (the scaling is the live maps' own control now)
+            toggle = page.locator('[data-testid="stSidebar"] label').filter(has_text="add positional encoding").first
+            while "pe=1" not in page.url:
+                assert clicks < 2, f"two clicks on the toggle did not turn positional encoding on: {page.url}"
                 # Streamlit disables its widgets until the websocket is back: a click before that is lost
                 expect(toggle.locator("input")).to_be_enabled(timeout=60000)
                 toggle.click()
@@ -465,7 +466,7 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
                     assert r.status == 200 and served_by(r.headers["x-upstream"], other, mine), (src, r.headers)
             print(f"clicks after the failover until the change showed: {clicks}")
             after = page.locator('[data-testid="stImage"] img').evaluate_all("l => l.map(i => i.src)")
-            assert set(after) != set(images), "scaling is off now, so the maps changed"
+            assert set(after) != set(images), "positional encoding is on now, so the maps changed"
             media = [(s, u) for url, s, u in seen if "/media/" in url]
             assert media and all(s == 200 and served_by(u, other, mine) for s, u in media), media
             # the live maps came back with the page (a new session on the other replica): a key on their temperature

@@ -91,6 +91,17 @@ def run(coro):
     return asyncio.run(coro)
 
 
+LIVE_TOGGLE = "live maps (redraw in the browser while a control moves)"
+
+
+async def static_maps(c: StreamlitClient) -> None:
+    """Turn the Playground's live maps off: its temperature is then a widget of the page's (with live maps on it is
+    the maps' own control, in the browser)."""
+    r = await c.change(LIVE_TOGGLE, False)
+    assert r.ok, r.errors
+    c.page.widget("temperature")  # there now
+
+
 @pytest.mark.slow
 def test_slider_change_comes_back_with_the_new_value(server):
     async def go():
@@ -101,6 +112,7 @@ def test_slider_change_comes_back_with_the_new_value(server):
             assert r.status == "finished" and r.errors == () and r.verified and r.bytes > 0 and r.messages > 0
             assert c.query_params["seq_len"] == "12"
             assert any("T = 12" in t for t in c.page.texts())  # the formula on the page names the new length
+            await static_maps(c)
             r = await c.change("temperature", "0.501", param="temperature")
             assert r.ok and c.query_params["temperature"] == "0.501"
             assert any(r"\tau = 0.501" in t for t in c.page.texts())
@@ -112,6 +124,7 @@ def test_slider_change_comes_back_with_the_new_value(server):
 def test_verification_fails_when_the_page_does_not_take_the_value(server):
     async def go():
         async with StreamlitClient(server, "Playground") as c:
+            await static_maps(c)
             r = await c.change("temperature", "0.5", param="temperature")  # not one of the slider's options
             assert r.errors == () and r.verified is False and not r.ok
             assert c.query_params["temperature"] != "0.5"
@@ -212,6 +225,7 @@ def test_the_url_ends_on_the_last_value_when_a_change_is_sent_before_the_last_ru
 
     async def go():
         async with StreamlitClient(server, "Playground") as c:
+            await static_maps(c)
             label = "temperature"
             first = c.page.widget(label).value
             other = next(o for o in c.page.widget(label).options if o != first)
