@@ -131,23 +131,24 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
         assert_accessible(page)  # axe-core, WCAG 2.x A and AA (tests/a11y_util.py)
 
 
+# the pages whose maps and tables grow with the longest and widest settings (512 tokens, d_model 1024)
+LONG_PAGES = [
+    "pages/Playground.py",
+    "pages/Multi-head.py",
+    "pages/Masks.py",
+    "pages/Positional_encoding.py",
+    "pages/Compare.py",
+    "pages/Efficient_attention.py",
+    "pages/Sinks_and_linear_attention.py",
+]
+
+
 @pytest.mark.parametrize(
     "query",
     ["seq_len=4&d_model=1024&heads=1", "seq_len=64&heads=1", "seq_len=512&heads=1&mask=none"],
     ids=["wide", "64_tokens", "512_tokens"],
 )
-@pytest.mark.parametrize(
-    "path",
-    [
-        "pages/Playground.py",
-        "pages/Multi-head.py",
-        "pages/Masks.py",
-        "pages/Positional_encoding.py",
-        "pages/Compare.py",
-        "pages/Efficient_attention.py",
-        "pages/Sinks_and_linear_attention.py",
-    ],
-)
+@pytest.mark.parametrize("path", LONG_PAGES)
 def test_wide_and_long_settings_fit_1280(browser_and_base, path, query):
     """4 tokens x 1024 dimensions drew 1024-column vector maps (3000 px and more), at 64 tokens a stretched map's
     key-axis note widened its chart past the column, and at 512 tokens Efficient attention's influence map ran to

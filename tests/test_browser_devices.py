@@ -21,7 +21,7 @@ from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.device_util import PHONE, TOUCH_SIZES, cut_elements, small_chart_text, touch_context
 from tests.server_util import wait_for_app
-from tests.test_browser import assert_no_errors, full_screenshot, page_url
+from tests.test_browser import LONG_PAGES, assert_no_errors, full_screenshot, page_url
 
 pytestmark = pytest.mark.browser
 
@@ -171,19 +171,7 @@ def test_the_live_maps_fit_a_phone_a_tap_reads_a_cell_and_a_touch_drag_redraws(b
     "seq_len, query, paths",
     [
         (64, "seq_len=64", PAGES),
-        (
-            512,
-            "seq_len=512&heads=1&mask=none",
-            [
-                "pages/Playground.py",
-                "pages/Multi-head.py",
-                "pages/Masks.py",
-                "pages/Positional_encoding.py",
-                "pages/Compare.py",
-                "pages/Efficient_attention.py",
-                "pages/Sinks_and_linear_attention.py",
-            ],
-        ),
+        (512, "seq_len=512&heads=1&mask=none", LONG_PAGES),
     ],
     ids=["64_tokens", "512_tokens"],
 )
