@@ -176,9 +176,10 @@ def test_the_live_maps_fit_a_phone_a_tap_reads_a_cell_and_a_touch_drag_redraws(b
     ids=["64_tokens", "512_tokens"],
 )
 def test_chart_text_stays_readable_on_a_phone_at_every_length(browser_and_base, seq_len, query, paths):
-    """Chart text at least 11 px at the largest settings the pages offer too (where labels cannot fit, a regular
-    subset is labelled): one phone walks every page at 64 tokens, and the pages that offer 512 at 512. The default
-    setting is above (test_every_page_fits_a_phone_and_a_tablet), with the check that nothing is cut."""
+    """Chart text at least 11 px and nothing cut at the largest settings the pages offer too (where labels cannot
+    fit, a regular subset is labelled; a long table's columns fit the phone): one phone walks every page at 64
+    tokens, and the pages that offer 512 at 512. The default setting is above
+    (test_every_page_fits_a_phone_and_a_tablet)."""
     browser, base = browser_and_base
     problems = []
     with on_device(browser, f"{base}/?{query}", PHONE) as page:
@@ -187,4 +188,5 @@ def test_chart_text_stays_readable_on_a_phone_at_every_length(browser_and_base, 
             wait_for_app(page, timeout_ms=120000)
             assert_no_errors(page)
             problems += [f"{path} at {seq_len}: small text {t}" for t in small_chart_text(page)]
-    assert problems == []
+            problems += [f"{path} at {seq_len}: cut {c}" for c in cut_elements(page)]
+    assert problems == [], "\n".join(problems)

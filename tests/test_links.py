@@ -10,7 +10,15 @@ import pytest
 from tests.apptest_util import app, chart_titles, run_ok, texts
 from ui.links import LinkOptions, parse_link_options
 from ui.presets import load_presets
-from ui.tables import PROJECTOR_MAX_COLUMNS, PROJECTOR_MAX_ROWS, _fits_a_projector, _plain
+from ui.tables import (
+    PHONE_GRID_COLUMNS,
+    PHONE_MAX_ROWS,
+    PHONE_TEXT_COLUMNS,
+    PROJECTOR_MAX_COLUMNS,
+    PROJECTOR_MAX_ROWS,
+    _plain,
+    show_table,
+)
 
 PRESETS = load_presets()[0]
 
@@ -117,12 +125,45 @@ def test_the_projector_view_draws_tables_as_text_with_their_formats():
     assert all(re.fullmatch(r"\d+\.\d{3}", t) for t in table["time (ms)"]), table["time (ms)"].tolist()
 
 
-def test_a_table_too_large_for_a_projector_stays_a_grid():
-    frame = pd.DataFrame(np.zeros((PROJECTOR_MAX_ROWS + 1, 2)))
-    assert not _fits_a_projector(frame, hide_index=True)
-    assert _fits_a_projector(frame.iloc[:PROJECTOR_MAX_ROWS], hide_index=True)
-    wide = pd.DataFrame(np.zeros((2, PROJECTOR_MAX_COLUMNS)))
-    assert _fits_a_projector(wide, hide_index=True) and not _fits_a_projector(wide, hide_index=False)  # the index
+class _Place:
+    """A place to draw that records what show_table drew there: ("dataframe" | "table", rows)."""
+
+    def __init__(self):
+        self.drawn = []
+
+    def dataframe(self, data, **_):
+        self.drawn.append(("dataframe", len(data)))
+
+    def table(self, data, **_):
+        self.drawn.append(("table", len(data)))
+
+
+def _drawn(rows: int, columns: int, hide_index: bool = True, **kw) -> list:
+    place = _Place()
+    show_table(place, pd.DataFrame(np.zeros((rows, columns))), hide_index=hide_index, **kw)
+    return place.drawn
+
+
+def test_which_tables_get_a_text_twin_for_phones():
+    """A small table is a grid with a text twin (phones, the projector); a longer one keeps its grid and gets the
+    twin only when its columns would run past a phone's screen; a huge one stays a grid."""
+    small, longer = PROJECTOR_MAX_ROWS, PROJECTOR_MAX_ROWS + 1
+    assert _drawn(small, 2) == [("dataframe", small), ("table", small)]
+    assert _drawn(longer, PHONE_GRID_COLUMNS) == [("dataframe", longer)]  # fits a phone as a grid
+    assert _drawn(longer, PHONE_GRID_COLUMNS + 1) == [("dataframe", longer), ("table", longer)]
+    assert _drawn(longer, PHONE_GRID_COLUMNS, hide_index=False) == [("dataframe", longer), ("table", longer)]
+    assert _drawn(PHONE_MAX_ROWS, 5) == [("dataframe", PHONE_MAX_ROWS), ("table", PHONE_MAX_ROWS)]
+    assert _drawn(PHONE_MAX_ROWS + 1, 5) == [("dataframe", PHONE_MAX_ROWS + 1)]
+    assert _drawn(longer, PHONE_TEXT_COLUMNS) == [("dataframe", longer), ("table", longer)]
+    assert _drawn(longer, PHONE_TEXT_COLUMNS + 1) == [("dataframe", longer)]  # as cut as text: Real model's heads
+    assert _drawn(2, PROJECTOR_MAX_COLUMNS) == [("dataframe", 2), ("table", 2)]
+    assert _drawn(2, PROJECTOR_MAX_COLUMNS, hide_index=False) == [("dataframe", 2)]  # the index is a column
+    assert _drawn(small, 2, whole=True) == [("table", small)]
+    with pytest.raises(ValueError, match="at most 32 rows"):
+        _drawn(longer, PHONE_GRID_COLUMNS + 1, whole=True)  # a long twin is for phones, not a whole table
+
+
+def test_plain_applies_labels_and_formats():
     labelled = _plain(
         pd.DataFrame({"a": [1.0, np.nan], "b": ["x", "y"]}),
         {"a": {"label": "A", "type_config": {"format": "%.1f"}}, "b": {"label": None}, "missing": {"label": "M"}},

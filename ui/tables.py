@@ -82,6 +82,11 @@ def prefixed(prefix: str, n: int) -> list[str]:
 
 PROJECTOR_MAX_ROWS = 32  # a table up to this size is drawn as text in the projector view (st.table), which the
 PROJECTOR_MAX_COLUMNS = 12  # view's larger type reaches; a larger one stays a scrolling grid (st.dataframe)
+PHONE_GRID_COLUMNS = 3  # a phone's screen holds a grid of this many columns (index included) without a sideways
+PHONE_MAX_ROWS = 1024  # scroll; a longer table with more columns gets a text twin for phones, up to this many rows
+PHONE_TEXT_COLUMNS = (
+    7  # and columns: a text table of more columns is as cut as the grid on a phone (numbers do not wrap)
+)
 
 
 def show_table(
@@ -98,7 +103,10 @@ def show_table(
     On a screen narrower than a laptop's (a phone, a tablet) the grid's columns run past the screen and hide
     behind a sideways scroll that a student does not know is there. So a table of that size is drawn twice: the
     grid, and after it the same text table; ``ui/a11y.css`` shows the text table (whose cells wrap) below 1024 px
-    and the grid from 1024 px on. A larger table stays a grid everywhere.
+    and the grid from 1024 px on. A longer table (Masks' keys at 512 tokens, FlashAttention's tiles) gets the
+    twin too when it has more than PHONE_GRID_COLUMNS columns (up to PHONE_MAX_ROWS rows and PHONE_TEXT_COLUMNS
+    columns): a phone then shows all its rows as text, a long page rather than a hidden side; a narrow long grid
+    fits a phone as it is.
 
     A table whose every cell must be read whole (``whole``: names a check question asks about, notes) is drawn as
     text at every width: the grid's canvas cuts a cell at its column's width, text wraps (Implementations' names were
@@ -111,11 +119,12 @@ def show_table(
         grid: st.dataframe's other arguments (width, height), used for the grid only.
     """
     text = _text_table(data, column_config or {}, hide_index)
-    if whole and text is None:
+    small = text is not None and len(text) <= PROJECTOR_MAX_ROWS
+    if whole and not small:
         raise ValueError(
             f"a table drawn whole has at most {PROJECTOR_MAX_ROWS} rows and {PROJECTOR_MAX_COLUMNS} columns"
         )
-    if text is not None and (whole or link_options().projector):
+    if small and (whole or link_options().projector):
         place.table(text, hide_index=hide_index, border="horizontal", width=grid.get("width", "stretch"))
         return
     place.dataframe(data, column_config=column_config, hide_index=hide_index, **grid)
@@ -134,14 +143,14 @@ _TEXT: dict[int, tuple] = {}  # id(data) -> (weak reference to data, column_conf
 
 def _text_table(data, column_config: dict, hide_index: bool | None) -> pd.DataFrame | None:
     """``data`` as the text table st.table draws (labels and formats of ``column_config`` applied), or None if it
-    is too large for one. Kept while ``data`` lives: the pages pass the Arrow tables of ui.tables' cache, so a
+    needs none (see :func:`_needs_text`). Kept while ``data`` lives: the pages pass the Arrow tables of ui.tables' cache, so a
     rerun converts nothing (a dict of columns, which cannot be referred to weakly, is converted each time)."""
     key = (repr(column_config), hide_index)
     hit = _TEXT.get(id(data))
     if hit is not None and hit[0]() is data and hit[1:3] == key:
         return hit[3]
     frame = _as_frame(data)
-    text = _breakable(_plain(frame, column_config)) if _fits_a_projector(frame, hide_index) else None
+    text = _breakable(_plain(frame, column_config)) if _needs_text(frame, hide_index) else None
     ident = id(data)
     try:
         ref = weakref.ref(data, lambda _: _TEXT.pop(ident, None))
@@ -182,9 +191,15 @@ def _wrap_cell(text: str) -> str:
     return " ".join(w if "://" in w else _BREAK.sub("\u200b", w) for w in text.split(" "))
 
 
-def _fits_a_projector(frame: pd.DataFrame, hide_index: bool | None) -> bool:
-    columns = frame.shape[1] + (0 if hide_index else 1)
-    return frame.shape[0] <= PROJECTOR_MAX_ROWS and columns <= PROJECTOR_MAX_COLUMNS
+def _needs_text(frame: pd.DataFrame, hide_index: bool | None) -> bool:
+    """Whether ``frame`` gets a text table: a small one (the projector's, a phone's), or a long one too wide for a
+    phone's grid."""
+    rows, columns = frame.shape[0], frame.shape[1] + (0 if hide_index else 1)
+    if columns > PROJECTOR_MAX_COLUMNS:
+        return False
+    if rows <= PROJECTOR_MAX_ROWS:
+        return True
+    return rows <= PHONE_MAX_ROWS and PHONE_GRID_COLUMNS < columns <= PHONE_TEXT_COLUMNS
 
 
 def _plain(frame: pd.DataFrame, column_config: dict) -> pd.DataFrame:
