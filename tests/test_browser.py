@@ -14,9 +14,9 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
-from tests.server_util import wait_for_app
 
 pytestmark = pytest.mark.browser
 SIZES = [(1280, 720), (1400, 1000)]
@@ -386,7 +386,7 @@ def test_gallery_button_opens_preset(browser_and_base):
 
 
 def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
-    from tests.tiny_models import make_tiny_bert
+    from harness.tiny_models import make_tiny_bert
 
     browser, base = browser_and_base
     folder = make_tiny_bert(tmp_path / "tiny-bert")

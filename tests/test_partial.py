@@ -77,7 +77,7 @@ def test_leaf_control_on_a_page_without_a_body_reruns_that_page():
 @pytest.fixture(scope="module")
 def two_servers():
     """Two servers on loopback: the second plays the restarted server (or the other replica)."""
-    from tests.server_util import streamlit_server
+    from harness.server import streamlit_server
 
     with streamlit_server() as (a, _), streamlit_server() as (b, _):
         yield a, b
