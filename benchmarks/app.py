@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
-from tests.apptest_util import PAGES, app  # noqa: E402
+from harness.apptest import PAGES, app  # noqa: E402
 
 SETTINGS = {
     "default": {},
@@ -89,7 +89,7 @@ def measure_real_model(repeat: int) -> list[list]:
     after a layer/head change once the model is cached, and the chart data of that rerun."""
     import os
 
-    from tests.tiny_models import make_tiny_bert
+    from harness.tiny_models import make_tiny_bert
 
     os.environ["HF_HUB_OFFLINE"] = "1"
     rows = []
@@ -131,7 +131,7 @@ def measure_real_model(repeat: int) -> list[list]:
 def first_render_seconds(script: Path, cwd: Path, repeat: int) -> float:
     from playwright.sync_api import sync_playwright
 
-    from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
+    from harness.server import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
 
     times = []
     with sync_playwright() as p:

@@ -40,7 +40,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import cpu_seconds, machine, ws_frame_bytes  # noqa: E402
-from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app  # noqa: E402
+from harness.server import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app  # noqa: E402
 
 SCENARIOS = {
     "Playground, default (8 tokens, 4 heads)": "Playground?seq_len=8&d_model=64&heads=4",

@@ -46,7 +46,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import cpu_seconds, machine  # noqa: E402
-from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server  # noqa: E402
+from harness.server import CHROMIUM_FLAGS, chromium_path, streamlit_server  # noqa: E402
 
 PAGES = {
     "Home": "",

@@ -34,7 +34,7 @@ from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.server_util import free_port, stop, streamlit_command, wait_healthy
+from harness.server import free_port, stop, streamlit_command, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 FINISHED = {

@@ -178,8 +178,8 @@ async def warm(url: str) -> None:
 
 def run_setup(setup: str, n: int, window: float) -> Result:
     if setup == "redis":
-        from deploy.local_cluster import local_cluster
-        from tests.redis_util import redis_server
+        from harness.local_cluster import local_cluster
+        from harness.redis_server import redis_server
 
         with redis_server() as redis, local_cluster(2, env={"AEXP_REDIS_URL": redis.url}) as cluster:
             for rep in cluster.replicas:

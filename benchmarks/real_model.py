@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import machine, ws_frame_bytes  # noqa: E402
-from tests.server_util import CHROMIUM_FLAGS, chromium_path, free_port, streamlit_server, wait_for_app  # noqa: E402
+from harness.server import CHROMIUM_FLAGS, chromium_path, free_port, streamlit_server, wait_for_app  # noqa: E402
 
 TEXT = " ".join(
     ["The animal didn't cross the street because it was too tired, and the street was wide."] * 40

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import machine  # noqa: E402
-from tests.apptest_util import app  # noqa: E402
+from harness.apptest import app  # noqa: E402
 from ui.controls import TEMPERATURES  # noqa: E402
 
 PAGE = "pages/Softmax_saturation.py"
@@ -123,7 +123,7 @@ def browser_times(seq_lens: list[int], repeat: int) -> list[list]:
     """Per seq_len: [T, median ms key -> last change for a new temperature, for one seen before], in Chromium."""
     from playwright.sync_api import sync_playwright
 
-    from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
+    from harness.server import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
 
     rows = []
     with streamlit_server() as (base, _), sync_playwright() as p:

@@ -46,7 +46,7 @@ def page_phase_change_seconds() -> tuple[float, str]:
     with the server and the browser on this machine's cores; and the sentence the page showed."""
     from playwright.sync_api import sync_playwright
 
-    from tests.server_util import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
+    from harness.server import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app
 
     with streamlit_server() as (base, _), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)

@@ -17,10 +17,10 @@ fi
 APT_PACKAGES=()
 if ! command -v chromium >/dev/null 2>&1; then APT_PACKAGES+=(chromium); fi
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then APT_PACKAGES+=(nginx); fi
-# the class pulse's tests run Debian's redis-server on a loopback port (tests/redis_util.py)
+# the class pulse's tests run Debian's redis-server on a loopback port (harness/redis_server.py)
 if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then APT_PACKAGES+=(redis-server); fi
 # the container tests (tests/test_containers.py) build the image with podman on a Debian base made by mmdebstrap;
-# runc, not crun, is podman's runtime on these machines (tests/containers.conf)
+# runc, not crun, is podman's runtime on these machines (harness/containers.conf)
 if ! command -v podman >/dev/null 2>&1; then APT_PACKAGES+=(podman); fi
 if ! command -v runc >/dev/null 2>&1 && [ ! -x /usr/sbin/runc ]; then APT_PACKAGES+=(runc); fi
 if ! command -v mmdebstrap >/dev/null 2>&1; then APT_PACKAGES+=(mmdebstrap); fi

@@ -18,7 +18,7 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session")
 def app_server():
     """One `streamlit run` on 127.0.0.1 for every browser test of the run (starting it costs seconds)."""
-    from tests.server_util import streamlit_server
+    from harness.server import streamlit_server
 
     with streamlit_server() as (base, proc):
         yield base, proc
@@ -31,7 +31,7 @@ def browser_and_base(app_server):
     the protocol tests that follow run their own loops with asyncio.run."""
     from playwright.sync_api import sync_playwright
 
-    from tests.server_util import CHROMIUM_FLAGS, chromium_path
+    from harness.server import CHROMIUM_FLAGS, chromium_path
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)

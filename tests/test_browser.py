@@ -14,9 +14,10 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
-from tests.server_util import wait_for_app
+from ui.registry import PAGES as REGISTRY
 
 pytestmark = pytest.mark.browser
 SIZES = [(1280, 720), (1400, 1000)]
@@ -132,15 +133,7 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
 
 
 # the pages whose maps and tables grow with the longest and widest settings (512 tokens, d_model 1024)
-LONG_PAGES = [
-    "pages/Playground.py",
-    "pages/Multi-head.py",
-    "pages/Masks.py",
-    "pages/Positional_encoding.py",
-    "pages/Compare.py",
-    "pages/Efficient_attention.py",
-    "pages/Sinks_and_linear_attention.py",
-]
+LONG_PAGES = [p.path for p in REGISTRY if p.long_settings]
 
 
 @pytest.mark.parametrize(
@@ -386,7 +379,7 @@ def test_gallery_button_opens_preset(browser_and_base):
 
 
 def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
-    from tests.tiny_models import make_tiny_bert
+    from harness.tiny_models import make_tiny_bert
 
     browser, base = browser_and_base
     folder = make_tiny_bert(tmp_path / "tiny-bert")

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
-from tests.server_util import wait_for_app
 from tests.test_browser import assert_no_errors, full_screenshot, opened, page_url
 from ui.images import BLANK, HATCH
 from ui.registry import predicting

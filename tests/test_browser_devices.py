@@ -17,10 +17,10 @@ import re
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.device_util import PHONE, TOUCH_SIZES, cut_elements, small_chart_text, touch_context
-from tests.server_util import wait_for_app
 from tests.test_browser import LONG_PAGES, assert_no_errors, full_screenshot, page_url
 
 pytestmark = pytest.mark.browser

@@ -3,7 +3,7 @@ page controls keep their values across page switches."""
 
 import pytest
 
-from tests.server_util import wait_for_app
+from harness.server import wait_for_app
 from tests.test_browser import assert_no_errors, opened
 
 pytestmark = pytest.mark.browser

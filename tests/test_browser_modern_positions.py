@@ -5,7 +5,7 @@ import contextlib
 
 import pytest
 
-from tests.server_util import wait_for_app
+from harness.server import wait_for_app
 from tests.test_browser import assert_no_errors
 
 pytestmark = pytest.mark.browser

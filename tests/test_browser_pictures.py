@@ -12,7 +12,7 @@ import pytest
 
 from attention_core import WhatIf, run_whatif
 from attention_core.implementations import compare_implementations
-from tests.server_util import wait_for_app
+from harness.server import wait_for_app
 from tests.test_browser import assert_no_errors, opened, page_url
 from ui.registry import PAGES
 

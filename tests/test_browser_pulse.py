@@ -12,8 +12,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
-from tests.server_util import wait_for_app
 from tests.test_browser import assert_no_errors, horizontal_overflow
 from tests.test_pulse_live import wait_text as _wait_text
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.server_util import wait_for_app
+from harness.server import wait_for_app
 from tests.test_browser import assert_no_errors, chart_warnings, horizontal_overflow, opened
 
 pytestmark = pytest.mark.browser

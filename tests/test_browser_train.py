@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.server_util import wait_for_app
+from harness.server import wait_for_app
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, horizontal_overflow
 
 pytestmark = pytest.mark.browser

@@ -3,7 +3,7 @@ podman-compose (two app replicas, Redis with its append-only file, nginx), a cla
 through nginx with a replica crashed and Redis restarted mid-class, a replica killed at its memory limit and
 replaced, and the Kubernetes Deployment run with ``podman kube play``.
 
-The base image is Debian 12 from Debian's archive (tests/container_util.py says why and how); compose's three images
+The base image is Debian 12 from Debian's archive (harness/containers.py says why and how); compose's three images
 are set by its APP_IMAGE, NGINX_IMAGE and REDIS_IMAGE settings, as a school with its own registry would. Podman on
 these machines schedules no health checks by itself (they need systemd), so the tests run the image's HEALTHCHECK with
 ``podman healthcheck run`` and wait for it, where compose waits for ``service_healthy``.
@@ -24,8 +24,8 @@ import yaml
 
 from benchmarks.classroom import pick, q
 from benchmarks.pulse_client import PulseClient
-from tests import container_util as cu
-from tests.server_util import ROOT, free_port
+from harness import containers as cu
+from harness.server import ROOT, free_port
 from tests.test_pulse_live import RIGHT, WRONG, join, ok, start
 
 MISSING = cu.missing_tools()

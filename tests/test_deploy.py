@@ -1,7 +1,7 @@
 """Several replicas behind deploy/nginx.conf: every request of a student reaches the replica holding its session.
 
 Two `streamlit run` processes on loopback ports and Debian's nginx running the same deploy/nginx.conf that
-compose and systemd use (deploy/local_cluster.py renders only the listen address and the temp paths). The
+compose and systemd use (harness/local_cluster.py renders only the listen address and the temp paths). The
 students are websocket clients speaking Streamlit's protocol with a cookie jar of one cookie, all from
 127.0.0.1 with the same User-Agent, as thirty laptops behind one school NAT address look to the proxy.
 nginx names the replica that answered in the X-Upstream header. A real Chromium checks the same in a browser.
@@ -25,7 +25,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosed
 
-from deploy.local_cluster import (
+from harness.local_cluster import (
     ROOT,
     SERVER_PARAMS,
     Tls,
@@ -35,7 +35,7 @@ from deploy.local_cluster import (
     nginx_server,
     render_nginx_conf,
 )
-from tests.server_util import free_port
+from harness.server import free_port
 
 DEPLOY = ROOT / "deploy"
 COOKIE = "aexp_route"
@@ -402,7 +402,7 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
-    from tests.server_util import CHROMIUM_FLAGS, chromium_path, wait_for_app
+    from harness.server import CHROMIUM_FLAGS, chromium_path, wait_for_app
 
     with local_cluster(2) as cluster, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)

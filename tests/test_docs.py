@@ -74,3 +74,13 @@ def test_copying_the_headlines_replaces_the_readme_table_only():
     assert "| new | 2 ms | y |" in new and "old" not in new and new.endswith("## Memory\n")
     with pytest.raises(ValueError, match="markers"):
         with_headlines("# no markers\n", block("| new | 2 ms | y |"))
+
+
+README_MAX_LINES = 300
+
+
+def test_the_readme_stays_short():
+    """The README is setup, what each page teaches, the classroom and where the rest lives; detail goes to docs/
+    (DESIGN.md, BENCHMARKS.md) and deploy/README.md."""
+    n = len((ROOT / "README.md").read_text(encoding="utf-8").splitlines())
+    assert n <= README_MAX_LINES, f"README.md has {n} lines, more than {README_MAX_LINES}: move detail to docs/"

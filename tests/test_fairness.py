@@ -17,9 +17,10 @@ from streamlit import config
 from streamlit.runtime.scriptrunner_utils import script_requests
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests, ScriptRequestType
 
-import ui  # noqa: F401 - installs the wrappers
 from ui import fairness
 from ui.fairness import AUTO_WEIGHT, FLOOD_REQUESTS, PACE, PREEMPT_AFTER, Pace, notice_text
+
+fairness.install()  # as the first page run of a server process does (ui/page.py)
 
 
 def test_the_wrapped_streamlit_methods_are_those_the_module_was_written_against():
@@ -34,6 +35,50 @@ def test_the_wrapped_streamlit_methods_are_those_the_module_was_written_against(
     fairness.install()  # a second install wraps nothing twice
     wrapped = script_requests.ScriptRequests.on_scriptrunner_yield
     assert not hasattr(wrapped.__aexp_original__, "__aexp_original__")
+
+
+_INSTALL_PROBE = """
+import json, os, pkgutil, sys
+sys.path.insert(0, os.getcwd())
+from streamlit import config
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests
+NAMES = ("_request_rerun_locked", "on_scriptrunner_yield", "on_scriptrunner_ready")
+config.get_option("runner.fastReruns")  # the config files are read
+config.set_option("runner.fastReruns", True, "probe")  # so that install's config change shows too
+def state():
+    return [id(ScriptRequests.__dict__[n]) for n in NAMES], config.get_option("runner.fastReruns")
+before = state()
+import ui
+for m in pkgutil.walk_packages(ui.__path__, "ui."):  # every ui module, in whatever folders it lives
+    __import__(m.name)
+imported = state()
+from tests.apptest_util import app, run_ok
+run_ok(app(sys.argv[1]))
+from ui import fairness
+print(json.dumps({"before": before, "imported": imported, "ran": state(), "installed": fairness.installed()}))
+"""
+
+
+@pytest.mark.parametrize("path", ["streamlit_app.py", "pages/Soft_lookup.py"])
+def test_importing_ui_patches_nothing_and_the_first_page_run_installs(path):
+    """A fresh interpreter: importing every ui module (a tool that only rewrites the README) leaves Streamlit's
+    ScriptRequests and runner.fastReruns as they were; the first run of the app's entry, or of a page opened by its
+    link (Streamlit runs that page alone, not streamlit_app.py), installs the wrappers."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.apptest_util import ROOT
+
+    out = subprocess.run(
+        [sys.executable, "-c", _INSTALL_PROBE, path], cwd=ROOT, capture_output=True, text=True, timeout=180
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["before"][1] is True, "the probe's config did not turn fastReruns on"
+    assert got["imported"] == got["before"], "importing ui changed Streamlit's request handling"
+    assert got["installed"] and got["ran"][1] is False, f"the first run of {path} did not install ui.fairness"
+    assert all(a != b for a, b in zip(got["ran"][0], got["before"][0], strict=True))
 
 
 # ---- the pacing rule, with made-up clocks

@@ -9,7 +9,7 @@ import copy
 import pytest
 import yaml
 
-from deploy.local_cluster import ROOT
+from harness.local_cluster import ROOT
 
 KUBE = ROOT / "deploy" / "kubernetes"
 KUBERNETES_VERSION = "1.33.0"  # a release the managed services still run; the schemas ship inside the package

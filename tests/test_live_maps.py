@@ -229,7 +229,7 @@ def _assert_maps_show(page, cfg: WhatIf) -> None:
 
 @pytest.mark.browser
 def test_a_drag_redraws_the_maps_before_the_release_which_becomes_the_setting(browser_and_base):
-    from tests.server_util import wait_for_app
+    from harness.server import wait_for_app
     from tests.test_browser import COUNT_ELEMENTS, opened
 
     browser, base = browser_and_base
@@ -338,7 +338,7 @@ def test_the_keyboard_reads_a_maps_cells_as_the_pointer_does(browser_and_base):
     """Hover has a keyboard twin: on a focused map, right and left move along the picked query's keys and the tip (a
     status region, so a screen reader says it) names the cell and attention_core's weight; down picks the next
     query and reads the same key there; Escape hides it."""
-    from tests.server_util import wait_for_app
+    from harness.server import wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base
@@ -378,7 +378,7 @@ def test_the_keyboard_reads_a_maps_cells_as_the_pointer_does(browser_and_base):
 
 @pytest.mark.browser
 def test_the_keyboard_moves_the_live_slider_and_the_maps(browser_and_base):
-    from tests.server_util import wait_for_app
+    from harness.server import wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base
@@ -575,7 +575,7 @@ def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_th
     ones the maps took from the old session."""
     import subprocess
 
-    from tests.server_util import ROOT, free_port, stop, streamlit_command, wait_for_app, wait_healthy
+    from harness.server import ROOT, free_port, stop, streamlit_command, wait_for_app, wait_healthy
     from tests.test_browser import opened
 
     browser, _ = browser_and_base
@@ -637,7 +637,7 @@ def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_th
 def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_ones(browser_and_base):
     """A new seq_len of A sends A's new scores and not B's (the page holds them): the maps draw A's new weights
     and B's from the array kept since the page load, both equal to attention_core's."""
-    from tests.server_util import wait_for_app
+    from harness.server import wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base
@@ -671,7 +671,7 @@ def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_o
 def test_the_scripts_are_sent_when_opened_and_follow_a_release_and_the_downloads_still_work(browser_and_base):
     """The reproduce scripts are sent when their box is opened, and after a release (a body-only rerun, which does
     not draw their box again) the scripts shown carry the new temperature, and the downloads give their files."""
-    from tests.server_util import wait_for_app
+    from harness.server import wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base

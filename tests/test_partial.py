@@ -6,12 +6,14 @@ protocol tests run a real server: a leaf change comes back as a fragment run wit
 session that is new (the server restarted, another replica) gets a full run and then body runs again.
 """
 
+import ast
 import asyncio
 
 import pytest
 
-from tests.apptest_util import app, run_ok, set_widget, texts, widget_count
+from tests.apptest_util import ROOT, app, run_ok, set_widget, texts, widget_count
 from ui.classroom import TOGGLE_KEY
+from ui.registry import PAGES as REGISTRY
 
 # page, a leaf control (key, value), text that shows the new value, a structural control (key, value)
 PAGES = [
@@ -77,7 +79,7 @@ def test_leaf_control_on_a_page_without_a_body_reruns_that_page():
 @pytest.fixture(scope="module")
 def two_servers():
     """Two servers on loopback: the second plays the restarted server (or the other replica)."""
-    from tests.server_util import streamlit_server
+    from harness.server import streamlit_server
 
     with streamlit_server() as (a, _), streamlit_server() as (b, _):
         yield a, b
@@ -177,6 +179,7 @@ LEAVES = [
         ],
     ),
     ("pages/Step_by_step.py", [("ctl_temperature", 1.995), ("ctl_scaled", False)]),
+    ("pages/Soft_lookup.py", [("sl_query", 0.5), ("sl_tau", 2.0), ("sl_twin", True)]),
     ("pages/Softmax_saturation.py", [("ctl_temperature", 0.501), ("ctl_scaled", False), ("ctl_seed", 2)]),
     ("pages/Multi-head.py", [("ctl_seed", 4), ("ctl_temperature", 0.501), ("mh_head", 1)]),
     (
@@ -195,6 +198,40 @@ LEAVES = [
         [("tb_prenorm", True), ("tb_tdec", 7), ("tb_dhead", 1), ("ctl_positional", True)],
     ),
 ]
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    """The calls of ``name`` (a function, or an attribute such as ``page.run``) in a parsed file."""
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and (getattr(n.func, "id", None) == name or ast.unparse(n.func) == name)
+    ]
+
+
+def pages_with_a_body() -> dict[str, set[str]]:
+    """Every page of the registry whose ``page.run`` is given a controls function (its drawing is a body that leaf
+    controls rerun alone: ui/page.py), with the keys of the leaf PageParams its file declares."""
+    found = {}
+    for p in REGISTRY:
+        tree = ast.parse((ROOT / p.path).read_text(encoding="utf-8"))
+        if any(len(c.args) > 1 or any(k.arg == "controls" for k in c.keywords) for c in _calls(tree, "page.run")):
+            found[p.path] = {
+                c.args[0].value
+                for c in _calls(tree, "PageParam")
+                if any(k.arg == "leaf" and getattr(k.value, "value", False) is True for k in c.keywords)
+            }
+    return found
+
+
+def test_every_page_with_a_body_has_its_leaf_controls_tested():
+    """LEAVES names every page with a body once, and every leaf PageParam of its file: a new page with a body, or a
+    new leaf control, fails here until it is added to LEAVES."""
+    bodies = pages_with_a_body()
+    assert sorted(path for path, _ in LEAVES) == sorted(bodies)
+    for path, leaves in LEAVES:
+        missing = bodies[path] - {key for key, _ in leaves}
+        assert not missing, f"{path}: leaf controls missing from LEAVES: {sorted(missing)}"
 
 
 @pytest.mark.parametrize("path, leaves", LEAVES, ids=[p[0].split("/")[-1] for p in LEAVES])

@@ -16,7 +16,7 @@ from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from benchmarks.protocol import Page, StreamlitClient, widget_state
-from tests.server_util import streamlit_server
+from harness.server import streamlit_server
 
 
 def slider_delta(label: str, **fields) -> Delta:

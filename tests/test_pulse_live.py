@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from benchmarks.pulse_client import PulseClient
-from tests.redis_util import redis_binary, redis_server
-from tests.server_util import streamlit_server
+from harness.redis_server import redis_binary, redis_server
+from harness.server import streamlit_server
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, opened
 from tests.test_deploy import DEPLOY, needs_nginx
 from ui.pulse_panel import STUDENT_IDLE
@@ -134,7 +134,7 @@ def test_a_class_on_one_server_with_the_embedded_store():
 def redis_cluster():
     if redis_binary() is None:
         pytest.skip("redis-server is not installed (scripts/test.sh installs it)")
-    from deploy.local_cluster import local_cluster
+    from harness.local_cluster import local_cluster
 
     with redis_server() as redis, local_cluster(2, env={"AEXP_REDIS_URL": redis.url}) as cluster:
         yield redis, cluster

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from classpulse import ALPHABET, CODE_LENGTH, Outcome, Question, SQLiteStore, new_voter, open_store, question_id
 from classpulse.model import MAX_LABEL, new_token, parse_code, token_digest, token_matches
-from tests.redis_util import redis_binary, redis_server
+from harness.redis_server import redis_binary, redis_server
 
 needs_redis = pytest.mark.skipif(redis_binary() is None, reason="redis-server is not installed (scripts/test.sh)")
 
@@ -322,7 +322,7 @@ def test_open_store_follows_the_environment(redis_url):
 
 def test_redis_that_is_not_there_is_unavailable_and_not_asked_again_at_once(monkeypatch):
     from classpulse.redis_store import RedisStore
-    from tests.server_util import free_port
+    from harness.server import free_port
 
     store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", retry_after=30)
     assert store.start_class() is Outcome.UNAVAILABLE

@@ -184,7 +184,7 @@ def test_a_waiter_computes_the_key_itself_when_the_first_computation_fails():
 def test_every_cache_is_byte_bounded_and_no_page_declares_one():
     """One policy (ui/cache.py): no st.cache_data / st.cache_resource / functools caches anywhere in the app, no
     cache declared in a page, every cached computation in ui/compute.py (chart, table and file-read caches
-    beside what they draw or read), and the README's budget table lists every cache with its budget."""
+    beside what they draw or read), and docs/DESIGN.md's budget table lists every cache with its budget."""
     import importlib
     import re
     from pathlib import Path
@@ -202,16 +202,16 @@ def test_every_cache_is_byte_bounded_and_no_page_declares_one():
     assert in_pages == []
     for path in sorted((root / "ui").rglob("*.py")):  # every module that could declare a cache, whatever ran before
         importlib.import_module(path.relative_to(root).with_suffix("").as_posix().replace("/", "."))
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    rows = {n: float(mb) for n, mb in re.findall(r"^\| `([\w.]+)`[^|]*\| ([\d.]+) MB \|$", readme, re.M)}
+    design = (root / "docs" / "DESIGN.md").read_text(encoding="utf-8")  # its "Memory: the caches"
+    rows = {n: float(mb) for n, mb in re.findall(r"^\| `([\w.]+)`[^|]*\| ([\d.]+) MB \|$", design, re.M)}
     report = {r["name"]: r["max_bytes"] / 2**20 for r in cache_report() if not r["name"].startswith("test")}
     missing = [f"| `{n}` | {mb:.1f} MB |" for n, mb in sorted(report.items()) if n not in rows]
-    assert not missing, "README.md's cache table lacks these rows (add them):\n" + "\n".join(missing)
+    assert not missing, "docs/DESIGN.md's cache table lacks these rows (add them):\n" + "\n".join(missing)
     gone = sorted(set(rows) - set(report))
-    assert not gone, f"README.md's cache table lists caches the code no longer has (remove them): {gone}"
+    assert not gone, f"docs/DESIGN.md's cache table lists caches the code no longer has (remove them): {gone}"
     wrong = {n: (rows[n], round(mb, 2)) for n, mb in report.items() if abs(rows[n] - mb) > 0.05}
-    assert not wrong, f"README.md's cache table states other budgets than the code (README, code): {wrong}"
-    total = re.search(r"\*\*all (\d+) caches\*\* \| \*\*([\d,]+) MB\*\*", readme)
+    assert not wrong, f"docs/DESIGN.md's cache table states other budgets than the code (DESIGN, code): {wrong}"
+    total = re.search(r"\*\*all (\d+) caches\*\* \| \*\*([\d,]+) MB\*\*", design)
     assert (int(total[1]), float(total[2].replace(",", ""))) == (
         len(report),
         pytest.approx(sum(report.values()), abs=1),

@@ -1,6 +1,7 @@
 """Shared Streamlit plumbing: sidebar controls bound to the URL, cached core calls, chart builders.
 
-Nothing here knows about a particular page; pages import from here and from attention_core.
+Nothing here knows about a particular page; pages import from here and from attention_core. Importing ui patches
+nothing in Streamlit: the page skeleton installs what the server needs at the first page run (ui/page.py).
 """
 
 import os
@@ -10,9 +11,3 @@ import os
 # at one OpenMP thread a core. So it goes into the environment before any ui module can import torch; a value
 # the user set is kept. NumPy's OpenBLAS is capped in ui/runtime.py (it may be loaded before this runs).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-# A fair share of the server for every session: a browser's burst of reruns is folded into few runs, and a session
-# that keeps flooding waits for its turn (ui/fairness.py). Installed once per process, before any page runs.
-from ui.fairness import install as _install_fairness  # noqa: E402
-
-_install_fairness()

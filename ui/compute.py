@@ -12,7 +12,7 @@ Each cache is bounded by bytes, keyed by cheap hashable arguments (a WhatIf is a
 primitives; its hash costs microseconds, where st.cache_data pickles and hashes it on every call), and
 returns the stored object itself (read-only) instead of an unpickled copy. Budgets are chosen so that
 all caches together stay well inside Community Cloud's memory with the interpreter and libraries loaded;
-README "Memory" lists them.
+docs/DESIGN.md ("Memory: the caches") lists them.
 """
 
 from __future__ import annotations

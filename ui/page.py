@@ -18,6 +18,7 @@ A page reads top to bottom as its lesson::
 
 What comes with it, so that no page can forget it or do it another way:
 
+- the server's fair share for every session: ``ui.fairness.install``, once per process, at the first page run;
 - registration: the title, icon and place in the reading order come from ``ui/registry.PAGES``;
 - the top of the page: the page list, the title, the link's notices and preset banner, the projector view, the
   intro and the formula, and one place for every notice the page's controls give;
@@ -54,6 +55,7 @@ from ui.controls import (
     whatif_controls,
     write_url,
 )
+from ui.fairness import install as install_fairness
 from ui.fairness import notice as pace_notice
 from ui.lesson import Question, check_yourself, next_link, page_link_with_caption
 from ui.links import KEY as LINK_KEY
@@ -254,6 +256,10 @@ class Page:
 def _top(path: str, title: str, icon: str) -> None:
     """set_page_config, the page list, the title, and what the link says about the lesson (the preset's question,
     the projector view, notices about link options that were ignored)."""
+    # a fair share of the server for every session (ui/fairness.py): installed by the first run of whatever page a
+    # visitor opens first (a page's link runs that page alone, not streamlit_app.py), before it draws; importing
+    # ui installs nothing
+    install_fairness()
     enter_page()
     page_started()  # no page body is current until this run draws it (ui/partial.py)
     first_run = LINK_KEY not in st.session_state  # the session's first run reads the link

@@ -35,7 +35,7 @@ from ui.runtime import collect_garbage
 BODY = "body"  # the fragment key every page's drawing uses
 
 # AppTest shows only a fragment's elements after a fragment rerun (it does not merge them into the page as a
-# browser does), so tests/apptest_util.app() turns partial reruns off unless a test asks for them.
+# browser does), so harness/apptest.app() turns partial reruns off unless a test asks for them.
 ENABLED = True
 
 # The page whose body the last full run drew to its end. Streamlit keeps the previous run's fragments when a

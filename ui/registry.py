@@ -29,6 +29,8 @@ class PageInfo(NamedTuple):
     teaches: str  # one sentence: what a learner finds there (home page, "next" links, README)
     predicts: bool = False  # in classroom mode it asks a question worth predicting before it shows the answer
     details: str = ""  # the README's description of the page, if longer than ``teaches`` (python -m ui.registry)
+    long_settings: bool = False  # its maps and tables grow with the longest, widest settings (512 tokens, d_model
+    # 1024): the browser tests walk it at them (tests/test_browser.py, tests/test_browser_devices.py)
 
 
 PAGES: tuple[PageInfo, ...] = (
@@ -89,6 +91,7 @@ PAGES: tuple[PageInfo, ...] = (
             "shapes; heads → concat → W_o → output with shapes; a head × head Jensen-Shannon matrix; one "
             "purposeful head against two random heads"
         ),
+        long_settings=True,
     ),
     PageInfo(
         "pages/Masks.py",
@@ -102,6 +105,7 @@ PAGES: tuple[PageInfo, ...] = (
             " live while the pad count and the temperature move; why blocked keys get exactly 0; a fully "
             "masked row gives zero weights where a textbook softmax gives NaN"
         ),
+        long_settings=True,
     ),
     PageInfo(
         "pages/Playground.py",
@@ -118,6 +122,7 @@ PAGES: tuple[PageInfo, ...] = (
             'against the scaled/unscaled twin; CSV downloads with their size and "reproduce in Python" '
             "scripts"
         ),
+        long_settings=True,
     ),
     PageInfo(
         "pages/Compare.py",
@@ -131,6 +136,7 @@ PAGES: tuple[PageInfo, ...] = (
             " what really differs, the preset's story, weights, outputs, saturation and B − A on the "
             "scale of a weight"
         ),
+        long_settings=True,
     ),
     PageInfo(
         "pages/Positional_encoding.py",
@@ -143,6 +149,7 @@ PAGES: tuple[PageInfo, ...] = (
             "shuffle experiment: without positions the outputs only move with their tokens (difference "
             "0), with positions they change"
         ),
+        long_settings=True,
     ),
     PageInfo(
         "pages/Cross-attention.py",
@@ -226,6 +233,7 @@ PAGES: tuple[PageInfo, ...] = (
             "max, sum and the rescaling where it happened (e^(m − m′) when the running max rose, a dash "
             "otherwise), equal to the full softmax without the T × T matrix"
         ),
+        long_settings=True,
     ),
     PageInfo(
         "pages/Sinks_and_linear_attention.py",
@@ -238,6 +246,7 @@ PAGES: tuple[PageInfo, ...] = (
             "1) as an RNN: parallel and recurrent forms equal (about 2e-16), a d × d state instead of T ×"
             " T"
         ),
+        long_settings=True,
     ),
     PageInfo(
         "pages/Implementations.py",

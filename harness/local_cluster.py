@@ -1,13 +1,13 @@
 """N app replicas behind deploy/nginx.conf on 127.0.0.1, without containers: for the tests and for measuring.
 
-Each replica is ``streamlit run streamlit_app.py`` on a free loopback port (tests/server_util.py starts it),
-and nginx runs this folder's nginx.conf, app.conf and site.http.conf (or site.https.conf) with only the lines a
+Each replica is ``streamlit run streamlit_app.py`` on a free loopback port (harness/server.py starts it),
+and nginx runs deploy/nginx.conf, app.conf and site.http.conf (or site.https.conf) with only the lines a
 loopback run needs changed: the listen addresses, the certificate paths, and nginx's temporary files and pid in a
 private folder (so it runs as any user). The upstream servers are written to upstream.conf beside the rendered
 configuration, as compose and systemd do. The harness adds an X-Upstream header (which replica answered) that
 the shipped files do not send.
 
-    python deploy/local_cluster.py --replicas 2 [--port 8080]   # prints the URL, stops on Ctrl-C
+    python harness/local_cluster.py --replicas 2 [--port 8080]   # prints the URL, stops on Ctrl-C
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.server_util import free_port, streamlit_server  # noqa: E402
+from harness.server import free_port, streamlit_server  # noqa: E402
 
 DEPLOY = ROOT / "deploy"
 NGINX_CONF = DEPLOY / "nginx.conf"

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.server_util import free_port
+from harness.server import free_port
 
 
 def redis_binary() -> str | None:

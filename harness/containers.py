@@ -24,9 +24,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.server_util import ROOT, free_port
+from harness.server import ROOT, free_port
 
-CONTAINERS_CONF = ROOT / "tests" / "containers.conf"
+CONTAINERS_CONF = ROOT / "harness" / "containers.conf"
 SUITE, MIRROR = "bookworm", "http://deb.debian.org/debian"
 BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates", "wget", "nginx-light", "redis-server")
 MMDEBSTRAP = ["mmdebstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}",

@@ -1,4 +1,4 @@
-"""The classroom benchmark through nginx: the same class on 1 and on 2 replicas (deploy/local_cluster.py).
+"""The classroom benchmark through nginx: the same class on 1 and on 2 replicas (harness/local_cluster.py).
 
 The students are benchmarks/classroom.py's protocol clients made browser-like: each first GETs the page, keeps
 the aexp_route cookie nginx sets, and opens its websocket with it, as a browser does. (A client without the
@@ -6,8 +6,8 @@ cookie is routed by address and User-Agent, so thirty cookie-less clients on one
 one replica.) Reports latency from the classroom benchmark, where the students landed, and each replica's
 CPU time and peak memory.
 
-    python deploy/bench_replicas.py [--replicas 1,2] [--students 30] [--changes 10] [--scenario why_scale]
-    python deploy/bench_replicas.py --compose [--replicas 2] [--students 150]   # the containers of compose.yaml
+    python benchmarks/replicas.py [--replicas 1,2] [--students 30] [--changes 10] [--scenario why_scale]
+    python benchmarks/replicas.py --compose [--replicas 2] [--students 150]   # the containers of compose.yaml
 
 With --compose the replicas are compose.yaml's containers (podman-compose, images built as tests/test_containers.py
 builds them), each limited to APP_CPUS (1) core and APP_MEMORY (1.5 GB); CPU and peak memory are their cgroups'.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import benchmarks.classroom as classroom  # noqa: E402
 from benchmarks import protocol  # noqa: E402
-from deploy.local_cluster import local_cluster  # noqa: E402
+from harness.local_cluster import local_cluster  # noqa: E402
 
 LANDED: collections.Counter = collections.Counter()  # replica address -> students whose websocket it holds
 
@@ -75,7 +75,7 @@ def measure(n: int, sc, students: int, changes: int, think: tuple[float, float],
 
 def measure_compose(n: int, sc, students: int, changes: int, think: tuple[float, float], seed: int) -> list[str]:
     """One class through compose.yaml's nginx on ``n`` fresh replica containers; a table row."""
-    from tests import container_util as cu
+    from harness import containers as cu
 
     base = cu.base_image()
     with cu.compose_up(f"aexp-bench-{os.getpid()}", cu.build_app_image(base), base, replicas=n) as c:

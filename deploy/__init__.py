@@ -1,1 +1,0 @@
-"""Deployment files (Dockerfile, compose.yaml, nginx.conf, systemd unit) and local_cluster, their loopback harness."""
