@@ -105,3 +105,38 @@ def test_a_charts_toolbar_covers_no_text(browser_and_base, path, size):
             assert page.evaluate(SHOWN_TOOLBARS) == 1
             covered += page.evaluate(COVERED_TEXT)
         assert covered == []
+
+
+# hover one cell of the Vega heatmap titled ``title``, by its place among the rect marks (Vega draws them in the
+# data's order: row by row); returns the tooltip's text
+def _hover_cell(page, title: str, index: int) -> str:
+    chart = page.locator('[data-testid="stVegaLiteChart"]').filter(
+        has=page.locator(f"g[aria-label=\"Title text '{title}'\"]")
+    )
+    chart.scroll_into_view_if_needed()
+    cell = chart.locator("g.mark-rect path").nth(index)
+    cell.hover(force=True)
+    tip = page.locator("#vg-tooltip-element")
+    tip.wait_for(state="visible", timeout=10000)
+    return tip.inner_text()
+
+
+def test_a_heatmaps_tooltip_names_its_cell_and_writes_its_value_as_the_page_does(browser_and_base):
+    """A heatmap's cells carry their indexes and the value's text; the row and column labels are looked up in the
+    spec by index (ui.charts._skeleton). Hovering a cell of the Playground's X and Z maps (static charts, at the
+    default setting) shows that cell's token, its dimension and its value as ui.text.fmt writes it."""
+    from ui.text import fmt
+
+    browser, base = browser_and_base
+    run = run_whatif(WhatIf())
+    with opened(browser, base + "/Playground", (1400, 1000)) as (page, _):
+        assert_no_errors(page)
+        d = run.x.shape[1]
+        for title, m in (("X input", run.x), ("Z output", run.output)):
+            for r, c in ((0, 0), (run.T - 1, d - 1), (3, 17)):
+                text = _hover_cell(page, title, r * d + c)
+                words = text.split()  # "token t1 dim 1 x 1.12": each field's name, then its value
+                shown = dict(zip(words[::2], words[1::2]))
+                value = "x" if title == "X input" else "z"
+                expected = {"token": run.tokens[r], "dim": str(c + 1), value: fmt(float(m[r, c]))}
+                assert shown == expected, (title, r, c, text)

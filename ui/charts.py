@@ -105,18 +105,19 @@ WEIGHT_AXES = Axes()  # query x key -> weight: an attention map
 MASK_AXES = Axes(value="allowed")  # query x key -> may attend (1) or not (0)
 
 
-def _heatmap_frame(m: np.ndarray, row_labels, col_labels, row_title: str, col_title: str, blank=None) -> pd.DataFrame:
+def _heatmap_frame(m: np.ndarray, blank=None) -> pa.Table:
+    """A heatmap's cells as an Arrow table: row and column index, the value (for the colour) and its text (for the
+    tooltip, as sentences and tables write it). The row and column labels are not repeated in every cell: the
+    spec looks them up by index (:func:`_skeleton`), so a 8 x 64 map's cells take 9 KB rather than 23 KB."""
     n_r, n_c = m.shape
     ii, jj = np.meshgrid(np.arange(n_r), np.arange(n_c), indexing="ij")
     keep = np.ones_like(m, dtype=bool) if blank is None else ~np.asarray(blank, dtype=bool)
-    return pd.DataFrame(
+    return pa.table(
         {
-            "r": ii[keep].astype(np.int16),
-            "c": jj[keep].astype(np.int16),
-            "v": np.round(m[keep].astype(np.float32), 4),
-            "t": pd.Series(fmt_arrow(m[keep]), dtype=pd.ArrowDtype(pa.string())),  # as sentences and tables write it
-            row_title: np.asarray(row_labels, dtype=object)[ii[keep]],
-            col_title: np.asarray(col_labels, dtype=object)[jj[keep]],
+            "r": pa.array(ii[keep].astype(np.int16)),
+            "c": pa.array(jj[keep].astype(np.int16)),
+            "v": pa.array(np.round(m[keep].astype(np.float32), 4)),
+            "t": fmt_arrow(m[keep]),
         }
     )
 
@@ -193,6 +194,10 @@ def _skeleton(lay: _Layout) -> str:
     spec = _heatmap_altair(empty, lay).to_dict()
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}
+    spec["transform"] = [  # each cell's labels (tooltip), by its index: the labels travel once, not once a cell
+        {"calculate": f"{json.dumps(list(map(str, labels)))}[datum.{index}]", "as": name}
+        for labels, index, name in ((lay.row_labels, "r", lay.row_title), (lay.col_labels, "c", lay.col_title))
+    ]
     spec["autosize"] = {"type": "pad", "contains": "padding"}
     return json.dumps(spec)
 
@@ -230,11 +235,11 @@ def heatmap_spec(
     return json.dumps(_heatmap_dict(lay, domain, note))
 
 
-def _cells_arrow(m: np.ndarray, blank, rows: tuple, cols: tuple, row_title: str, col_title: str) -> bytes:
-    """The cells of one heatmap as Arrow IPC bytes, cached by a digest of the numbers and the labels: a
-    rerun that draws the same map again sends stored bytes instead of converting a DataFrame."""
-    key = (digest(m, None if blank is None else np.asarray(blank, dtype=bool)), rows, cols, row_title, col_title)
-    return arrow_rows(key, lambda: _heatmap_frame(m, rows, cols, row_title, col_title, blank))
+def _cells_arrow(m: np.ndarray, blank) -> bytes:
+    """The cells of one heatmap as Arrow IPC bytes, cached by a digest of the numbers and the blank cells: a
+    rerun that draws the same map again sends stored bytes instead of converting it again."""
+    key = ("heatmap cells", digest(m, None if blank is None else np.asarray(blank, dtype=bool)))
+    return arrow_rows(key, lambda: _heatmap_frame(m, blank))
 
 
 _PNGS = register(ByteLRU("ui.charts.pngs", 32 * 2**20))  # encoded image heatmaps, by content digest
@@ -371,7 +376,7 @@ def show_heatmap(
             note = f"colour {domain[0]:.3g}–{domain[1]:.3g}"
         lay = _Layout(m.shape, rows, cols, title, *axes, True, scheme, size, legend)
         spec = _heatmap_dict(lay, domain, note)
-        spec["datasets"] = {"cells": _cells_arrow(m, blank, rows, cols, axes.rows, axes.cols)}
+        spec["datasets"] = {"cells": _cells_arrow(m, blank)}
         spec["description"] = alt_text or describe_map(m, rows, cols, title, axes, blank)
         spec["usermeta"] = {"group": group or title, "value": axes.value}
         box.vega_lite_chart(spec, key=key, width="content")
