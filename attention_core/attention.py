@@ -60,14 +60,28 @@ def scaled_dot_product_attention(q, k, v, mask=None, scaled: bool = True, temper
     """
     t = check_temperature(temperature)
     q, k, v, m, lead = check_attention_inputs(q, k, v, mask)
+    weights = _weights(q, k, m, scaled, t)  # (..., T_q, T_k)
+    weights = weights.astype(np.result_type(weights.dtype, v.dtype), copy=False)
+    output = weights @ v  # (..., T_q, d_v)
+    return output, weights
+
+
+def _weights(q: np.ndarray, k: np.ndarray, m, scaled: bool, t: float) -> np.ndarray:
+    """The weights of :func:`scaled_dot_product_attention` from checked inputs (``m``: the mask or None)."""
     # Fold 1/sqrt(d_k) and 1/temperature into q: T_q * d_k multiplications instead of T_q * T_k.
     factor = score_factor(q.shape[-1], scaled, t)
     q_in = q * np.asarray(factor, dtype=q.dtype) if factor != 1.0 else q
     logits = q_in @ np.swapaxes(k, -1, -2)  # (..., T_q, T_k), a fresh array
-    weights = _softmax(logits, axis=-1, where=m, inplace=True)  # (..., T_q, T_k)
-    weights = weights.astype(np.result_type(logits.dtype, v.dtype), copy=False)
-    output = weights @ v  # (..., T_q, d_v)
-    return output, weights
+    return _softmax(logits, axis=-1, where=m, inplace=True)
+
+
+def attention_weights(q, k, mask=None, scaled: bool = True, temperature: float = 1.0) -> np.ndarray:
+    """The weights :func:`scaled_dot_product_attention` computes, bit for bit, without the output (no ``weights @
+    v``): what a page needs when it states only the weights' figures (the scaling twin's saturation)."""
+    t = check_temperature(temperature)
+    k = np.asarray(k)
+    q, k, _, m, _ = check_attention_inputs(q, k, k[..., :1], mask)  # (k stands in for v, whose check it passes)
+    return _weights(q, k, m, scaled, t)
 
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:

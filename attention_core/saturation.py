@@ -54,8 +54,33 @@ def softmax_jacobian(p) -> np.ndarray:
     return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
 
 
-def jacobian_frobenius(p: np.ndarray) -> np.ndarray:
-    """Frobenius norm of diag(p) - p p^T per row, accurate also for near-one-hot rows.
+def jacobian_frobenius(p: np.ndarray, top: np.ndarray | None = None) -> np.ndarray:
+    """Frobenius norm of diag(p) - p p^T per row, accurate also for near-one-hot rows. ``top``: each row's largest
+    entry (``p.max(-1)``), if the caller has it.
+
+    With the row's sums S1 = sum p, S2 = sum p^2 and S3 = sum p^3,
+    ``||J||_F^2 = sum_i p_i^2 ((S1 - p_i)^2 + S2 - p_i^2) = S1^2 S2 - 2 S1 S3 + S2^2``: three sums a row. Where no
+    entry passes half the row, every term is within a small factor of the result (which is at least S2 / 4), so
+    nothing cancels. A row with an entry over half (near one-hot: S1^2 S2 and 2 S1 S3 both near 1 while the norm
+    may be 1e-13) is summed as :func:`_jacobian_frobenius_peaked` does, without the cancellation.
+    """
+    if top is None:
+        top = p.max(axis=-1)
+    s1 = p.sum(axis=-1)
+    peaked = top > 0.5 * s1
+    if peaked.mean() > 0.5:  # mostly peaked rows (a low temperature): the careful sum for all is cheaper
+        return _jacobian_frobenius_peaked(p)
+    p2 = np.square(p)
+    s2 = p2.sum(axis=-1)
+    s3 = np.einsum("...i,...i->...", p2, p)
+    out = np.sqrt(np.maximum(s1 * s1 * s2 - 2.0 * s1 * s3 + s2 * s2, 0.0))
+    if peaked.any():
+        out[peaked] = _jacobian_frobenius_peaked(p[peaked])
+    return out
+
+
+def _jacobian_frobenius_peaked(p: np.ndarray) -> np.ndarray:
+    """:func:`jacobian_frobenius` summed so that a near-one-hot row loses nothing.
 
     ``||J||_F^2 = sum_i p_i^2 (r1_i^2 + r2_i)`` with ``r1_i = sum_{j != i} p_j`` (= 1 - p_i) and
     ``r2_i = sum_{j != i} p_j^2``. Off a row's largest entry m, ``r_i = (row sum) - p_i`` loses nothing,
@@ -88,18 +113,21 @@ def saturation_metrics(weights) -> SaturationMetrics:
         ``||diag(p) - p p^T||_F^2 = sum_i p_i^2 ((1 - p_i)^2 + sum_{j != i} p_j^2)``, so no T x T
         matrix is built (see :func:`jacobian_frobenius`).
     """
-    p = check_finite_array("weights", weights, min_ndim=2).astype(np.float64)
-    if np.any(p < 0):
+    p = np.asarray(check_finite_array("weights", weights, min_ndim=2), dtype=np.float64)  # no copy if it is
+    if p.min() < 0:
         raise ValueError("weights must be non-negative (they are softmax outputs)")
     T_k = p.shape[-1]
     row_sum = p.sum(axis=-1)
     valid = row_sum > 0.5
-    logp = np.log(p, out=np.zeros_like(p), where=p > 0)  # 0 log 0 = 0
-    entropy = np.maximum(-(p * logp).sum(axis=-1), 0.0)  # (..., T_q)
+    # 0 log 0 = 0: a zero weight's log is taken at the smallest normal number, and 0 times it is 0 (a subnormal
+    # weight, under 2.3e-308, adds under 1e-305 to the entropy, which has no digit there)
+    logp = np.log(np.maximum(p, np.finfo(np.float64).tiny))
+    entropy = np.maximum(-np.einsum("...i,...i->...", p, logp), 0.0)  # (..., T_q)
+    del logp
     normalized = entropy / math.log(T_k) if T_k > 1 else np.zeros_like(entropy)
     max_weight = p.max(axis=-1)
     effective = np.where(valid, np.exp(entropy), 0.0)
-    jac = jacobian_frobenius(p)
+    jac = jacobian_frobenius(p, max_weight)
     n_valid = int(valid.sum())
     share = float(((max_weight > NEAR_ONE_HOT) & valid).sum() / n_valid) if n_valid else 0.0
     return SaturationMetrics(entropy, normalized, max_weight, effective, jac, valid, share)

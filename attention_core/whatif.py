@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import multi_head_attention, scaled_dot_product_attention
+from .attention import attention_weights, multi_head_attention
 from .config import WhatIf
 from .inputs import one_hot_embeddings, random_embeddings, random_projection_weights, sentence_embeddings
 from .mask_demo import clamp_pad
@@ -121,7 +121,4 @@ def twin_weights(run: WhatIfRun) -> np.ndarray:
     """
     cfg = run.config
     mask = None if run.mask is None else run.mask[None, :, :]  # (1, T, T): every head, as multi_head_attention
-    _, weights = scaled_dot_product_attention(
-        run.q, run.k, run.v, mask=mask, scaled=not cfg.scaled, temperature=cfg.temperature
-    )
-    return weights
+    return attention_weights(run.q, run.k, mask=mask, scaled=not cfg.scaled, temperature=cfg.temperature)
