@@ -86,6 +86,19 @@ def test_jacobian_norm_is_accurate_for_near_one_hot_rows(seed, T, spread):
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@given(st.integers(0, 2**31), st.integers(2, 40), st.floats(0.0, 3.0))
+def test_jacobian_norm_is_accurate_for_soft_and_mixed_rows(seed, T, spread):
+    # rows whose weights all stay under half (three row sums) beside near-one-hot rows (the careful sum), in one
+    # batch, so that both paths of jacobian_frobenius meet the 50-digit value
+    rng = np.random.default_rng(seed)
+    logits = spread * rng.standard_normal((4, T))
+    logits[3, 0] += 40.0  # one row near one-hot
+    p = ac.softmax(logits)
+    got = ac.saturation_metrics(p).jacobian_norm
+    want = np.array([_jacobian_norm_exact(row) for row in logits])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_saturation_skips_fully_masked_rows():
     w = np.array([[1.0, 0.0], [0.0, 0.0]])
     m = ac.saturation_metrics(w)
