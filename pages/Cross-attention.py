@@ -14,7 +14,7 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.partial import full_run, rerun_body
 from ui.query_bars import query_bars
-from ui.text import fmt, md_escape
+from ui.text import fmt, head_name, head_names, md_escape
 from ui.widgets import index_picker
 
 DEFAULT_Q, DEFAULT_KV = "the cat sat on the mat", "le chat est assis sur le tapis"
@@ -72,9 +72,7 @@ def _controls() -> tuple:
         st.error("Each box needs at least one word; showing the default sentences.")
     notes = st.container()
     c1, c2 = st.columns(2)
-    index_picker(
-        "head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="ca_head", container=c1, on_change=rerun_body
-    )
+    index_picker("head", head_names(cfg.n_heads), key="ca_head", container=c1, on_change=rerun_body)
     index_picker(
         "query token", cached_cross(q_cfg, kv_cfg).tokens_q, key="ca_query", container=c2, on_change=rerun_body
     )
@@ -100,7 +98,7 @@ def _draw(notes, rest) -> list[Question]:
             tok_q,
             tok_kv,
             # an image states its shape in its caption; a vector map states it in its title (never both)
-            title=f"head {head + 1}: {T_q} x {T_k}" if is_vector((T_q, T_k)) else f"head {head + 1}",
+            title=f"{head_name(head)}: {T_q} x {T_k}" if is_vector((T_q, T_k)) else head_name(head),
             size=360,
             max_px=384,
             container=left,
@@ -167,12 +165,12 @@ def _draw(notes, rest) -> list[Question]:
 
         return [
             (
-                f"What shape do the weights of head {head + 1} have here, and why is it not square?",
+                f"What shape do the weights of {head_name(head)} have here, and why is it not square?",
                 f"{T_q} x {T_k}: one row per query token of the query sequence ({T_q} tokens), one column per key "
                 f"of the key/value sequence ({T_k} tokens).",
             ),
             (
-                f"Which key does query {md_escape(tok_q[q_row])} (#{q_row + 1}) attend to most in head {head + 1}, "
+                f"Which key does query {md_escape(tok_q[q_row])} (#{q_row + 1}) attend to most in {head_name(head)}, "
                 "and does that mean anything?",
                 f"{md_escape(tok_kv[top])} (#{top + 1}) with weight {fmt(float(row[top]))}. It means nothing yet: the "
                 f"projection weights are random (seed {cfg.seed}) and untrained.",

@@ -27,6 +27,7 @@ from ui.masks_text import (
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.tables import show_table
+from ui.text import head_names
 from ui.widgets import index_picker
 
 page = Page(
@@ -77,7 +78,7 @@ def _controls() -> tuple:
         leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS,
         later=("positional",),  # taught on a later page: closed, explained in passing
     )
-    head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head", on_change=rerun_body)
+    head = index_picker("head", head_names(cfg.n_heads), key="mk_head", on_change=rerun_body)
     run = cached_run(cfg.replace(mask="none"))
     tokens = [str(t) for t in run.tokens]  # no leaf control changes them
     revealed = predict(_padding_question(cfg, head, tokens))

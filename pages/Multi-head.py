@@ -27,7 +27,7 @@ from ui.metrics import saturation_text
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.tables import frame_table, show_table
-from ui.text import fmt
+from ui.text import fmt, head_name, head_names
 from ui.widgets import index_picker
 
 page = Page(
@@ -46,9 +46,7 @@ def _controls() -> tuple:
         leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS, later=("mask", "positional")
     )
     grid = st.container()
-    head = index_picker(
-        "Enlarge a head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mh_head", on_change=rerun_body
-    )
+    head = index_picker("Enlarge a head", head_names(cfg.n_heads), key="mh_head", on_change=rerun_body)
     live_box = st.container()
     with live_box:
         live_toggle()
@@ -70,7 +68,7 @@ def _controls() -> tuple:
 def _heads_table(sat: list[dict], T: int, d_k: int) -> dict[str, list]:
     """One row per head: its shapes and saturation (columns for ui.tables.frame_table)."""
     return {
-        "head": [f"head {h + 1}" for h in range(len(sat))],
+        "head": head_names(len(sat)),
         "Q/K/V shape": [f"{T} x {d_k}"] * len(sat),
         "mean max weight": [saturation_text("max_weight", s["max_weight"]) for s in sat],  # as the sentences write it
         "entropy (nats)": [saturation_text("entropy", s["entropy"]) for s in sat],
@@ -122,7 +120,7 @@ def _draw(grid, rest) -> list[Question]:
             show_weights(
                 run.weights[head],
                 tokens,
-                title=f"head {head + 1}, enlarged",
+                title=f"{head_name(head)}, enlarged",
                 allowed=run.mask,
                 scale=scale,  # the grid's scale: the enlarged head looks as it does in the grid
                 container=big[0],
@@ -132,7 +130,7 @@ def _draw(grid, rest) -> list[Question]:
         m = sat[head]
         level = sharpness(m["max_weight"], uniform)
         big[1].markdown(
-            f"**head {head + 1}**  \n"
+            f"**{head_name(head)}**  \n"
             f"Q, K, V shapes: {T} x {d_k} each (columns {head * d_k + 1}–{(head + 1) * d_k} of W_q, W_k, W_v)  \n"
             f"d_k = {d_k}, √d_k = {fmt(d_k**0.5)}  \n"
             f"mean max weight {fmt(m['max_weight'])} (uniform rows: {fmt(uniform)}), so this head is **{level}**  \n"
@@ -201,13 +199,13 @@ def _draw(grid, rest) -> list[Question]:
             c, d = np.unravel_index(np.argmin(js + 2 * np.eye(H)), js.shape)
             c2.markdown(
                 f"0 bits means two heads attend identically, 1 bit that they never look at the same keys. Here the heads "
-                f"differ by {fmt(float(off.mean()))} bits on average; the most different pair is head {a + 1} and head {b + 1} "
-                f"({fmt(float(js[a, b]))} bits), the most alike head {c + 1} and head {d + 1} ({fmt(float(js[c, d]))} bits)."
+                f"differ by {fmt(float(off.mean()))} bits on average; the most different pair is {head_name(a)} and {head_name(b)} "
+                f"({fmt(float(js[a, b]))} bits), the most alike {head_name(c)} and {head_name(d)} ({fmt(float(js[c, d]))} bits)."
             )
             questions.append(
                 (
                     "Which two heads attend most differently here, and by how much?",
-                    f"Head {a + 1} and head {b + 1}, with a Jensen-Shannon divergence of {fmt(float(js[a, b]))} bits "
+                    f"{head_name(a).capitalize()} and {head_name(b)}, with a Jensen-Shannon divergence of {fmt(float(js[a, b]))} bits "
                     f"(the average pair differs by {fmt(float(off.mean()))}).",
                 )
             )
@@ -231,7 +229,7 @@ def _draw(grid, rest) -> list[Question]:
             show_weights(
                 demo.random_weights[h],
                 demo.labels,
-                title=f"random head {h + 1} (seed {cfg.seed})",
+                title=f"random {head_name(h)} (seed {cfg.seed})",
                 scale=demo_scale,
                 container=col,
                 size=160,

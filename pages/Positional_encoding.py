@@ -5,6 +5,7 @@ import streamlit as st
 
 from attention_core import shuffle_experiment, sinusoidal_positional_encoding
 from attention_core.positional import position_similarity, wavelengths
+from ui import vega
 from ui.charts import Axes, own_domain, show_heatmap
 from ui.compute import cached_positions, cached_run, cached_shuffle
 from ui.lesson import Question
@@ -12,7 +13,6 @@ from ui.page import Page
 from ui.partial import rerun_body
 from ui.positional_charts import curves_spec, distance_spec
 from ui.text import fmt, md_escape
-from ui.vega import draw
 
 page = Page(
     __file__,
@@ -93,7 +93,7 @@ def _draw(table, middle, shuffle) -> list[Question]:
     dims = st.session_state["pe_dims"]
     with middle:
         if dims:
-            draw(st, curves_spec(T, D, tuple(dims)))
+            vega.draw(st, curves_spec(T, D, tuple(dims)))
         else:
             st.caption("Pick at least one dimension to draw its curve.")
 
@@ -111,7 +111,7 @@ def _draw(table, middle, shuffle) -> list[Question]:
             size=320,
             max_px=320,
         )
-        draw(c2, distance_spec(T, D))
+        vega.draw(c2, distance_spec(T, D))
         self_sim = (
             f"{fmt(by_offset[0])} = d_model / 2, every sine² + cosine² pair adding 1"
             if D % 2 == 0

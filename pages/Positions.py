@@ -14,13 +14,14 @@ from attention_core.positions import (
     position_attention,
 )
 from attention_core.rope import apply_rope
+from ui import vega
 from ui.charts import Axes, own_domain, show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
 from ui.lesson import Question
-from ui.modern import METHOD_LABELS, offset_chart, per_head_bars, vega
+from ui.modern import METHOD_LABELS, offset_chart, per_head_bars
 from ui.page import Page
 from ui.page_params import PageParam, head_param
-from ui.text import fmt, md_escape
+from ui.text import fmt, head_name, md_escape
 
 page = Page(
     __file__,
@@ -89,7 +90,7 @@ def _draw() -> list[Question]:
         prof, P = view.profile, summary.positions
         st.markdown(
             f"Token **{a}** as the query and token **{b}** as the key are placed at every query position i and "
-            f"key position j from 0 to {P - 1}; head {head + 1}'s score (the logit before the softmax"
+            f"key position j from 0 to {P - 1}; {head_name(head)}'s score (the logit before the softmax"
             f"{', divided by √d_k' if cfg.scaled else ''}) is drawn for each pair."
         )
         c1, c2 = st.columns([2, 3])
@@ -105,7 +106,11 @@ def _draw() -> list[Question]:
             size=300,
             max_px=300,
         )
-        vega(offset_chart(prof, train_len, f"{method}: score by offset (line: mean; red band: lowest to highest)"), c2)
+        vega.draw(
+            c2,
+            *offset_chart(prof, train_len, f"{method}: score by offset (line: mean; red band: lowest to highest)"),
+            width="stretch",
+        )
         offset_only = prof.spread < 1e-6
         pairs = P * (P + 1) // 2 if view.causal else P * P
         st.markdown(
@@ -136,7 +141,7 @@ def _draw() -> list[Question]:
     )
 
     # ---- the weights on the input
-    st.subheader(f"{label}: head {head + 1}'s weights on the input")
+    st.subheader(f"{label}: {head_name(head)}'s weights on the input")
     if view.weights is None:
         st.warning(f"{label} cannot attend over this input: {view.problem}.", icon=":material/warning:")
     else:
@@ -145,16 +150,16 @@ def _draw() -> list[Question]:
         show_weights(
             view.weights[head],
             list(view.tokens),
-            title=f"{method}: head {head + 1} weights",
+            title=f"{method}: {head_name(head)} weights",
             allowed=run_mask,
             container=c1,
             size=300,
         )
         if method == "alibi":
-            vega(per_head_bars(view.slopes, "ALiBi slope m per head", "slope m"), c2)
+            vega.draw(c2, *per_head_bars(view.slopes, "ALiBi slope m per head", "slope m"), width="stretch")
             far = max(T - 1, 1)
             c2.caption(
-                f"Head {head + 1} subtracts {fmt(view.slopes[head])} per token of distance. At distance {far} the "
+                f"{head_name(head).capitalize()} subtracts {fmt(view.slopes[head])} per token of distance. At distance {far} the "
                 f"steepest head loses {fmt(view.slopes[0] * far)} from the score, the flattest "
                 f"{fmt(view.slopes[-1] * far)}: steep heads stay local, flat ones can reach far back."
             )
@@ -196,7 +201,7 @@ def _draw() -> list[Question]:
                 if rope.spread is not None
                 else f"- **RoPE**: not available with an odd d_k = {cfg.d_k}.\n"
             )
-            + f"- **ALiBi**: head {head + 1}'s bias at distance {T - 1} is −{fmt(slope)} × {T - 1} = −{fmt(slope * (T - 1))}: "
+            + f"- **ALiBi**: {head_name(head)}'s bias at distance {T - 1} is −{fmt(slope)} × {T - 1} = −{fmt(slope * (T - 1))}: "
             "the same straight line, only longer; no new kind of input. That is why ALiBi extrapolates "
             "(*train short, test long*)."
         )
@@ -213,7 +218,7 @@ def _draw() -> list[Question]:
             + " (the table above).",
         ),
         Question(
-            f"How much does ALiBi's head {head + 1} subtract from a score at distance {far}?",
+            f"How much does ALiBi's {head_name(head)} subtract from a score at distance {far}?",
             f"Its slope m = {fmt(view.slopes[head])} times {far}: {fmt(view.slopes[head] * far)}. The steepest head "
             f"subtracts {fmt(view.slopes[0] * far)}, the flattest {fmt(view.slopes[-1] * far)}.",
         ),

@@ -9,6 +9,7 @@ from attention_core.config import DEFAULT_SENTENCE
 from attention_core.hf import hide_special, recompute_layer
 from attention_core.model_views import MODEL_MAX_TOKENS, TOKEN_LIMITS, attention_run, model_forward, neuron_view
 from attention_core.real_heads import WINOGRAD, head_roles
+from ui import vega
 from ui.charts import bar_chart
 from ui.compute import cached_attention_run, cached_head_roles, cached_model_view, model_weights_run
 from ui.lesson import Question
@@ -17,7 +18,7 @@ from ui.real_model import default_head, hf_model_ui, role_sentences, roles_table
 from ui.real_model_view import pick_model_view_head, show_model_view
 from ui.real_words import word_section
 from ui.tables import show_table
-from ui.text import fmt, fmt_all, md_escape
+from ui.text import fmt, fmt_all, head_name, head_names, md_escape
 from ui.views import head_view_chart
 from ui.widgets import index_picker
 
@@ -118,12 +119,12 @@ def _draw() -> list[Question]:
     layer = index_picker(
         "layer", [f"layer {i + 1}" for i in range(L)], key="rm_layer", container=c1, default=first_layer
     )
-    head = index_picker("head", [f"head {h + 1}" for h in range(H)], key="rm_head", container=c2, default=first_head)
+    head = index_picker("head", head_names(H), key="rm_head", container=c2, default=first_head)
     pick_model_view_head(layer, head, key="rm_model_view_pick")  # the view's enlarged head follows the pickers
     W = attn[layer, head]
     col_head, col_neuron = st.columns(2)
     with col_head:
-        st.markdown(f"**Head view**: layer {layer + 1}, head {head + 1}")
+        st.markdown(f"**Head view**: layer {layer + 1}, {head_name(head)}")
         iso = st.selectbox(
             "Isolate a query token",
             [None, *range(T)],
@@ -137,10 +138,10 @@ def _draw() -> list[Question]:
             + f"query {md_escape(tokens[row])} (#{row + 1}) looks most at {md_escape(tokens[top])} "
             f"(#{top + 1}) with weight {fmt(float(W[row, top]))}."
         )
-        chart = head_view_chart(W, tokens, isolate=iso, title=f"layer {layer + 1}, head {head + 1}")
+        chart = head_view_chart(W, tokens, isolate=iso, title=f"layer {layer + 1}, {head_name(head)}")
         st.altair_chart(
             chart.properties(
-                description=f"Head view of layer {layer + 1}, head {head + 1}: {T} query tokens on the left, the "
+                description=f"Head view of layer {layer + 1}, {head_name(head)}: {T} query tokens on the left, the "
                 f"same tokens as keys on the right, a line per weight of at least 0.02, opacity 0 to 1. " + summary
             ),
             width="content",
@@ -170,13 +171,14 @@ def _draw() -> list[Question]:
                 axis_name="dimension",
                 every=4 if len(nv.q) > 16 else 1,  # half a page holds about 8 labels of two digits
             )
-            st.vega_lite_chart(
+            vega.draw(
+                None,
                 {
                     **spec,
                     "description": f"Bar chart of q times k for each of the {len(nv.q)} dimensions of layer "
-                    f"{layer + 1}, head {head + 1}, query {tokens[qi]} and key {tokens[kj]}; they sum to "
+                    f"{layer + 1}, {head_name(head)}, query {tokens[qi]} and key {tokens[kj]}; they sum to "
                     f"q · k = {fmt(nv.dot)}.",
-                }
+                },
             )
             cols = [*st.columns(2), *st.columns(2)]  # two a row: at four in half a page the labels were cut
             cols[0].metric("q · k", fmt(nv.dot), help="the sum of the bars above")
@@ -217,7 +219,7 @@ def _draw() -> list[Question]:
 
     questions = [
         (
-            f"In layer {layer + 1}, head {head + 1}, which key does query {md_escape(tokens[row])} (#{row + 1}) "
+            f"In layer {layer + 1}, {head_name(head)}, which key does query {md_escape(tokens[row])} (#{row + 1}) "
             "look at most, and with what weight?",
             f"**{md_escape(tokens[top])}** (#{top + 1}), weight {fmt(float(W[row, top]))}.",
         )

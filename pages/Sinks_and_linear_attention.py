@@ -12,14 +12,15 @@ from attention_core.linear_attention import (
     linear_attention_recurrent,
 )
 from attention_core.sinks import sink_attention, streaming_mask
+from ui import vega
 from ui.charts import Axes, show_mask, show_weights, weight_scale
 from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
 from ui.lesson import Question
-from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars, vega
+from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars
 from ui.page import Page
 from ui.page_params import PageParam, bind, head_param, note
 from ui.state import keep
-from ui.text import fmt
+from ui.text import fmt, head_name
 
 page = Page(
     __file__,
@@ -71,7 +72,7 @@ def _draw() -> list[Question]:
         cols = st.columns(min(H, 4))
         for h in range(H):
             cols[h % len(cols)].slider(
-                f"s of head {h + 1}",
+                f"s of {head_name(h)}",
                 -10.0,
                 10.0,
                 step=0.5,
@@ -92,14 +93,18 @@ def _draw() -> list[Question]:
     T = view.weights.shape[-1]
     mean_sum = view.real_sum.mean(axis=1)  # (H,) mean over query rows
     c1, c2 = st.columns([3, 2])
-    vega(per_head_bars(mean_sum, "weight on real tokens (mean over query rows)", "sum of weights", (0, 1)), c1)
+    vega.draw(
+        c1,
+        *per_head_bars(mean_sum, "weight on real tokens (mean over query rows)", "sum of weights", (0, 1)),
+        width="stretch",
+    )
     matrix = np.concatenate([view.weights[head], view.sink_weight[head][:, None]], axis=1)  # (T, T + 1)
     labels = list(view.tokens)
     show_weights(
         matrix,
         labels,
         labels + ["∅ sink"],
-        title=f"head {head + 1}: weights and the sink's share",
+        title=f"{head_name(head)}: weights and the sink's share",
         container=c2,
         size=260,
     )
@@ -111,7 +116,7 @@ def _draw() -> list[Question]:
             "real tokens, whether they are useful or not."
         )
     else:
-        parts = [f"head {h + 1} (s = {sinks[h]:g}): {share(mean_sum[h])}" for h in range(H)]
+        parts = [f"{head_name(h)} (s = {sinks[h]:g}): {share(mean_sum[h])}" for h in range(H)]
         st.markdown(
             "Weight left on the real tokens, mean over the rows: "
             + "; ".join(parts)
@@ -187,7 +192,7 @@ def _draw() -> list[Question]:
     for col, weights, title in zip(
         st.columns(2),
         (lin.softmax_weights, lin.linear_weights),
-        (f"softmax attention, head {head + 1}", f"linear attention, head {head + 1} ({mask_note})"),
+        (f"softmax attention, {head_name(head)}", f"linear attention, {head_name(head)} ({mask_note})"),
     ):
         show_weights(weights, labels, title=title, scale=pair_scale, container=col, size=260)
     c1, c2, c3 = st.columns(3)
@@ -207,7 +212,7 @@ def _draw() -> list[Question]:
         + f" Linear attention has no softmax, so the temperature ({cfg.temperature:g}) and the 1/√d_k scaling do not "
         "apply to it" + (", and it ignores the padding mask (only causality is built in)." if cfg.padded else ".")
     )
-    vega(memory_chart(T, lin.state_numbers, lin.d_k))
+    vega.draw(None, *memory_chart(T, lin.state_numbers, lin.d_k), width="stretch")
     peak_soft, peak_lin = lin.mean_peaks
     st.caption(
         f"The price: φ(q)·φ(k) is a smoother similarity than exp(q·k/√d_k). Here a row's largest weight is "
@@ -225,7 +230,7 @@ def _draw() -> list[Question]:
     hungriest = int(np.argmax(sinks)) if not no_sink else head
     return [
         Question(
-            f"How much of its weight does head {hungriest + 1} leave on the real tokens, on average over its rows?",
+            f"How much of its weight does {head_name(hungriest)} leave on the real tokens, on average over its rows?",
             (
                 f"{share(mean_sum[hungriest])}: its sink logit s = {sinks[hungriest]:g} is the highest, so its sink "
                 "takes the most."

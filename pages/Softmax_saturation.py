@@ -16,6 +16,7 @@ from attention_core.sweep import (
     softmax_backward,
     upstream_gradients,
 )
+from ui import vega
 from ui.charts import Axes, bar_chart, shared_domain, show_heatmap, weight_axis
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
 from ui.glossary import defined
@@ -23,7 +24,6 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.saturation_text import gradient_sentence, setting_sentence, thresholds_sentence, words_sentence
 from ui.text import fmt
-from ui.vega import draw
 
 page = Page(
     __file__,
@@ -46,7 +46,7 @@ def _controls() -> tuple:
 
 
 def _chart(box, spec: dict) -> None:
-    draw(box, spec, width="stretch", height=330)
+    vega.draw(box, spec, width="stretch", height=330)
 
 
 def _draw(lesson, calculus) -> list[Question]:
@@ -138,7 +138,8 @@ def _lesson(calculus) -> list[Question]:
     w_note = w_axis.note("axis") if w_axis.stretched else ""
     for col, (name, logits, weights, formula) in zip(cols, sides):
         tag = " (yours)" if (name == "scaled") == cfg.scaled else ""  # short: a stretched axis appends its note
-        col.vega_lite_chart(
+        vega.draw(
+            col,
             bar_chart(
                 logits,
                 labels,
@@ -149,7 +150,8 @@ def _lesson(calculus) -> list[Question]:
             ),  # fmt: skip
             width="stretch",
         )
-        col.vega_lite_chart(
+        vega.draw(
+            col,
             bar_chart(
                 weights, labels, title=f"softmax, {name}{tag}", domain=w_axis.domain, note=w_note, group="softmax"
             ),  # fmt: skip

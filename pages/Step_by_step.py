@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core import class_notes_weights, format_matrix, parse_matrix, random_projection_weights
 from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
-from ui import step_text
+from ui import step_text, vega
 from ui.classroom import classroom_on, predict, which_key
 from ui.lesson import Question
 from ui.page import Page
@@ -232,14 +232,17 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         right.markdown(step_text.weights_sentence(wt))
         lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
         c1, c2 = st.columns(2)
-        c1.vega_lite_chart(
+        vega.draw(
+            c1,
             matrix_chart(
                 wt.S, labels, labels, title="scores S = Q Kᵀ", domain=(-lim, lim), value_name="score", diverging=True
             ),
             width="content",
         )
-        c2.vega_lite_chart(
-            matrix_chart(wt.A, labels, labels, title="weights α", domain=(0, 1), value_name="weight"), width="content"
+        vega.draw(
+            c2,
+            matrix_chart(wt.A, labels, labels, title="weights α", domain=(0, 1), value_name="weight"),
+            width="content",
         )
         st.caption(step_text.score_scale_caption(lim, BOOST))
         step(

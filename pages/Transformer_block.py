@@ -6,6 +6,7 @@ import streamlit as st
 
 from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_stats, run_block
 from attention_core.transformer import decoder_block, encoder_block
+from ui import vega
 from ui.charts import (
     Axes,
     bar_chart,
@@ -25,7 +26,7 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.partial import full_run, rerun_body
 from ui.tables import show_table
-from ui.text import fmt, md_escape
+from ui.text import fmt, head_name, head_names, md_escape
 from ui.widgets import index_picker
 
 page = Page(
@@ -66,7 +67,7 @@ def _controls() -> tuple:
     )
     c3.slider("decoder tokens", 1, 64, 5, key="tb_tdec", on_change=rerun_body)
     encoder = st.container()
-    heads = [f"head {h + 1}" for h in range(cfg.n_heads)]
+    heads = head_names(cfg.n_heads)
     if find_token(_block(cfg).tokens, "it") is not None:
         index_picker("head", heads, key="tb_head", on_change=rerun_body)
     looks = st.container()
@@ -187,14 +188,15 @@ def _draw(encoder, looks, decoder) -> list[Question]:
             row = enc.weights[head, it]
             top_it = int(np.argmax(row))
             axis = weight_axis(row)
-            st.vega_lite_chart(
+            vega.draw(
+                None,
                 bar_chart(
                     row,
                     tokens,
-                    title=f'attention from "it" (head {head + 1}, encoder block)',
+                    title=f'attention from "it" ({head_name(head)}, encoder block)',
                     domain=axis.domain,
                     note=axis.note("axis") if axis.stretched else "",
-                )
+                ),
             )
             animal = find_token(tokens, "animal")
             st.markdown(
@@ -240,7 +242,7 @@ def _draw(encoder, looks, decoder) -> list[Question]:
                 else "itself (one token: nothing lies ahead)"
             )
             + f", then ask the encoder's {T} outputs: the cross-attention map is {T_dec} x {T}, one row per decoder "
-            f"token, one column per encoder token. In head {head_d + 1}, y1 looks most at "
+            f"token, one column per encoder token. In {head_name(head_d)}, y1 looks most at "
             f"**{md_escape(tokens[first_top])}** (#{first_top + 1}, weight {fmt(float(cross[0, first_top]))}). "
             f"The feed-forward layer "
             f"follows; output shape {dec.out.shape[0]} x {dec.out.shape[1]}. Weights are random and untrained."
@@ -269,7 +271,7 @@ def _draw(encoder, looks, decoder) -> list[Question]:
         if it is not None:
             questions.append(
                 (
-                    f'In encoder head {head + 1}, which token does "it" attend to most, and with what weight?',
+                    f'In encoder {head_name(head)}, which token does "it" attend to most, and with what weight?',
                     f"**{md_escape(tokens[top_it])}**, with weight {fmt(float(enc.weights[head, it, top_it]))} "
                     "(random weights: a trained model would differ).",
                 )
