@@ -14,8 +14,8 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.partial import full_run, rerun_body
 from ui.query_bars import query_bars
-from ui.text import fmt, head_name, head_names, md_escape
-from ui.widgets import index_picker
+from ui.text import fmt, head_name, md_escape
+from ui.widgets import head_picker, index_picker
 
 DEFAULT_Q, DEFAULT_KV = "the cat sat on the mat", "le chat est assis sur le tapis"
 
@@ -72,7 +72,7 @@ def _controls() -> tuple:
         st.error("Each box needs at least one word; showing the default sentences.")
     notes = st.container()
     c1, c2 = st.columns(2)
-    index_picker("head", head_names(cfg.n_heads), key="ca_head", container=c1, on_change=rerun_body)
+    head_picker("head", cfg.n_heads, key="ca_head", container=c1, on_change=rerun_body)
     index_picker(
         "query token", cached_cross(q_cfg, kv_cfg).tokens_q, key="ca_query", container=c2, on_change=rerun_body
     )

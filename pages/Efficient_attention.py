@@ -26,8 +26,8 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.page_params import PageParam
 from ui.tables import show_table
-from ui.text import head_name, head_names
-from ui.widgets import index_picker
+from ui.text import head_name
+from ui.widgets import head_picker
 
 MAX_LAYERS = 32
 MAX_CTX, MAX_BATCH = 1_048_576, 1024
@@ -88,7 +88,7 @@ def kv_cache_section(cfg, tokens: list[str], P: dict[str, PageParam]) -> tuple[i
     c1, c2, c3 = st.columns(3)
     G = page.control(P["kv"], c1)
     step = min(page.control(P["step"], c2), T)
-    head = index_picker("query head", head_names(H), key="eff_head", container=c3)
+    head = head_picker("query head", H, key="eff_head", container=c3)
 
     view = cached_decode_view(cfg.replace(mask="none", pad_count=0), G)  # the decode is causal: no mask in the key
     kv_head = head // (H // G)

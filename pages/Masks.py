@@ -27,8 +27,7 @@ from ui.masks_text import (
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.tables import show_table
-from ui.text import head_names
-from ui.widgets import index_picker
+from ui.widgets import head_picker, index_picker
 
 page = Page(
     __file__,
@@ -78,7 +77,7 @@ def _controls() -> tuple:
         leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS,
         later=("positional",),  # taught on a later page: closed, explained in passing
     )
-    head = index_picker("head", head_names(cfg.n_heads), key="mk_head", on_change=rerun_body)
+    head = head_picker("head", cfg.n_heads, key="mk_head", on_change=rerun_body)
     run = cached_run(cfg.replace(mask="none"))
     tokens = [str(t) for t in run.tokens]  # no leaf control changes them
     revealed = predict(_padding_question(cfg, head, tokens))

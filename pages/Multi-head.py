@@ -28,7 +28,7 @@ from ui.page import Page
 from ui.partial import rerun_body
 from ui.tables import frame_table, show_table
 from ui.text import fmt, head_name, head_names
-from ui.widgets import index_picker
+from ui.widgets import head_picker
 
 page = Page(
     __file__,
@@ -46,7 +46,7 @@ def _controls() -> tuple:
         leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS, later=("mask", "positional")
     )
     grid = st.container()
-    head = index_picker("Enlarge a head", head_names(cfg.n_heads), key="mh_head", on_change=rerun_body)
+    head = head_picker("Enlarge a head", cfg.n_heads, key="mh_head", on_change=rerun_body)
     live_box = st.container()
     with live_box:
         live_toggle()

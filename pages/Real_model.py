@@ -18,9 +18,9 @@ from ui.real_model import default_head, hf_model_ui, role_sentences, roles_table
 from ui.real_model_view import pick_model_view_head, show_model_view
 from ui.real_words import word_section
 from ui.tables import show_table
-from ui.text import fmt, fmt_all, head_name, head_names, md_escape
+from ui.text import fmt, fmt_all, head_name, md_escape
 from ui.views import head_view_chart
-from ui.widgets import index_picker
+from ui.widgets import head_picker, index_picker
 
 SENTENCE_CHARS = 4000  # the longest sentence (typed or from a link) this page takes: room for 512 tokens
 
@@ -119,7 +119,7 @@ def _draw() -> list[Question]:
     layer = index_picker(
         "layer", [f"layer {i + 1}" for i in range(L)], key="rm_layer", container=c1, default=first_layer
     )
-    head = index_picker("head", head_names(H), key="rm_head", container=c2, default=first_head)
+    head = head_picker("head", H, key="rm_head", container=c2, default=first_head)
     pick_model_view_head(layer, head, key="rm_model_view_pick")  # the view's enlarged head follows the pickers
     W = attn[layer, head]
     col_head, col_neuron = st.columns(2)

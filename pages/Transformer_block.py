@@ -26,8 +26,8 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.partial import full_run, rerun_body
 from ui.tables import show_table
-from ui.text import fmt, head_name, head_names, md_escape
-from ui.widgets import index_picker
+from ui.text import fmt, head_name, md_escape
+from ui.widgets import head_picker
 
 page = Page(
     __file__,
@@ -67,12 +67,11 @@ def _controls() -> tuple:
     )
     c3.slider("decoder tokens", 1, 64, 5, key="tb_tdec", on_change=rerun_body)
     encoder = st.container()
-    heads = head_names(cfg.n_heads)
     if find_token(_block(cfg).tokens, "it") is not None:
-        index_picker("head", heads, key="tb_head", on_change=rerun_body)
+        head_picker("head", cfg.n_heads, key="tb_head", on_change=rerun_body)
     looks = st.container()
     st.subheader("Decoder block")
-    index_picker("decoder head", heads, key="tb_dhead", on_change=rerun_body)
+    head_picker("decoder head", cfg.n_heads, key="tb_dhead", on_change=rerun_body)
     return encoder, looks, st.container()
 
 
