@@ -45,7 +45,20 @@ def share(v: float) -> str:
 def _draw() -> list[Question]:
     """Per-head sink logits, StreamingLLM's window, and linear attention as an RNN."""
     cfg = page.whatif(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"))
-    H = cfg.n_heads
+    _seed_sinks(cfg.n_heads)
+    st.header("Attention sinks")
+    no_sink, sinks, head = _sink_controls(cfg.n_heads)
+    view = cached_sinks_view(cfg, sinks, no_sink)
+    mean_sum = _sinks_section(view, sinks, no_sink, head)
+    labels, T = list(view.tokens), view.weights.shape[-1]
+    n_sink, window, kept = _streaming_section(labels, T)
+    lin = _linear_section(cfg, head, labels, T)
+    hungriest = int(np.argmax(sinks)) if not no_sink else head
+    return _questions(hungriest, sinks, no_sink, mean_sum, n_sink, window, kept, lin, T)
+
+
+def _seed_sinks(H: int) -> None:
+    """Put each head's sink logit in its widget: from the link's ``sinks=-2,0,2,4`` on the session's first run."""
     sinks_first = default_sinks(H)  # heads added later (more heads in the sidebar) start at their default
     if "sk_sinks_seeded" not in st.session_state:  # the per-head sink logits travel as one list: sinks=-2,0,2,4
         sinks_first, notices = parse_sinks(st.query_params.get("sinks"), H)
@@ -55,8 +68,10 @@ def _draw() -> list[Question]:
     for h in range(H):
         keep(f"sk_sink_{h}", sinks_first[h])
 
-    # ---- attention sinks
-    st.header("Attention sinks")
+
+def _sink_controls(H: int) -> tuple[bool, tuple[float, ...], int]:
+    """The formula, the no-sink switch, one slider per head's sink logit and the head to look at:
+    ``(no_sink, sinks, head)``, the head 0-based; the sinks are mirrored into the link."""
     st.latex(
         r"w_{ij} = \frac{e^{z_{ij}}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}},\qquad z_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}}"
         r",\qquad \sum_j w_{ij} = 1 - \frac{e^{s_h}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}} < 1"
@@ -88,9 +103,13 @@ def _draw() -> list[Question]:
     )
     if st.query_params.get("sinks") != (sinks_text := ",".join(f"{s:g}" for s in sinks)):
         st.query_params["sinks"] = sinks_text
+    return no_sink, sinks, head
 
-    view = cached_sinks_view(cfg, sinks, no_sink)
-    T = view.weights.shape[-1]
+
+def _sinks_section(view, sinks: tuple[float, ...], no_sink: bool, head: int) -> np.ndarray:
+    """Each head's weight left on the real tokens, one head's map with the sink's column, and the checks against
+    a plain softmax; returns the mean weight on real tokens per head, (H,)."""
+    H = len(sinks)
     mean_sum = view.real_sum.mean(axis=1)  # (H,) mean over query rows
     c1, c2 = st.columns([3, 2])
     vega.draw(
@@ -140,7 +159,11 @@ def _draw() -> list[Question]:
         )
         + "a sink is one extra column in the softmax that is dropped afterwards, and a sink of −∞ is no sink at all."
     )
+    return mean_sum
 
+
+def _streaming_section(labels: list[str], T: int) -> tuple[int, int, list[int]]:
+    """StreamingLLM's mask for the chosen n_sink and window: ``(n_sink, window, keys the last query keeps)``."""
     st.subheader("StreamingLLM: keep the first tokens and a window")
     c1, c2 = st.columns(2)
     n_sink = page.control(N_SINK, c1)
@@ -171,8 +194,11 @@ def _draw() -> list[Question]:
         "The paper found that dropping the first tokens from a plain sliding window breaks generation: trained "
         "models park spare attention there. Keeping four of them restores it."
     )
+    return n_sink, window, kept
 
-    # ---- linear attention
+
+def _linear_section(cfg, head: int, labels: list[str], T: int):
+    """Linear attention against softmax attention for one head: maps, checks, memory; returns its view."""
     st.header("Linear attention")
     st.latex(
         r"\mathrm{out}_i = \frac{\phi(q_i)^{\top} S_i}{\phi(q_i)^{\top} z_i},\quad "
@@ -226,8 +252,11 @@ def _draw() -> list[Question]:
             else ": on this input the linear map is not flatter (try a lower temperature for a sharper softmax)."
         )
     )
+    return lin
 
-    hungriest = int(np.argmax(sinks)) if not no_sink else head
+
+def _questions(hungriest, sinks, no_sink, mean_sum, n_sink, window, kept, lin, T) -> list[Question]:
+    """What to predict: the hungriest head's weight on real tokens, the window's keys, linear attention's state."""
     return [
         Question(
             f"How much of its weight does {head_name(hungriest)} leave on the real tokens, on average over its rows?",
