@@ -7,7 +7,7 @@ import streamlit as st
 from attention_core import lookup as core
 from attention_core.readout import sharpness
 from ui import vega
-from ui.charts import show_weights, weight_axis, weight_scale, with_data
+from ui.charts import show_weights, weight_axis, weight_scale
 from ui.classroom import Prediction, predict
 from ui.glossary import MEANINGS
 from ui.lesson import Question
@@ -15,6 +15,7 @@ from ui.page import Page
 from ui.page_params import PageParam
 from ui.tables import show_table
 from ui.text import fmt
+from ui.vega import with_data
 
 page = Page(
     __file__,

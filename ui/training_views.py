@@ -15,9 +15,10 @@ from attention_core.training.scores import SCORE_NAMES
 from attention_core.training.trainer import Snapshot
 from attention_core.training.trajectory import Trajectory
 from ui import vega
-from ui.charts import show_heatmap, with_data
+from ui.charts import show_heatmap
 from ui.text import head_name
 from ui.train_text import QK_LABELLED
+from ui.vega import with_data
 
 SMOOTH = 25  # steps in the running mean of the per-step training loss
 
