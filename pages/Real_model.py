@@ -14,6 +14,7 @@ from ui.charts import bar_chart
 from ui.compute import cached_attention_run, cached_head_roles, cached_model_view, model_weights_run
 from ui.lesson import Question
 from ui.page import Page
+from ui.page_params import PageParam
 from ui.real_model import default_head, hf_model_ui, role_sentences, roles_table
 from ui.real_model_view import pick_model_view_head, show_model_view
 from ui.real_words import word_section
@@ -23,6 +24,15 @@ from ui.views import head_view_chart
 from ui.widgets import head_picker, index_picker
 
 SENTENCE_CHARS = 4000  # the longest sentence (typed or from a link) this page takes: room for 512 tokens
+TOKENS = PageParam(
+    "rm_max_tokens",
+    "tokens",
+    MODEL_MAX_TOKENS,
+    choices=TOKEN_LIMITS,
+    integer=True,
+    label="Read at most this many tokens",
+    widget="select_slider",
+)
 
 page = Page(
     __file__,
@@ -93,19 +103,12 @@ def _draw() -> list[Question]:
 
 
 def _sentence() -> tuple[str, int]:
-    """The sentence box and the token limit, seeded from the link (``text=``, ``tokens=``) on the first run:
-    ``(sentence, most tokens to read)``; an empty sentence reads the class's."""
+    """The sentence box (seeded from the link's ``text=`` on the first run) and the token limit (a page control,
+    ``tokens=`` in the link): ``(sentence, most tokens to read)``; an empty sentence reads the class's."""
     if "rm_text" not in st.session_state:  # a shared link may carry the sentence
         st.session_state.rm_text = st.query_params.get("text", DEFAULT_SENTENCE)[:SENTENCE_CHARS]
-        limit = st.query_params.get("tokens", "")  # and how many tokens to read (one of TOKEN_LIMITS)
-        st.session_state.rm_max_tokens = int(limit) if limit in map(str, TOKEN_LIMITS) else MODEL_MAX_TOKENS
-        if limit and limit not in map(str, TOKEN_LIMITS):
-            st.info(
-                f"The link's tokens={limit[:20]!r} is not one of {', '.join(map(str, TOKEN_LIMITS))}; reading at "
-                f"most {MODEL_MAX_TOKENS} tokens."
-            )
     text = st.text_input("Sentence", key="rm_text", max_chars=SENTENCE_CHARS)
-    max_tokens = st.select_slider("Read at most this many tokens", TOKEN_LIMITS, key="rm_max_tokens")
+    max_tokens = page.control(TOKENS)
     if not text.split():
         st.warning("The sentence is empty: type at least one word. Showing the class's sentence instead.")
         return DEFAULT_SENTENCE, max_tokens
