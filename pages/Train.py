@@ -10,6 +10,7 @@ from attention_core.training.inspect import attention_parity, query_key_picture
 from attention_core.training.ready import READY
 from attention_core.training.scores import prefix_matching_score
 from attention_core.training.trajectory import Trajectory, from_trainer
+from attention_core.training.views import best_prefix_matching, most_telling_head, phase_change_step, snapshot_view
 from ui import vega
 from ui.compute import cached_ready_layers, cached_ready_snapshot_view, cached_ready_trajectory
 from ui.page import Page
@@ -32,15 +33,7 @@ from ui.train_text import (
     ready_runs_caption,
     server_status,
 )
-from ui.training import (
-    QUEUE,
-    STEP_BUDGET,
-    best_prefix_matching,
-    most_telling_head,
-    phase_change_step,
-    snapshot_view,
-    train_chunk,
-)
+from ui.training import QUEUE, STEP_BUDGET, train_chunk
 from ui.training_views import head_score_table, layered, qk_chart, show_exports, show_head_maps, show_run_charts
 
 page = Page(
