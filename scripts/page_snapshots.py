@@ -2,8 +2,9 @@
 
 Each page of the registry (ui/registry.py) is opened in ``streamlit.testing.v1.AppTest`` at three settings:
 the default, the smallest the shared controls allow (one head, d_model 2, two tokens, temperature 0.1) and the
-largest (16 heads, d_model 256, 64 tokens, temperature 10, a causal mask with padding). A page clamps what it
-does not offer, with a notice, and the notice is part of the snapshot. Every element is written out: its type,
+largest (16 heads, d_model 256, 64 tokens, temperature 10, a causal mask with padding), with the page's own
+link controls at their ends too (``PAGE_EXTREMES``). A page clamps what it does not offer, with a notice, and the
+notice is part of the snapshot. Every element is written out: its type,
 its label, its value, its text, a table's rows, a Vega-Lite chart's spec with its datasets read back from Arrow,
 an image's caption and address (the address is a digest of its bytes). Widget ids (hashes of the widget's
 arguments), download ids and Arrow bytes are left out: the decoded rows and the labels say what a learner sees.
@@ -48,6 +49,24 @@ SETTINGS = {
         "pad": "63",
         "seed": "2147483647",
     },
+}
+# a page's own controls (ui/page_params.PageParam) at their extremes too, by the page's file name; values past a
+# control's limits are fitted to them, with the page's notice
+PAGE_EXTREMES = {
+    "Efficient_attention.py": {
+        "smallest": {"kv": "1", "step": "1", "window": "1", "layers": "1", "tile": "1", "fq": "1", "ctx": "1"},
+        "largest": {"step": "512", "window": "512", "layers": "99", "tile": "512", "fq": "512", "ctx": "99999999"},
+    },
+    "Sinks_and_linear_attention.py": {
+        "smallest": {"nosink": "1", "n_sink": "0", "window": "1"},
+        "largest": {"n_sink": "64", "window": "512", "sinks": "10,10,10,10,10,10,10,10,10,10,10,10,10,10,10,10"},
+    },
+    "Positions.py": {
+        "smallest": {"method": "learned", "base": "100", "train_len": "1", "head": "1"},
+        "largest": {"method": "alibi", "base": "1000000", "train_len": "512", "head": "16"},
+    },
+    "Soft_lookup.py": {"smallest": {"query": "0", "tau": "0.1"}, "largest": {"query": "1", "tau": "10", "twin": "1"}},
+    "Real_model.py": {"smallest": {"tokens": "16"}, "largest": {"tokens": "512"}},
 }
 DROPPED = {"id", "form_id", "element_id", "deferred_file_id"}  # hashes of a widget's arguments; a download's id
 TIMING = re.compile(r"\d ms\b")  # a measured time (the Implementations page times each implementation)
@@ -182,9 +201,10 @@ def snapshot(words: list[str]) -> dict:
     for page in PAGES:
         if words and not any(w in page.path for w in words):
             continue
+        own = PAGE_EXTREMES.get(Path(page.path).name, {})
         for setting, query in SETTINGS.items():
             print(f"{page.path} {setting}", file=sys.stderr, flush=True)
-            out[f"{page.path} {setting}"] = snapshot_page(page.path, query)
+            out[f"{page.path} {setting}"] = snapshot_page(page.path, query | own.get(setting, {}))
     return out
 
 
