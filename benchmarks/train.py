@@ -23,8 +23,8 @@ import torch
 from attention_core.training import TrainConfig, Trainer
 from attention_core.training.ready import READY, ready_path
 from attention_core.training.trajectory import from_trainer, load_trajectory
+from attention_core.training.views import phase_change_step, snapshot_view
 from benchmarks._timing import median_ms, table
-from ui.training import phase_change_step, snapshot_view
 from ui.training_views import curve_frame, curves_chart, qk_chart, score_frame, scores_chart
 
 

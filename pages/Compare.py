@@ -27,7 +27,8 @@ from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle,
 from ui.metrics import metric_row, saturation_metric
 from ui.page import Page
 from ui.partial import rerun_body
-from ui.widgets import index_picker
+from ui.text import head_name
+from ui.widgets import head_picker
 
 page = Page(
     __file__,
@@ -65,9 +66,7 @@ def _controls() -> tuple:
     stretch_toggle()
     top_left, top_right = st.columns([3, 1])  # the opening sentence and the head picker share one row
     H = max(cfg_a.n_heads, cfg_b.n_heads)
-    head = index_picker(
-        "head", [f"head {h + 1}" for h in range(H)], key="cmp_head", container=top_right, on_change=rerun_body
-    )
+    head = head_picker("head", H, key="cmp_head", container=top_right, on_change=rerun_body)
     revealed = predict(_sharper_question(cfg_a, cfg_b))
     if revealed:  # before the reveal nothing is drawn under them: no heading without its maps
         st.subheader("Attention weights")
@@ -102,7 +101,7 @@ def _static_weights(box, run_a, run_b, ha: int, hb: int, cmp) -> None:
             show_weights(
                 run.weights[h],
                 run.tokens,
-                title=f"{name}: head {h + 1}",
+                title=f"{name}: {head_name(h)}",
                 allowed=run.mask,
                 scale=scale,
                 size=150,

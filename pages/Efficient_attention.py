@@ -9,7 +9,8 @@ from attention_core.gqa import DTYPE_BYTES, MODELS, MODELS_BY_NAME, allowed_kv_h
 from attention_core.kv_cache import decode_with_cache
 from attention_core.windows import influence_by_layer, sliding_window_mask
 from ui import efficient as eff
-from ui.charts import Axes, dim_labels, own_domain, show_heatmap, show_mask, with_data
+from ui import vega
+from ui.charts import Axes, dim_labels, own_domain, show_heatmap, show_mask
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
 from ui.efficient_text import (
     DTYPE_HELP,
@@ -25,7 +26,8 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.page_params import PageParam
 from ui.tables import show_table
-from ui.widgets import index_picker
+from ui.text import head_name
+from ui.widgets import head_picker
 
 MAX_LAYERS = 32
 MAX_CTX, MAX_BATCH = 1_048_576, 1024
@@ -86,7 +88,7 @@ def kv_cache_section(cfg, tokens: list[str], P: dict[str, PageParam]) -> tuple[i
     c1, c2, c3 = st.columns(3)
     G = page.control(P["kv"], c1)
     step = min(page.control(P["step"], c2), T)
-    head = index_picker("query head", [f"head {h + 1}" for h in range(H)], key="eff_head", container=c3)
+    head = head_picker("query head", H, key="eff_head", container=c3)
 
     view = cached_decode_view(cfg.replace(mask="none", pad_count=0), G)  # the decode is causal: no mask in the key
     kv_head = head // (H // G)
@@ -101,7 +103,7 @@ def kv_cache_section(cfg, tokens: list[str], P: dict[str, PageParam]) -> tuple[i
     c1, c2 = st.columns([3, 2])
     rows = np.arange(T)[:, None]
     blank = (rows < np.arange(T)[None, :]) | (rows >= step)  # the future, and the rows not decoded yet
-    title = f"head {head + 1}: rows 1..{step} decoded"
+    title = f"{head_name(head)}: rows 1..{step} decoded"
     show_heatmap(
         view.full_weights[head], tokens, tokens, title=title, domain=(0, 1), blank=blank, container=c1, size=300
     )
@@ -111,7 +113,7 @@ def kv_cache_section(cfg, tokens: list[str], P: dict[str, PageParam]) -> tuple[i
         ["q (new)", "k (new)", "v (new)"],
         dim_labels(d_k),
         container=c2,
-        title=f"new at step {step} (head {head + 1})",
+        title=f"new at step {step} ({head_name(head)})",
         axes=Axes("row", "dim", "value"),
         scheme="diverging",
         domain=own_domain(vectors, diverging=True),
@@ -120,7 +122,7 @@ def kv_cache_section(cfg, tokens: list[str], P: dict[str, PageParam]) -> tuple[i
     )
     row_df = pd.DataFrame({"i": np.arange(step), "token": list(tokens[:step]), "weight": now.weights[head].round(4)})
     spec = eff.weights_bar_spec(tokens[:step], f"the new query's weights over {step} keys")
-    c2.vega_lite_chart(with_data(spec, row_df), width="stretch")
+    vega.draw(c2, spec, row_df, width="stretch")
     st.markdown(cache_sentence(view, now, tokens[step - 1], step, head, (T, H, G, d_k)))
     return head, step, now.reused
 
@@ -143,7 +145,7 @@ def memory_section(P: dict[str, PageParam]) -> tuple:
     gb = {name: model.cache_bytes(context, batch, dtype, kv_heads=g) / 1e9 for name, g in variants.items()}
     own = [name for name, g in variants.items() if g == model.kv_heads][0]
     df = eff.memory_frame(gb, variants, own, model.name)
-    st.vega_lite_chart(with_data(eff.memory_bar_spec(f"{model.name}'s own shape"), df), width="stretch")
+    vega.draw(None, eff.memory_bar_spec(f"{model.name}'s own shape"), df, width="stretch")
     st.markdown(memory_sentence(model, gb, own, context, batch, dtype))
     with st.expander("The model shapes and where they come from"):
         show_table(st, eff.models_table(MODELS), hide_index=True)
@@ -181,7 +183,7 @@ def window_section(tokens: list[str], P: dict[str, PageParam]) -> int:
     spec = eff.lines_spec(
         "receptive field of the last token", "layers", "tokens", "how", "layers L", "tokens", dashed=True
     )
-    c3.vega_lite_chart(with_data(spec, eff.receptive_field_frame(wv, layers)), width="stretch")
+    vega.draw(c3, spec, eff.receptive_field_frame(wv, layers), width="stretch")
     st.markdown(window_sentence(wv, tokens[-1], T, window, layers))
     return window
 
@@ -214,7 +216,7 @@ def flash_section(cfg, tokens: list[str], head: int, P: dict[str, PageParam]) ->
     helps = {column: st.column_config.TextColumn(help=text) for column, text in FLASH_COLUMN_HELP.items()}
     show_table(c1, table, hide_index=True, height=min(300, 35 * len(table) + 38), column_config=helps)
     spec = eff.lines_spec(f"query {tokens[fq]}: running max m and sum l", "tile", "value", "statistic", "tile", None)
-    c2.vega_lite_chart(with_data(spec, eff.running_stats_frame(steps, fq)), width="stretch")
+    vega.draw(c2, spec, eff.running_stats_frame(steps, fq), width="stretch")
     st.markdown(flash_sentence(fv, tokens, fq, head, tile))
 
 

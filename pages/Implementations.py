@@ -46,9 +46,18 @@ def _diff(d: float | None) -> str:
 def _draw() -> list[Question]:
     """Every implementation on the sidebar's setting: the table of differences and times, and what it says."""
     cfg = page.setting()
-    run = cached_run(cfg)
     with st.spinner("Running every implementation…"):
         rows = cached_implementations(cfg)
+    _table(cfg, rows)
+    ran = [r for r in rows if r.max_diff_output is not None]  # Keras is skipped without TensorFlow
+    worst, fastest = _verdict(ran)
+    _code_tabs(cfg)
+    return _questions(ran, worst, fastest)
+
+
+def _table(cfg, rows) -> None:
+    """Every implementation's differences from the NumPy reference, and its time."""
+    run = cached_run(cfg)
     ref = rows[0]  # the NumPy reference: compared with itself its differences are 0 by definition, so none are shown
     df = pd.DataFrame(
         {
@@ -76,13 +85,15 @@ def _draw() -> list[Question]:
             "time (ms)": st.column_config.NumberColumn(format="%.3f"),
         },
     )
-    ran = [r for r in rows if r.max_diff_output is not None]  # Keras is skipped without TensorFlow
+
+
+def _verdict(ran) -> tuple[float, object]:
+    """What the table says: the largest difference and the fastest; returns ``(largest difference, fastest row)``."""
     diffs = [d for r in ran[1:] for d in (r.max_diff_output, r.max_diff_weights) if d is not None]
     worst = max((d for d in diffs if math.isfinite(d)), default=0.0)
     nan_rows = [r.name for r in ran if "NaN" in r.note]
-    worst_text = "0 (identical)" if worst == 0 else fmt(worst)
+    worst_text = _worst_text(worst)
     fastest = min(ran, key=lambda r: r.time_ms)
-    no_weights = [r.name for r in ran if r.max_diff_weights is None]
     st.markdown(
         f"Differences against the NumPy reference (float32): the largest is {worst_text}"
         + (", the size of float32 rounding." if 0 < worst < 1e-4 else ".")
@@ -99,7 +110,11 @@ def _draw() -> list[Question]:
             "The Keras row needs TensorFlow, which the app does not install: `pip install -r requirements-tf.txt` "
             "adds `tensorflow-cpu`, and the row fills in. The test suite installs it and checks it."
         )
+    return worst, fastest
 
+
+def _code_tabs(cfg) -> None:
+    """The source of every implementation, one tab per family."""
     st.subheader("The code that ran")
     tabs = st.tabs(["NumPy", "torch functional", "torch modules", "PyTorch's own", "Keras"])
     with tabs[0]:
@@ -125,6 +140,15 @@ def _draw() -> list[Question]:
         "Layers that always divide by √d_k (nn.MultiheadAttention, Keras) get the setting folded into W_q."
     )
 
+
+def _worst_text(worst: float) -> str:
+    return "0 (identical)" if worst == 0 else fmt(worst)
+
+
+def _questions(ran, worst: float, fastest) -> list[Question]:
+    """Which return no weights, the largest difference, the fastest."""
+    worst_text = _worst_text(worst)
+    no_weights = [r.name for r in ran if r.max_diff_weights is None]
     return [
         (
             "Which implementations return no attention weights, and why?",

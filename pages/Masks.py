@@ -27,7 +27,7 @@ from ui.masks_text import (
 from ui.page import Page
 from ui.partial import rerun_body
 from ui.tables import show_table
-from ui.widgets import index_picker
+from ui.widgets import head_picker, index_picker
 
 page = Page(
     __file__,
@@ -77,7 +77,7 @@ def _controls() -> tuple:
         leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS,
         later=("positional",),  # taught on a later page: closed, explained in passing
     )
-    head = index_picker("head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="mk_head", on_change=rerun_body)
+    head = head_picker("head", cfg.n_heads, key="mk_head", on_change=rerun_body)
     run = cached_run(cfg.replace(mask="none"))
     tokens = [str(t) for t in run.tokens]  # no leaf control changes them
     revealed = predict(_padding_question(cfg, head, tokens))
@@ -105,81 +105,90 @@ def _draw(upper, lower, tokens: list[str], revealed: bool) -> list[Question]:
     head = st.session_state["mk_head"]
     with upper:
         lab = cached_mask_lab(cfg, head)
-        T, pad = lab.T, lab.pad
-        if cfg.pad_count > T:
-            st.info(pad_count_notice(cfg.pad_count, T))
-        if pad == 0:
-            st.info(NO_PADDING_NOTICE)
-        lim = float(np.abs(lab.logits).max()) or 1.0
-        st.caption(scores_caption(lim))
-        scale = weight_scale(
-            *(r.weights for r in lab.runs), allowed=[r.mask for r in lab.runs], group="masks"
-        )  # the masks compare
-        live = live_on()
-        if live and revealed:
-            setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
-            live_sync("mk_live", dict.fromkeys(MASK_TITLES, setting))
-            st.caption(live_maps_caption(head))
-        for r in lab.runs:
-            st.subheader(r.name)
-            c1, c2, c3 = st.columns(3) if revealed and not live else (*st.columns(2), None)
-            show_mask(r.mask, tokens, title="mask (1 = may attend)", container=c1, size=220)
-            show_heatmap(
-                lab.logits,
-                tokens,
-                tokens,
-                title="masked scores (blank = blocked)",
-                axes=Axes(value="score"),
-                scheme="diverging",
-                domain=(-lim, lim),
-                blank=~r.mask,
-                container=c2,
-                size=220,
-                legend=False,
-            )
-            if c3 is not None:
-                show_weights(
-                    r.weights,
-                    tokens,
-                    title="weights",
-                    allowed=r.mask,
-                    scale=scale,
-                    container=c3,
-                    size=220,
-                    legend=False,
-                )
-            st.caption(mask_sentence(r, lab, tokens) if revealed else "Its weights appear after your prediction.")
+        _mask_maps(cfg, lab, head, tokens, revealed)
         if not revealed:
             return []  # the weights and the padding table answer the prediction: they wait for the reveal
         st.subheader("Why padded keys get zero weight")
     with lower:
-        padding = lab.run("padding")
         row = st.session_state["mk_query"]
-        num = masked_numerators(lab.logits[row], padding.mask[row])  # (T,)
-        show_table(
-            st,
-            pd.DataFrame(
-                {
-                    "key": tokens,
-                    "score": np.round(lab.logits[row], 4),
-                    "masked score": [f"{s:.4f}" if a else "−∞" for a, s in zip(padding.mask[row], lab.logits[row])],
-                    "e^(masked score − max)": np.round(num, 6),
-                    "weight": np.round(padding.weights[row], 6),
-                }
-            ),
-            hide_index=True,
-            column_config={
-                "e^(masked score − max)": st.column_config.NumberColumn(
-                    help="The softmax's numerator. Subtracting the row's largest score (max) first changes no "
-                    "weight (it cancels in the division) and keeps e^x from overflowing."
-                )
-            },
-        )
-        st.caption(padded_keys_caption(lab, tokens, row))
-
+        _padding_table(lab, tokens, row)
         st.subheader("A fully masked row")
         st.markdown(fully_masked_row(lab, tokens[0]))
         return check_questions(lab, tokens, row)
+
+
+def _mask_maps(cfg, lab, head: int, tokens: list[str], revealed: bool) -> None:
+    """Each mask with its masked scores, and its weights once revealed (drawn by the browser when live maps are on)."""
+    T, pad = lab.T, lab.pad
+    if cfg.pad_count > T:
+        st.info(pad_count_notice(cfg.pad_count, T))
+    if pad == 0:
+        st.info(NO_PADDING_NOTICE)
+    lim = float(np.abs(lab.logits).max()) or 1.0
+    st.caption(scores_caption(lim))
+    scale = weight_scale(
+        *(r.weights for r in lab.runs), allowed=[r.mask for r in lab.runs], group="masks"
+    )  # the masks compare
+    live = live_on()
+    if live and revealed:
+        setting = setting_of(cfg, head, st.session_state.get("mk_query", 0), stretching())
+        live_sync("mk_live", dict.fromkeys(MASK_TITLES, setting))
+        st.caption(live_maps_caption(head))
+    for r in lab.runs:
+        st.subheader(r.name)
+        c1, c2, c3 = st.columns(3) if revealed and not live else (*st.columns(2), None)
+        show_mask(r.mask, tokens, title="mask (1 = may attend)", container=c1, size=220)
+        show_heatmap(
+            lab.logits,
+            tokens,
+            tokens,
+            title="masked scores (blank = blocked)",
+            axes=Axes(value="score"),
+            scheme="diverging",
+            domain=(-lim, lim),
+            blank=~r.mask,
+            container=c2,
+            size=220,
+            legend=False,
+        )
+        if c3 is not None:
+            show_weights(
+                r.weights,
+                tokens,
+                title="weights",
+                allowed=r.mask,
+                scale=scale,
+                container=c3,
+                size=220,
+                legend=False,
+            )
+        st.caption(mask_sentence(r, lab, tokens) if revealed else "Its weights appear after your prediction.")
+
+
+def _padding_table(lab, tokens: list[str], row: int) -> None:
+    """One query row under the padding mask: scores, masked scores, numerators and weights."""
+    padding = lab.run("padding")
+    num = masked_numerators(lab.logits[row], padding.mask[row])  # (T,)
+    show_table(
+        st,
+        pd.DataFrame(
+            {
+                "key": tokens,
+                "score": np.round(lab.logits[row], 4),
+                "masked score": [f"{s:.4f}" if a else "−∞" for a, s in zip(padding.mask[row], lab.logits[row])],
+                "e^(masked score − max)": np.round(num, 6),
+                "weight": np.round(padding.weights[row], 6),
+            }
+        ),
+        hide_index=True,
+        column_config={
+            "e^(masked score − max)": st.column_config.NumberColumn(
+                help="The softmax's numerator. Subtracting the row's largest score (max) first changes no "
+                "weight (it cancels in the division) and keeps e^x from overflowing."
+            )
+        },
+    )
+    st.caption(padded_keys_caption(lab, tokens, row))
 
 
 page.run(

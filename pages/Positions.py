@@ -14,13 +14,14 @@ from attention_core.positions import (
     position_attention,
 )
 from attention_core.rope import apply_rope
+from ui import vega
 from ui.charts import Axes, own_domain, show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
 from ui.lesson import Question
-from ui.modern import METHOD_LABELS, offset_chart, per_head_bars, vega
+from ui.modern import METHOD_LABELS, offset_chart, per_head_bars
 from ui.page import Page
 from ui.page_params import PageParam, head_param
-from ui.text import fmt, md_escape
+from ui.text import fmt, head_name, md_escape
 
 page = Page(
     __file__,
@@ -54,6 +55,24 @@ TRAIN = PageParam(
 def _draw() -> list[Question]:
     """The method, base and training length, the scores by offset and the longer-input experiment."""
     cfg = page.whatif(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"))
+    _formulas()
+    c1, c2, c3, c4 = st.columns([4, 3, 3, 2])  # the head picker shows "head 1" whole at 768 px
+    method = page.control(METHOD, c1)
+    base = page.control(BASE, c2)
+    train_len = page.control(TRAIN, c3)
+    head = page.control(head_param("pos_head", cfg.n_heads), c4) - 1
+
+    view = cached_positions_view(cfg, method, float(base), int(train_len), head)
+    st.subheader("The score of two tokens at every pair of positions")
+    _score_by_offset(cfg, view, method, train_len, head)
+    _methods_table(view)
+    _weights_section(cfg, view, method, head)
+    _beyond_trained_length(cfg, view, train_len, head)
+    return _questions(view, train_len, head)
+
+
+def _formulas() -> None:
+    """The four ways of giving attention positions, as formulas."""
     st.latex(  # lines free to break after = on a narrow screen (no gathered block: it cannot break)
         r"\text{added (sinusoidal, learned): } s_{ij} = "
         r"\frac{\big((x_i + p_i)W_q\big)\cdot\big((x_j + p_j)W_k\big)}{\sqrt{d_k}} \\[4pt]"
@@ -67,19 +86,13 @@ def _draw() -> list[Question]:
         "−m_h |i − j| (a common encoder variant; the paper's models are causal)."
     )
 
-    c1, c2, c3, c4 = st.columns([4, 3, 3, 2])  # the head picker shows "head 1" whole at 768 px
-    method = page.control(METHOD, c1)
-    base = page.control(BASE, c2)
-    train_len = page.control(TRAIN, c3)
-    head = page.control(head_param("pos_head", cfg.n_heads), c4) - 1
 
-    view = cached_positions_view(cfg, method, float(base), int(train_len), head)
-    T, label = len(view.tokens), METHOD_LABELS[method]
+def _score_by_offset(cfg, view, method: str, train_len: int, head: int) -> None:
+    """The same two tokens at every pair of positions: the score map, the score by offset, and whether the score
+    depends on the offset alone."""
+    label = METHOD_LABELS[method]
     summary = {s.method: s for s in view.summaries}[method]
     a, b = (md_escape(t) for t in view.pair)
-
-    # ---- the same two tokens at every pair of positions
-    st.subheader("The score of two tokens at every pair of positions")
     if view.profile is None:
         st.warning(
             f"{label} cannot run here: {summary.note}. Choose heads so that d_k = d_model / heads is even.",
@@ -89,7 +102,7 @@ def _draw() -> list[Question]:
         prof, P = view.profile, summary.positions
         st.markdown(
             f"Token **{a}** as the query and token **{b}** as the key are placed at every query position i and "
-            f"key position j from 0 to {P - 1}; head {head + 1}'s score (the logit before the softmax"
+            f"key position j from 0 to {P - 1}; {head_name(head)}'s score (the logit before the softmax"
             f"{', divided by √d_k' if cfg.scaled else ''}) is drawn for each pair."
         )
         c1, c2 = st.columns([2, 3])
@@ -105,8 +118,12 @@ def _draw() -> list[Question]:
             size=300,
             max_px=300,
         )
-        vega(offset_chart(prof, train_len, f"{method}: score by offset (line: mean; red band: lowest to highest)"), c2)
-        offset_only = prof.spread < 1e-6
+        vega.draw(
+            c2,
+            *offset_chart(prof, train_len, f"{method}: score by offset (line: mean; red band: lowest to highest)"),
+            width="stretch",
+        )
+        by_offset_alone = prof.spread < 1e-6
         pairs = P * (P + 1) // 2 if view.causal else P * P
         st.markdown(
             f"The {pairs} pairs of positions{' allowed by the causal mask' if view.causal else ''} have "
@@ -115,11 +132,15 @@ def _draw() -> list[Question]:
             + (
                 "So the score depends **only on the offset**: every diagonal of the map has one colour, up to float "
                 "rounding."
-                if offset_only
+                if by_offset_alone
                 else "So the score depends on **where** the two tokens are, not only on how far apart: moving both by the "
                 "same amount changes it."
             )
         )
+
+
+def _methods_table(view) -> None:
+    """Each method's largest spread of the score at one offset, and what its score depends on."""
     rows = [
         "| method | max spread at equal offset | positions compared | score depends on | note |",
         "|---|---:|---:|---|---|",
@@ -135,8 +156,11 @@ def _draw() -> list[Question]:
         "what matters here is that it has one free row per position, not its values."
     )
 
-    # ---- the weights on the input
-    st.subheader(f"{label}: head {head + 1}'s weights on the input")
+
+def _weights_section(cfg, view, method: str, head: int) -> None:
+    """The picked head's weights on the input with the chosen method, and ALiBi's slopes."""
+    T, label = len(view.tokens), METHOD_LABELS[method]
+    st.subheader(f"{label}: {head_name(head)}'s weights on the input")
     if view.weights is None:
         st.warning(f"{label} cannot attend over this input: {view.problem}.", icon=":material/warning:")
     else:
@@ -145,16 +169,16 @@ def _draw() -> list[Question]:
         show_weights(
             view.weights[head],
             list(view.tokens),
-            title=f"{method}: head {head + 1} weights",
+            title=f"{method}: {head_name(head)} weights",
             allowed=run_mask,
             container=c1,
             size=300,
         )
         if method == "alibi":
-            vega(per_head_bars(view.slopes, "ALiBi slope m per head", "slope m"), c2)
+            vega.draw(c2, *per_head_bars(view.slopes, "ALiBi slope m per head", "slope m"), width="stretch")
             far = max(T - 1, 1)
             c2.caption(
-                f"Head {head + 1} subtracts {fmt(view.slopes[head])} per token of distance. At distance {far} the "
+                f"{head_name(head).capitalize()} subtracts {fmt(view.slopes[head])} per token of distance. At distance {far} the "
                 f"steepest head loses {fmt(view.slopes[0] * far)} from the score, the flattest "
                 f"{fmt(view.slopes[-1] * far)}: steep heads stay local, flat ones can reach far back."
             )
@@ -170,7 +194,10 @@ def _draw() -> list[Question]:
                 )
             )
 
-    # ---- beyond the trained length
+
+def _beyond_trained_length(cfg, view, train_len: int, head: int) -> None:
+    """What each method does with positions past the trained length L."""
+    T = len(view.tokens)
     st.subheader(f"Beyond the trained length L = {train_len}")
     if T <= train_len:
         st.markdown(
@@ -196,12 +223,16 @@ def _draw() -> list[Question]:
                 if rope.spread is not None
                 else f"- **RoPE**: not available with an odd d_k = {cfg.d_k}.\n"
             )
-            + f"- **ALiBi**: head {head + 1}'s bias at distance {T - 1} is −{fmt(slope)} × {T - 1} = −{fmt(slope * (T - 1))}: "
+            + f"- **ALiBi**: {head_name(head)}'s bias at distance {T - 1} is −{fmt(slope)} × {T - 1} = −{fmt(slope * (T - 1))}: "
             "the same straight line, only longer; no new kind of input. That is why ALiBi extrapolates "
             "(*train short, test long*)."
         )
         st.caption("The dashed lines in the offset chart mark |j − i| = L − 1, the largest offset seen in training.")
 
+
+def _questions(view, train_len: int, head: int) -> list[Question]:
+    """Which methods depend on the offset alone, ALiBi's penalty at the longest distance, and beyond L."""
+    T = len(view.tokens)
     offset_only = [METHOD_LABELS[s.method] for s in view.summaries if s.spread is not None and s.spread < 1e-6]
     absolute = [METHOD_LABELS[s.method] for s in view.summaries if s.spread is not None and s.spread >= 1e-6]
     far = max(T - 1, 1)
@@ -213,7 +244,7 @@ def _draw() -> list[Question]:
             + " (the table above).",
         ),
         Question(
-            f"How much does ALiBi's head {head + 1} subtract from a score at distance {far}?",
+            f"How much does ALiBi's {head_name(head)} subtract from a score at distance {far}?",
             f"Its slope m = {fmt(view.slopes[head])} times {far}: {fmt(view.slopes[head] * far)}. The steepest head "
             f"subtracts {fmt(view.slopes[0] * far)}, the flattest {fmt(view.slopes[-1] * far)}.",
         ),

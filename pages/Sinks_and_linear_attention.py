@@ -12,14 +12,15 @@ from attention_core.linear_attention import (
     linear_attention_recurrent,
 )
 from attention_core.sinks import sink_attention, streaming_mask
+from ui import vega
 from ui.charts import Axes, show_mask, show_weights, weight_scale
 from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
 from ui.lesson import Question
-from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars, vega
+from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars
 from ui.page import Page
 from ui.page_params import PageParam, bind, head_param, note
 from ui.state import keep
-from ui.text import fmt
+from ui.text import fmt, head_name
 
 page = Page(
     __file__,
@@ -44,7 +45,20 @@ def share(v: float) -> str:
 def _draw() -> list[Question]:
     """Per-head sink logits, StreamingLLM's window, and linear attention as an RNN."""
     cfg = page.whatif(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"))
-    H = cfg.n_heads
+    _seed_sinks(cfg.n_heads)
+    st.header("Attention sinks")
+    no_sink, sinks, head = _sink_controls(cfg.n_heads)
+    view = cached_sinks_view(cfg, sinks, no_sink)
+    mean_sum = _sinks_section(view, sinks, no_sink, head)
+    labels, T = list(view.tokens), view.weights.shape[-1]
+    n_sink, window, kept = _streaming_section(labels, T)
+    lin = _linear_section(cfg, head, labels, T)
+    hungriest = int(np.argmax(sinks)) if not no_sink else head
+    return _questions(hungriest, sinks, no_sink, mean_sum, n_sink, window, kept, lin, T)
+
+
+def _seed_sinks(H: int) -> None:
+    """Put each head's sink logit in its widget: from the link's ``sinks=-2,0,2,4`` on the session's first run."""
     sinks_first = default_sinks(H)  # heads added later (more heads in the sidebar) start at their default
     if "sk_sinks_seeded" not in st.session_state:  # the per-head sink logits travel as one list: sinks=-2,0,2,4
         sinks_first, notices = parse_sinks(st.query_params.get("sinks"), H)
@@ -54,8 +68,10 @@ def _draw() -> list[Question]:
     for h in range(H):
         keep(f"sk_sink_{h}", sinks_first[h])
 
-    # ---- attention sinks
-    st.header("Attention sinks")
+
+def _sink_controls(H: int) -> tuple[bool, tuple[float, ...], int]:
+    """The formula, the no-sink switch, one slider per head's sink logit and the head to look at:
+    ``(no_sink, sinks, head)``, the head 0-based; the sinks are mirrored into the link."""
     st.latex(
         r"w_{ij} = \frac{e^{z_{ij}}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}},\qquad z_{ij} = \frac{q_i\cdot k_j}{\sqrt{d_k}}"
         r",\qquad \sum_j w_{ij} = 1 - \frac{e^{s_h}}{e^{s_h} + \sum_{j'} e^{z_{ij'}}} < 1"
@@ -71,7 +87,7 @@ def _draw() -> list[Question]:
         cols = st.columns(min(H, 4))
         for h in range(H):
             cols[h % len(cols)].slider(
-                f"s of head {h + 1}",
+                f"s of {head_name(h)}",
                 -10.0,
                 10.0,
                 step=0.5,
@@ -87,19 +103,27 @@ def _draw() -> list[Question]:
     )
     if st.query_params.get("sinks") != (sinks_text := ",".join(f"{s:g}" for s in sinks)):
         st.query_params["sinks"] = sinks_text
+    return no_sink, sinks, head
 
-    view = cached_sinks_view(cfg, sinks, no_sink)
-    T = view.weights.shape[-1]
+
+def _sinks_section(view, sinks: tuple[float, ...], no_sink: bool, head: int) -> np.ndarray:
+    """Each head's weight left on the real tokens, one head's map with the sink's column, and the checks against
+    a plain softmax; returns the mean weight on real tokens per head, (H,)."""
+    H = len(sinks)
     mean_sum = view.real_sum.mean(axis=1)  # (H,) mean over query rows
     c1, c2 = st.columns([3, 2])
-    vega(per_head_bars(mean_sum, "weight on real tokens (mean over query rows)", "sum of weights", (0, 1)), c1)
+    vega.draw(
+        c1,
+        *per_head_bars(mean_sum, "weight on real tokens (mean over query rows)", "sum of weights", (0, 1)),
+        width="stretch",
+    )
     matrix = np.concatenate([view.weights[head], view.sink_weight[head][:, None]], axis=1)  # (T, T + 1)
     labels = list(view.tokens)
     show_weights(
         matrix,
         labels,
         labels + ["∅ sink"],
-        title=f"head {head + 1}: weights and the sink's share",
+        title=f"{head_name(head)}: weights and the sink's share",
         container=c2,
         size=260,
     )
@@ -111,7 +135,7 @@ def _draw() -> list[Question]:
             "real tokens, whether they are useful or not."
         )
     else:
-        parts = [f"head {h + 1} (s = {sinks[h]:g}): {share(mean_sum[h])}" for h in range(H)]
+        parts = [f"{head_name(h)} (s = {sinks[h]:g}): {share(mean_sum[h])}" for h in range(H)]
         st.markdown(
             "Weight left on the real tokens, mean over the rows: "
             + "; ".join(parts)
@@ -135,7 +159,11 @@ def _draw() -> list[Question]:
         )
         + "a sink is one extra column in the softmax that is dropped afterwards, and a sink of −∞ is no sink at all."
     )
+    return mean_sum
 
+
+def _streaming_section(labels: list[str], T: int) -> tuple[int, int, list[int]]:
+    """StreamingLLM's mask for the chosen n_sink and window: ``(n_sink, window, keys the last query keeps)``."""
     st.subheader("StreamingLLM: keep the first tokens and a window")
     c1, c2 = st.columns(2)
     n_sink = page.control(N_SINK, c1)
@@ -166,8 +194,11 @@ def _draw() -> list[Question]:
         "The paper found that dropping the first tokens from a plain sliding window breaks generation: trained "
         "models park spare attention there. Keeping four of them restores it."
     )
+    return n_sink, window, kept
 
-    # ---- linear attention
+
+def _linear_section(cfg, head: int, labels: list[str], T: int):
+    """Linear attention against softmax attention for one head: maps, checks, memory; returns its view."""
     st.header("Linear attention")
     st.latex(
         r"\mathrm{out}_i = \frac{\phi(q_i)^{\top} S_i}{\phi(q_i)^{\top} z_i},\quad "
@@ -187,7 +218,7 @@ def _draw() -> list[Question]:
     for col, weights, title in zip(
         st.columns(2),
         (lin.softmax_weights, lin.linear_weights),
-        (f"softmax attention, head {head + 1}", f"linear attention, head {head + 1} ({mask_note})"),
+        (f"softmax attention, {head_name(head)}", f"linear attention, {head_name(head)} ({mask_note})"),
     ):
         show_weights(weights, labels, title=title, scale=pair_scale, container=col, size=260)
     c1, c2, c3 = st.columns(3)
@@ -207,7 +238,7 @@ def _draw() -> list[Question]:
         + f" Linear attention has no softmax, so the temperature ({cfg.temperature:g}) and the 1/√d_k scaling do not "
         "apply to it" + (", and it ignores the padding mask (only causality is built in)." if cfg.padded else ".")
     )
-    vega(memory_chart(T, lin.state_numbers, lin.d_k))
+    vega.draw(None, *memory_chart(T, lin.state_numbers, lin.d_k), width="stretch")
     peak_soft, peak_lin = lin.mean_peaks
     st.caption(
         f"The price: φ(q)·φ(k) is a smoother similarity than exp(q·k/√d_k). Here a row's largest weight is "
@@ -221,11 +252,14 @@ def _draw() -> list[Question]:
             else ": on this input the linear map is not flatter (try a lower temperature for a sharper softmax)."
         )
     )
+    return lin
 
-    hungriest = int(np.argmax(sinks)) if not no_sink else head
+
+def _questions(hungriest, sinks, no_sink, mean_sum, n_sink, window, kept, lin, T) -> list[Question]:
+    """What to predict: the hungriest head's weight on real tokens, the window's keys, linear attention's state."""
     return [
         Question(
-            f"How much of its weight does head {hungriest + 1} leave on the real tokens, on average over its rows?",
+            f"How much of its weight does {head_name(hungriest)} leave on the real tokens, on average over its rows?",
             (
                 f"{share(mean_sum[hungriest])}: its sink logit s = {sinks[hungriest]:g} is the highest, so its sink "
                 "takes the most."

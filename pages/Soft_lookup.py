@@ -6,15 +6,16 @@ import streamlit as st
 
 from attention_core import lookup as core
 from attention_core.readout import sharpness
-from ui.charts import show_weights, weight_axis, weight_scale, with_data
+from ui import vega
+from ui.charts import show_weights, weight_axis, weight_scale
 from ui.classroom import Prediction, predict
 from ui.glossary import MEANINGS
 from ui.lesson import Question
-from ui.modern import vega
 from ui.page import Page
 from ui.page_params import PageParam
 from ui.tables import show_table
 from ui.text import fmt
+from ui.vega import with_data
 
 page = Page(
     __file__,
@@ -63,7 +64,7 @@ def _draw(place, revealed: bool) -> list[Question]:
     t, tau, twin = (st.session_state[p.key] for p in (QUERY, TAU, TWIN))
     r, labels = lookup(t, tau, twin)
     left, right = place.columns(2)
-    left.vega_lite_chart(plane_chart(r, labels), width="content")
+    vega.draw(left, plane_chart(r, labels), width="content")
     rows = [f"τ = {tau:g}"] + (["τ → 0"] if revealed else [])  # the soft lookup, and its limit (the hard one)
     m = np.vstack([r.weights, r.hard_weights])[: len(rows)]  # (1 or 2, N)
     show_weights(
@@ -89,7 +90,7 @@ def _draw(place, revealed: bool) -> list[Question]:
         return questions
     limit = f"{limit_says(r, labels)} {threshold_says(r, labels)}"
     place.markdown(limit)
-    vega(sweep_chart(r, labels, core.weights_over_temperature(r.query, r.keys, TAUS)), place)
+    vega.draw(place, *sweep_chart(r, labels, core.weights_over_temperature(r.query, r.keys, TAUS)), width="stretch")
     return [*questions, Question("What does the answer become as τ → 0, and below which τ is it so?", limit)]
 
 

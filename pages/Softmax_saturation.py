@@ -16,6 +16,7 @@ from attention_core.sweep import (
     softmax_backward,
     upstream_gradients,
 )
+from ui import vega
 from ui.charts import Axes, bar_chart, shared_domain, show_heatmap, weight_axis
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
 from ui.glossary import defined
@@ -23,7 +24,6 @@ from ui.lesson import Question
 from ui.page import Page
 from ui.saturation_text import gradient_sentence, setting_sentence, thresholds_sentence, words_sentence
 from ui.text import fmt
-from ui.vega import draw
 
 page = Page(
     __file__,
@@ -46,7 +46,7 @@ def _controls() -> tuple:
 
 
 def _chart(box, spec: dict) -> None:
-    draw(box, spec, width="stretch", height=330)
+    vega.draw(box, spec, width="stretch", height=330)
 
 
 def _draw(lesson, calculus) -> list[Question]:
@@ -57,19 +57,27 @@ def _draw(lesson, calculus) -> list[Question]:
 
 
 def _lesson(calculus) -> list[Question]:
+    """The four sections in order, the gradient for those who open ``calculus``, and the questions."""
     cfg = page.setting()
     T, tau, d_k = cfg.seq_len, cfg.temperature, cfg.d_k
-    mode = "scaled by 1/√d_k" if cfg.scaled else "unscaled"
-
     with st.spinner(f"Measuring over d_k = 1 … 1024 ({SWEEP_SEEDS} seeds x {SWEEP_ROWS} rows a point)…"):
         sweep = cached_saturation_sweep(T, tau)
         now = cached_saturation_point(d_k, T, cfg.scaled, tau)
         other = cached_saturation_point(d_k, T, not cfg.scaled, tau)
         specs = cached_sweep_specs(T, tau, d_k, cfg.scaled)
     scaled_pt, unscaled_pt = (now, other) if cfg.scaled else (other, now)
-    keys = "1 key" if T == 1 else f"{T} keys"
+    _spread_section(d_k, specs, scaled_pt, unscaled_pt)
+    half, top = _peaked_section(cfg, sweep, specs, now, other)
+    row, sides, labels = _row_up_close(cfg)
+    _temperature_section(sweep, tau)
+    if calculus.open:
+        with calculus:
+            _gradient(specs["grad_norm"], now, other, row, sides, labels, cfg.scaled)
+    return _questions(cfg, sweep, scaled_pt, unscaled_pt, half, top)
 
-    # ---- 1. the spread of the scores
+
+def _spread_section(d_k: int, specs: dict, scaled_pt, unscaled_pt) -> None:
+    """1. The spread of the scores over d_k, and why it is √d_k."""
     st.subheader("1. The scores spread out as d_k grows")
     left, right = st.columns(2)
     _chart(left, specs["score_std"])
@@ -87,7 +95,13 @@ def _lesson(calculus) -> list[Question]:
         f"(theory √{d_k} = {fmt(math.sqrt(d_k))}); divided by √d_k it is {fmt(scaled_pt.score_std.mean)} (theory 1)."
     )
 
-    # ---- 2. how peaked the rows get
+
+def _peaked_section(cfg, sweep, specs: dict, now, other):
+    """2. How peaked the rows get over d_k, scaled and unscaled: returns ``(the first unscaled point with half of its
+    rows near one-hot or None, the unscaled point with the most such rows)``."""
+    T, tau, d_k = cfg.seq_len, cfg.temperature, cfg.d_k
+    mode = "scaled by 1/√d_k" if cfg.scaled else "unscaled"
+    keys = "1 key" if T == 1 else f"{T} keys"
     st.subheader(f"2. How peaked the rows get: T = {keys}, temperature τ = {tau:g}")
     st.markdown(
         "Each query's row of weights is the softmax of its scores. The **temperature** τ divides the scores first "
@@ -119,8 +133,13 @@ def _lesson(calculus) -> list[Question]:
         )
         + " Scaled, the curves stay flat: the spread of the scores the softmax receives no longer depends on d_k."
     )
+    return half, top
 
-    # ---- 3. one row up close
+
+def _row_up_close(cfg) -> tuple[RowUpClose, list[tuple], list[str]]:
+    """3. One row's logits and weights, scaled and unscaled (the setting's on the left): ``(row, sides, labels)``."""
+    T, tau, d_k = cfg.seq_len, cfg.temperature, cfg.d_k
+    mode = "scaled by 1/√d_k" if cfg.scaled else "unscaled"
     row = row_up_close(d_k, T, tau, seed=cfg.seed)
     st.subheader(f"3. One row up close: d_k = {d_k}, T = {T}, temperature {tau:g}")
     st.caption(defined("logits"))
@@ -138,7 +157,8 @@ def _lesson(calculus) -> list[Question]:
     w_note = w_axis.note("axis") if w_axis.stretched else ""
     for col, (name, logits, weights, formula) in zip(cols, sides):
         tag = " (yours)" if (name == "scaled") == cfg.scaled else ""  # short: a stretched axis appends its note
-        col.vega_lite_chart(
+        vega.draw(
+            col,
             bar_chart(
                 logits,
                 labels,
@@ -149,7 +169,8 @@ def _lesson(calculus) -> list[Question]:
             ),  # fmt: skip
             width="stretch",
         )
-        col.vega_lite_chart(
+        vega.draw(
+            col,
             bar_chart(
                 weights, labels, title=f"softmax, {name}{tag}", domain=w_axis.domain, note=w_note, group="softmax"
             ),  # fmt: skip
@@ -166,8 +187,11 @@ def _lesson(calculus) -> list[Question]:
             f"{labels[int(np.argmax(w_now))]}; {other_mode} it would be {fmt(float(w_other.max()))}. The logits' "
             f"spread is {fmt(row.logit_spread(False))} unscaled and {fmt(row.logit_spread(True))} scaled."
         )
+    return row, sides, labels
 
-    # ---- 4. temperature beside scaling
+
+def _temperature_section(sweep, tau: float) -> None:
+    """4. Scaling is a temperature: the unscaled curve at τ·√d_k lies on the scaled one."""
     st.subheader("4. Scaling is a temperature")
     gap = sweep.temperature_gap
     gap_text = "exactly 0" if gap == 0 else f"{gap:.1e} (floating-point rounding)"
@@ -178,10 +202,10 @@ def _lesson(calculus) -> list[Question]:
         "sharpens every row (towards one key), above 1 flattens it (towards uniform)."
     )
 
-    if calculus.open:
-        with calculus:
-            _gradient(specs["grad_norm"], now, other, row, sides, labels, cfg.scaled)
 
+def _questions(cfg, sweep, scaled_pt, unscaled_pt, half, top) -> list[Question]:
+    """The spread at the setting's d_k, where half the rows turn near one-hot, the temperature that is scaling."""
+    T, tau, d_k = cfg.seq_len, cfg.temperature, cfg.d_k
     return [
         (
             f"At your d_k = {d_k}, how large is the spread (std) of the raw scores q·k, and what does dividing by "

@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core import class_notes_weights, format_matrix, parse_matrix, random_projection_weights
 from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
-from ui import step_text
+from ui import step_text, vega
 from ui.classroom import classroom_on, predict, which_key
 from ui.lesson import Question
 from ui.page import Page
@@ -77,19 +77,37 @@ def _controls() -> tuple:
     cfg = page.whatif(
         show=("scaled", "temperature", "seed"), heading="Controls for this walkthrough", leaf={"scaled", "temperature"}
     )
+    symbols = _tokens()
+    _seed_matrices(cfg.seed)
+    W = _matrix_editors(cfg.seed)
+    # ---- steps 1 to 5 depend on the tokens and the matrices only: drawn by the full run, not by the body
+    wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
+    _first_steps(wt)
+    booster = st.container()
+    b1, b2, _ = st.columns([1, 1, 2])
+    b1.button("Set W_k = I", key="sbs_wk_plain", on_click=set_w_k, args=(1.0,), width="stretch")
+    b2.button("Set W_k = 10·I (booster)", key="sbs_wk_boost", on_click=set_w_k, args=(BOOST,), width="stretch")
+    revealed = _values_and_scores(cfg, wt, symbols, W)
+    return booster, st.container(), symbols, W, revealed
 
-    # ---- tokens
+
+def _tokens() -> list[str]:
+    """The tokens box: its symbols, or the class notes' A A B A (with an error) when they cannot be read."""
     tokens_text = st.text_input(
         "Tokens (A and B, separated by spaces)", value="A A B A", key="sbs_tokens", max_chars=80, on_change=full_run
     )
     symbols = tokens_text.split()
     if not symbols or len(symbols) > 16 or any(s not in VOCAB for s in symbols):
         st.error(step_text.bad_tokens(tokens_text))
-        symbols = ["A", "A", "B", "A"]
+        return ["A", "A", "B", "A"]
+    return symbols
 
-    # ---- weights: preset, link, or edited
+
+def _seed_matrices(seed: int) -> None:
+    """On the session's first run: the class notes' matrices, or the link's (``wq=``, ``wk=``, ``wv=``); a matrix
+    the link gives badly is said once."""
     if "sbs_good" not in st.session_state:
-        st.session_state.sbs_good = preset_matrices("looking for B", cfg.seed)
+        st.session_state.sbs_good = preset_matrices("looking for B", seed)
         st.session_state.sbs_base = dict(st.session_state.sbs_good)
         st.session_state.sbs_version = 0
         link_errors = []
@@ -101,7 +119,6 @@ def _controls() -> tuple:
                 except ValueError as exc:
                     link_errors.append(str(exc))
         st.session_state.sbs_link_errors = link_errors
-
     for err in st.session_state.pop("sbs_link_errors", []):
         st.warning(f"Link ignored: {err}. Using the preset instead.")
     st.radio(
@@ -112,6 +129,11 @@ def _controls() -> tuple:
         on_change=load_preset,
         help="Loading a preset replaces any edits.",
     )
+
+
+def _matrix_editors(seed: int) -> dict[str, np.ndarray]:
+    """The three editable matrices (a bad cell keeps the last good matrix), mirrored into the link when they differ
+    from the preset; returns them by name."""
     st.markdown("Edit a cell to change a matrix. Rows are the input dimensions (A, B), columns the output dimensions.")
     cols = st.columns(3)
     W = {}
@@ -130,20 +152,18 @@ def _controls() -> tuple:
         except ValueError as exc:
             col.error(f"{exc}. Keeping the last good {name}.")
             W[name] = st.session_state.sbs_good[name]
-    preset = preset_matrices(st.session_state.sbs_preset, cfg.seed)
+    preset = preset_matrices(st.session_state.sbs_preset, seed)
     edited_any = any(not np.array_equal(W[n], preset[n]) for n in W_NAMES)
     for name, p in URL_KEYS.items():
         if edited_any:
             st.query_params[p] = format_matrix(W[name])
         elif p in st.query_params:
             del st.query_params[p]
-    # ---- steps 1 to 5 depend on the tokens and the matrices only: drawn by the full run, not by the body
-    wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)
-    _first_steps(wt)
-    booster = st.container()
-    b1, b2, _ = st.columns([1, 1, 2])
-    b1.button("Set W_k = I", key="sbs_wk_plain", on_click=set_w_k, args=(1.0,), width="stretch")
-    b2.button("Set W_k = 10·I (booster)", key="sbs_wk_boost", on_click=set_w_k, args=(BOOST,), width="stretch")
+    return W
+
+
+def _values_and_scores(cfg, wt, symbols: list[str], W: dict) -> bool:
+    """Step 4, the question to predict in classroom mode, then step 5 once revealed; returns whether it is."""
     labels = list(wt.labels)
     step(
         "4. Values V = E W_v",
@@ -164,7 +184,7 @@ def _controls() -> tuple:
             step_text.scores_sentence(wt),
         )
         st.latex(rf"d_k = {wt.d_k},\qquad \sqrt{{d_k}} = {fmt(math.sqrt(wt.d_k))}")
-    return booster, st.container(), symbols, W, revealed
+    return revealed
 
 
 def _first_steps(wt) -> None:
@@ -232,14 +252,17 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         right.markdown(step_text.weights_sentence(wt))
         lim = max(BOOST, float(np.ceil(np.abs(wt.S).max())))
         c1, c2 = st.columns(2)
-        c1.vega_lite_chart(
+        vega.draw(
+            c1,
             matrix_chart(
                 wt.S, labels, labels, title="scores S = Q Kᵀ", domain=(-lim, lim), value_name="score", diverging=True
             ),
             width="content",
         )
-        c2.vega_lite_chart(
-            matrix_chart(wt.A, labels, labels, title="weights α", domain=(0, 1), value_name="weight"), width="content"
+        vega.draw(
+            c2,
+            matrix_chart(wt.A, labels, labels, title="weights α", domain=(0, 1), value_name="weight"),
+            width="content",
         )
         st.caption(step_text.score_scale_caption(lim, BOOST))
         step(

@@ -10,11 +10,14 @@ from attention_core.training.inspect import attention_parity, query_key_picture
 from attention_core.training.ready import READY
 from attention_core.training.scores import prefix_matching_score
 from attention_core.training.trajectory import Trajectory, from_trainer
+from attention_core.training.views import best_prefix_matching, most_telling_head, phase_change_step, snapshot_view
+from ui import vega
 from ui.compute import cached_ready_layers, cached_ready_snapshot_view, cached_ready_trajectory
 from ui.page import Page
 from ui.page_params import PageParam, draw, note, restore, write_params
 from ui.state import kept_value, set_kept
 from ui.tables import show_table
+from ui.text import head_name
 from ui.train_live import TICK, LiveRun
 from ui.train_text import (
     LOSS_CAPTION,
@@ -30,15 +33,7 @@ from ui.train_text import (
     ready_runs_caption,
     server_status,
 )
-from ui.training import (
-    QUEUE,
-    STEP_BUDGET,
-    best_prefix_matching,
-    most_telling_head,
-    phase_change_step,
-    snapshot_view,
-    train_chunk,
-)
+from ui.training import QUEUE, STEP_BUDGET, train_chunk
 from ui.training_views import head_score_table, layered, qk_chart, show_exports, show_head_maps, show_run_charts
 
 page = Page(
@@ -144,15 +139,17 @@ def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     layer = draw(
         replace(LAYER, hi=cfg.n_layers, why=f"({cfg.n_layers} in this run)"), c1, format_func="layer {}".format
     )
-    head = draw(replace(HEAD, hi=cfg.n_heads, why=f"({cfg.n_heads} in this run)"), c2, format_func="head {}".format)
+    head = draw(
+        replace(HEAD, hi=cfg.n_heads, why=f"({cfg.n_heads} in this run)"), c2, format_func=lambda h: head_name(h - 1)
+    )
     layer, head = layer - 1, head - 1  # 0-based from here
     view = view_fn(layer, head)
     st.subheader(f"Every head on the probe at step {snap.step}")
     st.caption(probe_caption(view.tokens))
     show_head_maps(view.maps, view.tokens, key=f"{key}_maps")
     show_table(st, head_score_table(snap.scores), hide_index=True)
-    st.subheader(f"Queries and keys of layer {layer + 1} head {head + 1} in one picture")
-    st.vega_lite_chart(qk_chart(view.qk, view.tokens), width="stretch")
+    st.subheader(f"Queries and keys of layer {layer + 1} {head_name(head)} in one picture")
+    vega.draw(None, qk_chart(view.qk, view.tokens), width="stretch")
     st.caption(query_key_caption(view.qk.explained))
     st.markdown(parity_sentence(snap.step, cfg, view))
     show_exports(cfg, snap, key)
@@ -176,8 +173,8 @@ def ready_section() -> None:
         ("accuracy", "Accuracy on repeated tokens", "previous-token", "Previous-token score of every head"),
     ):
         a, b = st.columns(2)
-        a.vega_lite_chart(layered(curve_title, layers[curve], marks, shown, length), width="stretch")
-        b.vega_lite_chart(layered(score_title, layers[score], marks, shown, length), width="stretch")
+        vega.draw(a, layered(curve_title, layers[curve], marks, shown, length), width="stretch")
+        vega.draw(b, layered(score_title, layers[score], marks, shown, length), width="stretch")
     show_details(traj, index, lambda layer, head: cached_ready_snapshot_view(name, index, layer, head), key="ready")
     write_params(READY_LINK)
 

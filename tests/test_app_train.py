@@ -425,7 +425,7 @@ def test_the_live_run_plays_to_a_links_step_and_its_buttons_change_its_state():
 def test_the_head_table_and_the_most_telling_head():
     import numpy as np
 
-    from ui.training import most_telling_head
+    from attention_core.training.views import most_telling_head
     from ui.training_views import head_score_table
 
     scores = np.full((2, 2, 3), np.nan)

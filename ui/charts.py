@@ -18,14 +18,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
-from streamlit import dataframe_util
 
+from ui import vega
 from ui.cache import ByteLRU, cached, register
-from ui.chart_text import describe_spec
 from ui.images import heatmap_png
 from ui.state import STRETCH_KEY, kept_value
 from ui.text import fmt_arrow
-from ui.vega import arrow_rows, digest
+from ui.vega import arrow_rows, digest, with_arrow
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
 MAX_VECTOR_SIDE = 64  # a longer side draws at 3 px a cell or more, wider than a page column: an image instead
@@ -379,7 +378,7 @@ def show_heatmap(
         spec["datasets"] = {"cells": _cells_arrow(m, blank)}
         spec["description"] = alt_text or describe_map(m, rows, cols, title, axes, blank)
         spec["usermeta"] = {"group": group or title, "value": axes.value}
-        box.vega_lite_chart(spec, key=key, width="content")
+        vega.draw(box, spec, key=key, width="content")
         return "vector"
     if blank is not None:
         m = np.where(np.asarray(blank, dtype=bool), np.nan, m.astype(np.float64))
@@ -457,24 +456,6 @@ def show_mask(allowed, rows, cols=None, *, title: str, axes: Axes = MASK_AXES, l
     return show_heatmap(
         m, rows, rows if cols is None else cols, title=title, axes=axes, domain=(0, 1), legend=legend, **kw
     )
-
-
-def with_data(spec: dict, df: pd.DataFrame, name: str = "rows") -> dict:
-    """``spec`` drawing ``df`` from a named dataset sent as Arrow bytes. Data passed beside a spec (or inline)
-    reaches Vega after its first draw, which then warns "Infinite extent" for every positional field. A spec
-    without a ``description`` gets one from ``df`` (ui/chart_text.py: its text alternative)."""
-    out = with_arrow(spec, dataframe_util.convert_anything_to_arrow_bytes(df), name)
-    if "description" not in out:
-        out["description"] = describe_spec(out, {name: df})
-    return out
-
-
-def with_arrow(spec: dict, arrow: bytes, name: str = "rows") -> dict:
-    """``spec`` drawing the Arrow IPC bytes ``arrow`` as the named dataset ``name`` (see :func:`with_data`)."""
-    out = dict(spec)
-    out["data"] = {"name": name}
-    out["datasets"] = {name: arrow}
-    return out
 
 
 @cached(max_mb=4)

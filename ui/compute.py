@@ -3,7 +3,7 @@
 Each page's computations are declared here with their byte budgets; the pages import the cached names from
 this module and no other module declares a cached computation. What the modern-attention and Train pages
 compute is written as plain functions beside its frozen result dataclasses (attention_core/position_views.py,
-efficient_views.py and sinks_linear_views.py, ui/training.py); the wrappers here give them the shared cached
+efficient_views.py and sinks_linear_views.py, training/views.py); the wrappers here give them the shared cached
 run. (The chart and table modules keep byte caches of what they draw -- Altair skeletons, Arrow cells, PNGs --
 as rendering internals, and ui/presets.py, ui/page.py and ui/export.py three small caches of file reads, all
 under the same policy; ``cache_report()`` lists those too.)
@@ -43,9 +43,9 @@ from attention_core.sinks_linear_views import (
 )
 from ui.cache import cached
 
-if TYPE_CHECKING:  # ui.training imports torch; see the Train section
+if TYPE_CHECKING:  # attention_core.training imports torch; see the Train section
     from attention_core.training.trajectory import Trajectory
-    from ui.training import SnapshotView
+    from attention_core.training.views import SnapshotView
 
 # ---- shared what-if runs (Playground, Multi-head, Masks, Positional encoding, Compare, ...)
 
@@ -444,14 +444,14 @@ def cached_linear_view(cfg: WhatIf, head: int) -> LinearView:
 
 
 # ---- Train
-# ui.training imports torch (about 2 s): it is imported on the first call, so the pages that never train
+# attention_core.training imports torch (about 2 s): it is imported on the first call, so the pages that never train
 # do not load torch.
 
 
 @cached(max_mb=16)
 def cached_ready_trajectory(name: str) -> Trajectory:
     """load_ready(name): a shipped run, read once per process. The two shipped runs hold 1.6 and 1.1 MB."""
-    from ui.training import load_ready
+    from attention_core.training.views import load_ready
 
     return load_ready(name)
 
@@ -478,7 +478,7 @@ def cached_ready_layers() -> dict[str, dict]:
 def cached_ready_snapshot_view(name: str, index: int, layer: int, head: int) -> SnapshotView:
     """snapshot_view of snapshot ``index`` of the shipped run ``name``, shared by every session. About 20 kB
     an entry (maps of every head on the probe), so 16 MB keeps every snapshot a class opens."""
-    from ui.training import snapshot_view
+    from attention_core.training.views import snapshot_view
 
     traj = cached_ready_trajectory(name)
     return snapshot_view(traj.cfg, traj.params[index], layer, head)

@@ -11,6 +11,7 @@ import streamlit as st
 
 from attention_core import WhatIfRun
 from ui.export import output_csv, qkv_csv, weights_csv
+from ui.text import head_name
 
 LARGE = 20 * 2**20  # bytes: above this, no every-head CSV
 
@@ -59,7 +60,7 @@ def download_buttons(run: WhatIfRun, head: int) -> None:
     else:
         one = weights_csv_size(run, heads=1)
         c1.download_button(
-            f"Weights of head {head + 1} (CSV, about {human_size(one)})",
+            f"Weights of {head_name(head)} (CSV, about {human_size(one)})",
             lambda: weights_csv(run, head=head),
             f"attention_weights_head{head + 1}.csv",
             "text/csv",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_core.gqa import DTYPE_BYTES
-from ui.text import fmt, md_escape
+from ui.text import fmt, head_name, md_escape
 
 # ---- help texts of the page's controls and of the FlashAttention table's columns
 
@@ -42,7 +42,7 @@ def cache_sentence(view, now, token: str, step: int, head: int, shape: tuple[int
     return (
         f"At step **{step}** the page computed one new q row per query head ({H}) and one k and one v row per KV "
         f"head ({G}) for **{md_escape(token)}**, and read the **{now.reused}** cached K and V rows of the "
-        f"tokens before it. Query head {head + 1} reads KV head {kv_head + 1} "
+        f"tokens before it. Query {head_name(head)} reads KV {head_name(kv_head)} "
         + (f"({rep} query heads share it). " if rep > 1 else "(no other query head reads it). ")
         + f"Stacking the {T} decoded rows gives the one-pass causal output up to a largest difference of "
         f"**{view.max_diff:.1e}** (float rounding). Without the cache, decoding {T} tokens would recompute "
@@ -128,7 +128,7 @@ def flash_sentence(fv, tokens: list[str], fq: int, head: int, tile: int) -> str:
     rises = [s.index + 1 for s in steps if s.rescaled[fq]]
     last = steps[-1]
     text = (
-        f"With B = {tile}, query **{md_escape(tokens[fq])}** (head {head + 1}, mask: {fv.mask_note}) met "
+        f"With B = {tile}, query **{md_escape(tokens[fq])}** ({head_name(head)}, mask: {fv.mask_note}) met "
         f"the keys in {len(steps)} tile{'s' if len(steps) > 1 else ''}. "
     )
     if not np.isfinite(last.m[fq]):

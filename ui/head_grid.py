@@ -13,7 +13,7 @@ import streamlit as st
 
 from ui.charts import MAX_VECTOR_CELLS, Scale, is_vector, show_heatmap, show_weights, weight_scale
 from ui.images import pool
-from ui.text import fmt
+from ui.text import fmt, head_name
 
 
 def show_head_grid(
@@ -46,7 +46,7 @@ def show_head_grid(
             show_weights(
                 weights[h],
                 labels,
-                title=f"head {h + 1}",
+                title=head_name(h),
                 allowed=allowed,
                 scale=scale,
                 group="heads",
@@ -113,5 +113,5 @@ def describe_heads(weights, labels: list[str], scale: Scale) -> str:
     return (
         f"{what}, {T_q} x {T_k} weights each (queries by keys), colour {fmt(scale.lo)} to {fmt(scale.hi)}; "
         f"{sharpest} put on average {fmt(float(sharp.max()))} of their weight on one key; the largest weight, "
-        f"{fmt(float(w[h, i, j]))}, is head {h + 1}'s from query {labels[i]!r} to key {labels[j]!r}."
+        f"{fmt(float(w[h, i, j]))}, is {head_name(h)}'s from query {labels[i]!r} to key {labels[j]!r}."
     )

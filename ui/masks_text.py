@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_core.mask_demo import MaskedRun, MaskLab
-from ui.text import fmt, md_escape
+from ui.text import fmt, head_name, md_escape
 
 NO_PADDING_NOTICE = (
     "The pad count in the sidebar is 0, so the padding mask blocks nothing yet: raise it to pad the last keys."
@@ -65,7 +65,7 @@ def scores_caption(lim: float) -> str:
 def live_maps_caption(head: int) -> str:
     """Under the live maps: head ``head``'s weights under the three masks follow the controls; below, each mask."""
     return (
-        f"Above, head {head + 1}'s weights under the three masks, drawn by your browser on one colour scale "
+        f"Above, {head_name(head)}'s weights under the three masks, drawn by your browser on one colour scale "
         "(grey hatched cells are blocked); they follow the temperature, the scaling and the pad count while you "
         "drag. Below, each mask and the scores it blocks."
     )

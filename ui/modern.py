@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-import streamlit as st
-
 from attention_core.positions import OffsetProfile
-from ui.charts import with_data
-from ui.text import fmt_all
+from ui.text import fmt_all, head_name, head_names
 
 METHOD_LABELS = {
     "sinusoidal": "sinusoidal (added)",
@@ -95,11 +91,11 @@ def parse_sinks(raw: str | None, H: int) -> tuple[tuple[float, ...], list[str]]:
         except ValueError:
             x = float("nan")
         if not math.isfinite(x):
-            notes.append(f"sinks: {s[:20]!r} for head {h + 1} is not a finite number; using {values[h]:g}.")
+            notes.append(f"sinks: {s[:20]!r} for {head_name(h)} is not a finite number; using {values[h]:g}.")
             continue
         c = round(min(max(x, -10.0), 10.0) * 2) / 2
         if c != x:
-            notes.append(f"sinks: {x:g} for head {h + 1} is not a multiple of 0.5 from -10 to 10; using {c:g}.")
+            notes.append(f"sinks: {x:g} for {head_name(h)} is not a multiple of 0.5 from -10 to 10; using {c:g}.")
         values[h] = c
     if len(parts) > H:
         notes.append(f"sinks has {len(parts)} values but there are {H} heads; the extra ones are ignored.")
@@ -154,7 +150,7 @@ def per_head_bars(values, title: str, y_title: str, domain=None) -> tuple[dict, 
     """(spec, data): one bar per head with the value written above it and in its tooltip as ui.text.fmt writes it
     (the page's sentences and tables write it so)."""
     data = {
-        "head": [f"head {h + 1}" for h in range(len(values))],
+        "head": head_names(len(values)),
         "v": [float(v) for v in values],
         "text": fmt_all(values),  # the value above the bar and in its tooltip, as the sentences and tables write it
     }
@@ -187,11 +183,3 @@ def per_head_bars(values, title: str, y_title: str, domain=None) -> tuple[dict, 
             },
         ],
     }, data
-
-
-def vega(spec_and_data: tuple[dict, dict], container=None) -> None:
-    """Draw a (spec, columns) pair as plain Vega-Lite (Altair validates every chart it builds: tens of ms a chart),
-    its rows a named Arrow dataset (``ui.charts.with_data``: no records converted by Streamlit, no "Infinite
-    extent" warnings)."""
-    spec, columns = spec_and_data
-    (container or st).vega_lite_chart(with_data(spec, pd.DataFrame(columns)), width="stretch")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from ui import vega
 from ui.charts import Scale, bar_chart, weight_axis
 from ui.text import fmt
 
@@ -36,5 +37,5 @@ def query_bars(row, labels: list[str], title: str, container=None, scale: Scale 
         values, names, shown = row, list(labels), ""
     scale = scale or weight_axis(row)
     note = scale.note("axis") if scale.stretched else ""
-    box.vega_lite_chart(bar_chart(values, names, title=title, domain=scale.domain, note=note), width="stretch")
+    vega.draw(box, bar_chart(values, names, title=title, domain=scale.domain, note=note), width="stretch")
     return shown.strip()

@@ -17,6 +17,9 @@ const DETAIL = 384; // px: the enlarged head is at most max(T, DETAIL) px
 const LABEL_CHARS = 10; // longer tokens are shortened on the enlarged head's axes (the tooltip has them whole)
 const PICK_EVENT = "attention-model-view-pick"; // the layer and head pickers' choice (real_model_view.py)
 
+// A head as the pages name it (ui.text.head_name in Python): "head 3" for h = 2.
+const headName = (h) => `head ${h + 1}`;
+
 function parse(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = view.getUint32(0, true);
@@ -108,7 +111,7 @@ function short(t) {
 function cellText(m, layer, head, i, j) {
   const w = m.w[((layer * m.H + head) * m.T + i) * m.T + j] / 255;
   return (
-    `layer ${layer + 1}, head ${head + 1}: query #${i + 1} “${m.tokens[i]}” → key #${j + 1} ` +
+    `layer ${layer + 1}, ${headName(head)}: query #${i + 1} “${m.tokens[i]}” → key #${j + 1} ` +
     `“${m.tokens[j]}”, weight ≈ ${w.toFixed(2)}`
   );
 }
@@ -153,7 +156,7 @@ function drawDetail(s, layer, head, mark, hovered = false) {
       : "the head the layer and head pickers below name";
     const labels = !g.labelled ? "" : g.every === 1 ? ", every token labelled" : `, every ${g.every}th token labelled`;
     s.label.textContent =
-      `layer ${layer + 1}, head ${head + 1} enlarged, ${which}: a row per query, a column per key ` +
+      `layer ${layer + 1}, ${headName(head)} enlarged, ${which}: a row per query, a column per key ` +
       `(${m.T} x ${m.T}${labels}), colour 0 (purple) to 1 (yellow). Hover it for each weight.`;
     s.detail.setAttribute("aria-label", s.label.textContent);
     s.root.dataset.detail = `${layer},${head}`; // for tests: the head drawn enlarged
@@ -239,7 +242,7 @@ async function render(s, header, packed) {
   ctx.textBaseline = "middle";
   for (let layer = 0; layer < L; layer++) ctx.fillText(`layer ${layer + 1}`, 4, TOP + layer * (side + GAP) + side / 2);
   ctx.textAlign = "center";
-  for (let head = 0; head < H; head++) ctx.fillText(`head ${head + 1}`, LEFT + head * (side + GAP) + side / 2, 9);
+  for (let head = 0; head < H; head++) ctx.fillText(headName(head), LEFT + head * (side + GAP) + side / 2, 9);
   s.grid.setAttribute("aria-label", header.description);
   drawDetail(s, ...picked(s), null);
   s.root.dataset.geometry = JSON.stringify({ left: LEFT, top: TOP, side, gap: GAP }); // grid px, for tests

@@ -1,4 +1,4 @@
-"""User text inside Markdown: escape it so that it shows exactly as typed (no HTML, no formatting)."""
+"""Text a page writes: user text escaped for Markdown (shown exactly as typed), numbers (:func:`fmt`), head names."""
 
 from __future__ import annotations
 
@@ -15,6 +15,16 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
 def md_escape(text: str) -> str:
     """Backslash-escape every Markdown/HTML-significant character of ``text``."""
     return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def head_name(h: int) -> str:
+    """The one way a page names head ``h`` (0-based) to a learner: "head 3" for ``h = 2``."""
+    return f"head {h + 1}"
+
+
+def head_names(n_heads: int) -> list[str]:
+    """The names of heads 0..n_heads-1, as :func:`head_name` writes each (a head picker's choices)."""
+    return [head_name(h) for h in range(n_heads)]
 
 
 def fmt(x: float, digits: int = 3) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:  # the types only: the training modules load torch
     from attention_core.training import TrainConfig
     from attention_core.training.trajectory import Trajectory
-    from ui.training import SnapshotView
+    from attention_core.training.views import SnapshotView
 
 LOSS_CAPTION = (
     "The **loss**, the number training makes smaller, is the cross-entropy of the next token: minus the log of the "

@@ -14,8 +14,11 @@ from attention_core.training.inspect import QKPicture
 from attention_core.training.scores import SCORE_NAMES
 from attention_core.training.trainer import Snapshot
 from attention_core.training.trajectory import Trajectory
-from ui.charts import show_heatmap, with_data
+from ui import vega
+from ui.charts import show_heatmap
+from ui.text import head_name
 from ui.train_text import QK_LABELLED
+from ui.vega import with_data
 
 SMOOTH = 25  # steps in the running mean of the per-step training loss
 
@@ -194,12 +197,12 @@ def show_run_charts(traj: Trajectory, marks=(), shown_step=None, steps: int | No
     chart per score measured); phase changes (``marks``) and the shown step ruled on each."""
     df, sf = curve_frame(traj, "live"), score_frame(traj, "live")
     a, b = st.columns(2)
-    a.vega_lite_chart(curves_chart(df, "loss", "Loss", marks, shown_step, steps=steps), width="stretch")
-    b.vega_lite_chart(curves_chart(df, "accuracy", "Accuracy", marks, shown_step, steps=steps), width="stretch")
+    vega.draw(a, curves_chart(df, "loss", "Loss", marks, shown_step, steps=steps), width="stretch")
+    vega.draw(b, curves_chart(df, "accuracy", "Accuracy", marks, shown_step, steps=steps), width="stretch")
     names = list(dict.fromkeys(sf["score"]))
     for col, name in zip(st.columns(len(names)), names):
         title = f"{name} score of every head"
-        col.vega_lite_chart(scores_chart(sf, name, title, marks, shown_step, steps=steps), width="stretch")
+        vega.draw(col, scores_chart(sf, name, title, marks, shown_step, steps=steps), width="stretch")
 
 
 def show_head_maps(maps: np.ndarray, labels, key: str) -> None:
@@ -214,7 +217,7 @@ def show_head_maps(maps: np.ndarray, labels, key: str) -> None:
                 maps[layer, head],
                 labels,
                 labels,
-                title=f"layer {layer + 1} head {head + 1}",
+                title=f"layer {layer + 1} {head_name(head)}",
                 container=boxes[head],
                 key=f"{key}_{layer}_{head}",
                 size=230,

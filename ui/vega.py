@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import streamlit as st
 from streamlit import dataframe_util
 
 from ui.cache import ByteLRU, register
@@ -59,6 +60,32 @@ def arrow_datasets(spec: dict) -> dict:
     return out
 
 
-def draw(box, spec: dict, **kwargs) -> None:
-    """``box.vega_lite_chart`` of a stored spec: a shallow copy, so the stored one keeps its datasets."""
-    box.vega_lite_chart(dict(spec), **kwargs)
+def with_data(spec: dict, df: pd.DataFrame, name: str = "rows") -> dict:
+    """``spec`` drawing ``df`` from a named dataset sent as Arrow bytes. Data passed beside a spec (or inline)
+    reaches Vega after its first draw, which then warns "Infinite extent" for every positional field. A spec
+    without a ``description`` gets one from ``df`` (ui/chart_text.py: its text alternative)."""
+    out = with_arrow(spec, dataframe_util.convert_anything_to_arrow_bytes(df), name)
+    if "description" not in out:
+        out["description"] = describe_spec(out, {name: df})
+    return out
+
+
+def with_arrow(spec: dict, arrow: bytes, name: str = "rows") -> dict:
+    """``spec`` drawing the Arrow IPC bytes ``arrow`` as the named dataset ``name`` (see :func:`with_data`)."""
+    out = dict(spec)
+    out["data"] = {"name": name}
+    out["datasets"] = {name: arrow}
+    return out
+
+
+def draw(box, spec: dict, data: pd.DataFrame | dict | None = None, **kwargs) -> None:
+    """The one way a page draws a Vega-Lite spec: ``box.vega_lite_chart`` (``box`` None: the page itself).
+
+    A stored spec (its datasets already Arrow: :func:`arrow_datasets`, ``ui.charts``' map and bar specs) is drawn
+    from a shallow copy, so the stored one keeps its datasets. ``data`` (a DataFrame, or columns as a dict) goes
+    in as a named Arrow dataset with its text alternative (:func:`with_data`). Other keyword arguments
+    (``width``, ``height``, ``key``) go to Streamlit."""
+    out = (
+        dict(spec) if data is None else with_data(spec, data if isinstance(data, pd.DataFrame) else pd.DataFrame(data))
+    )
+    (box or st).vega_lite_chart(out, **kwargs)
