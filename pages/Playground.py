@@ -1,6 +1,7 @@
 """Playground: every head's weights, the outputs and the saturation for the current what-if."""
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import streamlit as st
@@ -33,8 +34,8 @@ from ui.playground_text import (
 )
 from ui.query_bars import query_bars
 from ui.tables import frame_table, show_table
-from ui.text import fmt
-from ui.widgets import index_picker
+from ui.text import fmt, head_name, head_names
+from ui.widgets import head_picker, index_picker
 
 page = Page(
     __file__,
@@ -55,9 +56,7 @@ def _controls() -> tuple:
     cfg = page.whatif(sidebar, leaf=LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS)
     c1, c2 = st.columns(2)
     run = cached_run(cfg)
-    head = index_picker(
-        "head", [f"head {h + 1}" for h in range(cfg.n_heads)], key="pg_head", container=c1, on_change=rerun_body
-    )
+    head = head_picker("head", cfg.n_heads, key="pg_head", container=c1, on_change=rerun_body)
     query = index_picker("query token", run.tokens, key="pg_query", container=c2, on_change=rerun_body)
     revealed = predict(_twin_question(cfg, head))
     maps = st.container()
@@ -103,27 +102,84 @@ def _twin_question(cfg, head: int) -> Prediction:
 
 def _heads_table(sat: list[dict]) -> dict[str, list]:
     """One row per head: its saturation metrics under the page's labels (columns for ui.tables.frame_table)."""
-    return {"head": [f"head {h + 1}" for h in range(len(sat))]} | {
+    return {"head": head_names(len(sat))} | {
         SATURATION_LABELS.get(k, k): [saturation_text(k, s[k]) for s in sat] for k in sat[0]
     }  # written as the metrics above it write them
 
 
-def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_level: str, twin_name: str, uniform):
+class Sharpness(NamedTuple):
+    """How sharp the picked head is against its scaling twin (the metrics' deltas, the caption, the questions)."""
+
+    level: str  # "nearly uniform" .. "sharp", from the head's mean largest weight
+    twin_level: str
+    twin_name: str  # "unscaled" or "scaled": the twin has the scaling flipped
+    m: dict  # the head's saturation figures (ui.compute.cached_saturation)
+    t: dict  # the twin's
+    uniform: float  # the largest weight of a uniform row, for this T and mask
+
+
+def _sharpness(cfg, run, head: int, sat, twin_sat) -> Sharpness:
+    uniform = uniform_max_weight(run.mask, run.T, run.T)
+    m, t = sat[head], twin_sat[head]
+    twin_name = "unscaled" if cfg.scaled else "scaled"
+    return Sharpness(sharpness(m["max_weight"], uniform), sharpness(t["max_weight"], uniform), twin_name, m, t, uniform)
+
+
+def _formulas(cfg, run) -> None:
+    """The attention formula with this setting's scale and temperature, and its sizes, in the page's notes."""
+    d_k = cfg.d_k
+    scale_tex = rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {math.sqrt(d_k):.3g}" if cfg.scaled else r"1 \;(\text{scaling off})"
+    page.notes.latex(  # two lines, so that the formula fits 1280 px
+        rf"\alpha = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
+        rf"\quad \tau = {cfg.temperature:g}"
+    )
+    page.notes.latex(
+        rf"T = {run.T},\quad d_{{model}} = {cfg.d_model},\quad H = {cfg.n_heads},\quad d_k = d_{{model}} / H = {d_k}"
+    )
+
+
+def _weight_maps(cfg, run, head: int, query: int, sat, uniform: float) -> None:
+    """Every head's map (live: the settings handed to the browser's maps) and one query's weights up close."""
+    tokens, row = run.tokens, run.weights[head, query]
+    live = live_on()
+    if live:
+        live_sync("pg_live", {"": setting_of(cfg, head, query, stretching())})
+        grid_note = LIVE_MAPS_NOTE
+    else:
+        grid_note = show_head_grid(
+            run.weights,
+            tokens,
+            allowed=run.mask,
+            per_row=4,
+            size=150 if cfg.n_heads > 1 else 300,
+            tile_px=128 if cfg.n_heads > 4 else 256,
+        )
+    st.caption(maps_caption(grid_note, sat, uniform))
+    sharpest = max(s["max_weight"] for s in sat)
+    if sharpness(sharpest, uniform) == "nearly uniform" and not stretching():
+        st.info(nearly_uniform_notice(sharpest, uniform))
+
+    st.subheader("One query up close")
+    note = "" if live else query_bars(row, tokens, title=f"weights of query #{query + 1} in {head_name(head)}")
+    st.caption(query_caption(tokens, query, row, note))
+
+
+def _saturation(cfg, run, head: int, sat, s: Sharpness) -> None:
     """Head ``head``'s saturation against its scaling twin: the metrics, what they mean, every head's table."""
     T, H = run.T, cfg.n_heads
-    st.subheader(f"Softmax saturation of head {head + 1} (change against the {twin_name} twin)", help=TERMS["twin"])
+    st.subheader(f"Softmax saturation of {head_name(head)} (change against the {s.twin_name} twin)", help=TERMS["twin"])
     hints = {
         "entropy": f"0 = one-hot, log T = {fmt(math.log(T)) if T > 1 else 0} = uniform",
-        "max_weight": f"1 = one-hot, {fmt(uniform)} = uniform",
+        "max_weight": f"1 = one-hot, {fmt(s.uniform)} = uniform",
     }
     metric_row(
         [
-            saturation_metric(key, m[key], t[key], help=hints.get(key))
+            saturation_metric(key, s.m[key], s.t[key], help=hints.get(key))
             for key in ("entropy", "max_weight", "effective_tokens", "near_one_hot_share")
         ]
     )
     spread = float(cached_logit_std(cfg)[head])
-    st.caption(saturation_caption(cfg, head, m, t, level, twin_level, twin_name, uniform, spread))
+    st.caption(saturation_caption(cfg, head, s.m, s.t, s.level, s.twin_level, s.twin_name, s.uniform, spread))
     with st.expander("The words on this page"):
         st.markdown(
             scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "near_one_hot_share")
@@ -135,6 +191,60 @@ def _saturation(cfg, run, head: int, sat, m: dict, t: dict, level: str, twin_lev
     )
 
 
+def _inputs_outputs(cfg, run, head: int) -> float:
+    """X and Z on one colour scale, how far Z is from X, and (toggled) the picked head's Q, K and V; returns
+    ‖Z − X‖ / ‖X‖."""
+    tokens = run.tokens
+    c1, c2 = st.columns(2)
+    lim = float(max(np.abs(run.x).max(), np.abs(run.output).max())) or 1.0  # one colour scale for X and Z
+    kind = show_token_dims(run.x, tokens, title="X input", value_name="x", domain=(-lim, lim), container=c1)
+    show_token_dims(run.output, tokens, title="Z output", domain=(-lim, lim), container=c2)
+    change = relative_difference(run.output, run.x)
+    st.caption(xz_caption(run.T, cfg.d_model, lim, kind, change))
+    if st.session_state["pg_qkv"]:
+        st.caption(f"Q, K and V of {head_name(head)} are {run.T} x {cfg.d_k} each (tokens x d_k).")
+        qkv_domain = shared_domain(run.q[head], run.k[head], run.v[head], symmetric=True)  # side by side: one scale
+        for col, name, arr in zip(st.columns(3), "QKV", (run.q, run.k, run.v)):
+            show_token_dims(
+                arr[head],
+                tokens,
+                title=f"{name} of {head_name(head)}",
+                value_name=name.lower(),
+                domain=qkv_domain,
+                container=col,
+            )
+    return change
+
+
+def _export(cfg, run, head: int) -> None:
+    """The downloads (built only when clicked; each label states the size first) and the two reproduce scripts."""
+    st.subheader("Export and reproduce")
+    download_buttons(run, head)
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        "Reproduce with attention_core (.py)",
+        snippet_core(cfg),
+        "reproduce_attention_core.py",
+        "text/x-python",
+        key="dl_core",
+        on_click="ignore",
+    )
+    c2.download_button(
+        "Reproduce in plain torch (.py)",
+        snippet_torch(cfg),
+        "reproduce_torch.py",
+        "text/x-python",
+        key="dl_torch",
+        on_click="ignore",
+        help="A script that needs only PyTorch (imported as torch), the Python library most transformers "
+        "are written in.",
+    )
+    st.caption(
+        "Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
+        "any chart as PNG or SVG."
+    )
+
+
 def _draw(maps, io, scripts, revealed: bool) -> list[Question]:
     """Every head's map, one query's bars, saturation against the twin, X/Z, export (into the places)."""
     cfg = page.setting()
@@ -142,99 +252,18 @@ def _draw(maps, io, scripts, revealed: bool) -> list[Question]:
     sat, twin_sat = cached_saturation(cfg), cached_twin_saturation(cfg)
     for note in run.notices:
         page.notes.info(note)
-    T, H, d_k = run.T, cfg.n_heads, cfg.d_k
-    tokens = run.tokens
-
-    scale_tex = rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {math.sqrt(d_k):.3g}" if cfg.scaled else r"1 \;(\text{scaling off})"
-    page.notes.latex(  # two lines, so that the formula fits 1280 px
-        rf"\alpha = \mathrm{{softmax}}\!\left(\frac{{Q K^\top}}{{s \cdot \tau}}\right),\quad s = {scale_tex},"
-        rf"\quad \tau = {cfg.temperature:g}"
-    )
-    page.notes.latex(rf"T = {T},\quad d_{{model}} = {cfg.d_model},\quad H = {H},\quad d_k = d_{{model}} / H = {d_k}")
+    _formulas(cfg, run)
     head, query = st.session_state["pg_head"], st.session_state["pg_query"]
-    row = run.weights[head, query]
-
-    live = live_on()
+    sharp = _sharpness(cfg, run, head, sat, twin_sat)
     with maps:
-        uniform = uniform_max_weight(run.mask, T, T)
-        if revealed and live:
-            live_sync("pg_live", {"": setting_of(cfg, head, query, stretching())})
-            grid_note = LIVE_MAPS_NOTE
-        elif revealed:
-            grid_note = show_head_grid(
-                run.weights,
-                tokens,
-                allowed=run.mask,
-                per_row=4,
-                size=150 if H > 1 else 300,
-                tile_px=128 if H > 4 else 256,
-            )
-        if revealed:
-            st.caption(maps_caption(grid_note, sat, uniform))
-            sharpest = max(s["max_weight"] for s in sat)
-            if sharpness(sharpest, uniform) == "nearly uniform" and not stretching():
-                st.info(nearly_uniform_notice(sharpest, uniform))
-
-            st.subheader("One query up close")
-            note = "" if live else query_bars(row, tokens, title=f"weights of query #{query + 1} in head {head + 1}")
-            st.caption(query_caption(tokens, query, row, note))
-
-        twin_name = "unscaled" if cfg.scaled else "scaled"
-        m, t = sat[head], twin_sat[head]
-        level, twin_level = sharpness(m["max_weight"], uniform), sharpness(t["max_weight"], uniform)
-        if revealed:  # the twin's numbers answer the prediction question
-            _saturation(cfg, run, head, sat, m, t, level, twin_level, twin_name, uniform)
-
-    show_qkv = st.session_state["pg_qkv"]
+        if revealed:  # the maps and the twin's numbers answer the prediction question
+            _weight_maps(cfg, run, head, query, sat, sharp.uniform)
+            _saturation(cfg, run, head, sat, sharp)
     with io:
-        c1, c2 = st.columns(2)
-        lim = float(max(np.abs(run.x).max(), np.abs(run.output).max())) or 1.0  # one colour scale for X and Z
-        kind = show_token_dims(run.x, tokens, title="X input", value_name="x", domain=(-lim, lim), container=c1)
-        show_token_dims(run.output, tokens, title="Z output", domain=(-lim, lim), container=c2)
-        change = relative_difference(run.output, run.x)
-        st.caption(xz_caption(T, cfg.d_model, lim, kind, change))
-        if show_qkv:
-            st.caption(f"Q, K and V of head {head + 1} are {T} x {d_k} each (tokens x d_k).")
-            qkv_domain = shared_domain(run.q[head], run.k[head], run.v[head], symmetric=True)  # side by side: one scale
-            for col, name, arr in zip(st.columns(3), "QKV", (run.q, run.k, run.v)):
-                show_token_dims(
-                    arr[head],
-                    tokens,
-                    title=f"{name} of head {head + 1}",
-                    value_name=name.lower(),
-                    domain=qkv_domain,
-                    container=col,
-                )
-
+        change = _inputs_outputs(cfg, run, head)
         if revealed:
-            st.subheader("Export and reproduce")
-            # the files are built only when clicked (callables); each label states the size first
-            download_buttons(run, head)
-            c1, c2 = st.columns(2)
-            c1.download_button(
-                "Reproduce with attention_core (.py)",
-                snippet_core(cfg),
-                "reproduce_attention_core.py",
-                "text/x-python",
-                key="dl_core",
-                on_click="ignore",
-            )
-            c2.download_button(
-                "Reproduce in plain torch (.py)",
-                snippet_torch(cfg),
-                "reproduce_torch.py",
-                "text/x-python",
-                key="dl_torch",
-                on_click="ignore",
-                help="A script that needs only PyTorch (imported as torch), the Python library most transformers "
-                "are written in.",
-            )
-            st.caption(
-                "Both scripts print the same weights as this page. Chart menus (⋯ at the top right of a chart) save "
-                "any chart as PNG or SVG."
-            )
-        sharp = (level, twin_level, twin_name, m, t, uniform)
-        questions = check_questions(tokens, query, head, row, revealed, sharp, change)
+            _export(cfg, run, head)
+        questions = check_questions(run.tokens, query, head, run.weights[head, query], revealed, tuple(sharp), change)
     if scripts is not None and scripts.open:
         with scripts:
             st.code(snippet_core(cfg), language="python")

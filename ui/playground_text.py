@@ -14,7 +14,7 @@ import numpy as np
 from attention_core import saturation_metrics
 from attention_core.readout import SHARPNESS_LEVELS
 from ui.glossary import MEANINGS, position
-from ui.text import fmt, md_escape
+from ui.text import fmt, head_name, md_escape
 
 LIVE_MAPS_NOTE = (
     "The maps are drawn by your browser on one colour scale (its range is beside the controls) and follow the "
@@ -30,12 +30,12 @@ def twin_question(scaled: bool, d_k: int, head: int) -> tuple[str, str]:
     root = fmt(math.sqrt(d_k))
     if scaled:
         question = (
-            f"Scaling is on: head {head + 1}'s scores are divided by √d_k = √{d_k} = {root}. If you turned scaling "
+            f"Scaling is on: {head_name(head)}'s scores are divided by √d_k = √{d_k} = {root}. If you turned scaling "
             "off, would its rows get sharper, softer or stay the same?"
         )
     else:
         question = (
-            f"Scaling is off. If you turned it on, dividing head {head + 1}'s scores by √d_k = √{d_k} = {root}, "
+            f"Scaling is off. If you turned it on, dividing {head_name(head)}'s scores by √d_k = √{d_k} = {root}, "
             "would its rows get sharper, softer or stay the same?"
         )
     why = f"dividing by √d_k = {root}" + (" changes nothing" if d_k == 1 else " flattens every row")
@@ -45,7 +45,7 @@ def twin_question(scaled: bool, d_k: int, head: int) -> tuple[str, str]:
 def twin_answer(head: int, ours: float, twin: float, twin_name: str, why: str) -> str:
     """The twin question's explanation: both mean max weights, and why."""
     return (
-        f"Head {head + 1}'s mean max weight is {fmt(ours)} now and {fmt(twin)} {twin_name}: {why}, like a "
+        f"{head_name(head).capitalize()}'s mean max weight is {fmt(ours)} now and {fmt(twin)} {twin_name}: {why}, like a "
         "temperature of √d_k."
     )
 
@@ -55,7 +55,7 @@ def maps_caption(grid_note: str, sat: list[dict], uniform: float) -> str:
     sharpest = int(np.argmax([s["max_weight"] for s in sat]))
     return (
         f"{grid_note} Rows are queries, columns keys; each row sums to 1. "
-        + (f"Head {sharpest + 1} is the sharpest: its rows" if len(sat) > 1 else "The rows")
+        + (f"{head_name(sharpest).capitalize()} is the sharpest: its rows" if len(sat) > 1 else "The rows")
         + f" put on average {fmt(sat[sharpest]['max_weight'])} of their weight on a single key (uniform rows would "
         f"put {fmt(uniform)})."
     )
@@ -100,7 +100,7 @@ def saturation_caption(
     r = position(m["max_weight"], uniform)
     return (
         f"Deltas (grey: neither direction is good or bad) are this setting minus its {twin_name} twin, the same "
-        f"setting with the scaling flipped. Head {head + 1} is **{level}** here: mean max weight {fmt(m['max_weight'])} "
+        f"setting with the scaling flipped. {head_name(head).capitalize()} is **{level}** here: mean max weight {fmt(m['max_weight'])} "
         f"against {fmt(uniform)} for uniform rows (r = {fmt(r)}), so {MEANINGS[level]}. The logits it sees (the scores "
         f"divided by s·τ) spread with a standard deviation of {fmt(spread)} ({scale_words}; {temp_words}); the "
         f"{twin_name} twin is {twin_level} (mean max weight {fmt(t['max_weight'])})."
@@ -144,7 +144,7 @@ def check_questions(
         top = int(np.argmax(row))
         questions.append(
             (
-                f"Which key does query {md_escape(tokens[query])} (#{query + 1}) attend to most in head {head + 1}, "
+                f"Which key does query {md_escape(tokens[query])} (#{query + 1}) attend to most in {head_name(head)}, "
                 "and with what weight?",
                 f"{md_escape(tokens[top])} (#{top + 1}) with weight {fmt(float(row.max()))}."
                 if row.sum() > 0
@@ -153,7 +153,7 @@ def check_questions(
         )
     questions.append(
         (
-            f"How sharp is head {head + 1} at this setting, and what would the {twin_name} twin do?",
+            f"How sharp is {head_name(head)} at this setting, and what would the {twin_name} twin do?",
             f"It is {level} (mean max weight {fmt(m['max_weight'])}, uniform {fmt(uniform)}); the {twin_name} twin is "
             f"{twin_level} (mean max weight {fmt(t['max_weight'])}).",
             SHARPNESS_LEVELS,

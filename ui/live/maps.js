@@ -21,6 +21,7 @@
 // hold (a reconnect lost them, a newer run dropped the feed that carried them) makes them ask for them (`need`).
 
 const SYNC_EVENT = "attention-explorer-live-sync";
+const headName = (h) => `head ${h + 1}`; // as the pages name a head (ui.text.head_name)
 const MAX_LABELLED = 16; // up to this many tokens a map has token labels and its cells are at least 12 px
 const LABEL_CHARS = 6;
 const TOP_BARS = 20; // above MAX_BARS keys only the largest weights are drawn as bars
@@ -482,7 +483,7 @@ class LiveView {
     m.fig.classList.toggle("ae-picked", picked && p.spec.bars);
     m.fig.style.width = `${L.fig}px`; // the map's width: its title and figures wrap under it, not widen it
     const q = p.spec.rows[Math.min(p.setting.query, Tq - 1)];
-    m.title.textContent = `head ${h + 1}` + (picked && p.spec.bars ? ` · picked, query ${q}` : "");
+    m.title.textContent = headName(h) + (picked && p.spec.bars ? ` · picked, query ${q}` : "");
     const f = p.figures[h];
     // no break before a "·" or inside "1.43 nats" when the figures wrap under a narrow map
     m.figures.textContent = `max ${fmt(f.maxWeight)}\u00a0· entropy ${fmt(f.entropy)}\u00a0nats\u00a0· ${fmt(f.effectiveTokens)}\u00a0tokens`;
@@ -536,7 +537,7 @@ class LiveView {
     const q = p.spec.rows[i];
     const where =
       row[top] > 0 ? `query '${q}' attends most to '${p.spec.cols[top]}', ${fmt(row[top])}` : `query '${q}' may attend to no key`;
-    const name = p.spec.title ? `${p.spec.title}, head ${h + 1}` : `head ${h + 1}`;
+    const name = p.spec.title ? `${p.spec.title}, ${headName(h)}` : headName(h);
     return `${name}: ${Tq} x ${Tk} weights; ${where}; mean max weight ${fmt(f.maxWeight)}`;
   }
 
@@ -587,7 +588,7 @@ class LiveView {
   cellText(p, h, i, j) {
     const blocked = p.mask && !p.mask[i * p.Tk + j];
     const w = p.A[(h * p.Tq + i) * p.Tk + j];
-    const name = p.spec.title ? `${p.spec.title}, head ${h + 1}` : `head ${h + 1}`;
+    const name = p.spec.title ? `${p.spec.title}, ${headName(h)}` : headName(h);
     return (
       `${name} · query ${p.spec.rows[i]} (#${i + 1}) → key ${p.spec.cols[j]} (#${j + 1}): ` +
       (blocked ? "masked (weight 0)" : `weight ${fmt(w)}`)
@@ -634,7 +635,7 @@ class LiveView {
     this.paint(this.diffCanvas, L, v.a.spec.rows, v.a.spec.cols, (k) =>
       lut[Math.round(Math.min(1, Math.max(0, (v.d[k] + lim) / (2 * lim))) * 255)],
     );
-    this.diffTitle.textContent = `B − A (head ${v.hb + 1} − head ${v.ha + 1})`;
+    this.diffTitle.textContent = `B − A (${headName(v.hb)} − ${headName(v.ha)})`;
     this.diffNote.textContent =
       `Red: B puts more weight there, blue: less, on ±${fmt(lim)}` + (stretched ? " (stretched)" : "") + `. Largest change: ${fmt(big)}.`;
     this.diffCanvas.setAttribute("aria-label", this.describeDiff(v, big));
@@ -780,7 +781,7 @@ class LiveView {
     c.textBaseline = "bottom";
     c.fillText(Tk > MAX_BARS ? `key (the ${TOP_BARS} largest)` : "key", left + plotW / 2, H - 2);
     const q = p.spec.rows[i];
-    p.barsTitle.textContent = `weights of query #${i + 1} (${q}) in head ${h + 1}`;
+    p.barsTitle.textContent = `weights of query #${i + 1} (${q}) in ${headName(h)}`;
     const sum = row.reduce((a, b) => a + b, 0);
     const say =
       sum > 0
