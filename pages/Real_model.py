@@ -15,7 +15,7 @@ from ui.compute import cached_attention_run, cached_head_roles, cached_model_vie
 from ui.lesson import Question
 from ui.page import Page
 from ui.page_params import PageParam
-from ui.real_model import default_head, hf_model_ui, role_sentences, roles_table
+from ui.real_model import default_head, hf_model_ui, role_sentences, roles_tables
 from ui.real_model_view import pick_model_view_head, show_model_view
 from ui.real_words import word_section
 from ui.tables import show_table
@@ -173,11 +173,14 @@ def _roles_section(box, name: str, text: str, max_tokens: int, arun, n_heads: in
         for sentence in role_sentences(roles, arun.tokens, arun.special, toy):
             st.markdown(sentence)
         with st.expander(f"Every head's figures ({n_heads} heads)"):
+            where, peaked = roles_tables(roles)
             st.caption(
-                "Mean weight a word gives its previous and next word, the first and last token, and the toy pages' "
-                "saturation figures per head (means over the words' rows)."
+                "Where each head looks: the mean weight a word gives its previous and next word and the first and "
+                "last token (and the pronoun its referent, when the sentence has both)."
             )
-            show_table(st, roles_table(roles).round(3), hide_index=True, width="stretch")
+            show_table(st, where.round(3), hide_index=True, width="stretch")
+            st.caption("How peaked each head is: the toy pages' saturation figures (means over the words' rows).")
+            show_table(st, peaked.round(3), hide_index=True, width="stretch")
         st.subheader("Where one word looks")
         word_section(arun, [model_weights_run(name, s, max(max_tokens, 32)) for s in WINOGRAD])  # never cut
     return roles

@@ -177,9 +177,9 @@ def test_the_live_maps_fit_a_phone_a_tap_reads_a_cell_and_a_touch_drag_redraws(b
 )
 def test_chart_text_stays_readable_on_a_phone_at_every_length(browser_and_base, seq_len, query, paths):
     """Chart text at least 11 px and nothing cut at the largest settings the pages offer too (where labels cannot
-    fit, a regular subset is labelled; a long table's columns fit the phone): one phone walks every page at 64
-    tokens, and the pages that offer 512 at 512. The default setting is above
-    (test_every_page_fits_a_phone_and_a_tablet)."""
+    fit, a regular subset is labelled; a long table's columns fit the phone), with every expander closed and then
+    open: one phone walks every page at 64 tokens, and the pages that offer 512 at 512. The default setting is
+    above (test_every_page_fits_a_phone_and_a_tablet)."""
     browser, base = browser_and_base
     problems = []
     with on_device(browser, f"{base}/?{query}", PHONE) as page:
@@ -189,4 +189,18 @@ def test_chart_text_stays_readable_on_a_phone_at_every_length(browser_and_base, 
             assert_no_errors(page)
             problems += [f"{path} at {seq_len}: small text {t}" for t in small_chart_text(page)]
             problems += [f"{path} at {seq_len}: cut {c}" for c in cut_elements(page)]
+            if _open_expanders(page):  # what a student finds when they open every part (Real model's heads)
+                problems += [f"{path} at {seq_len}, opened: cut {c}" for c in cut_elements(page)]
     assert problems == [], "\n".join(problems)
+
+
+def _open_expanders(page) -> int:
+    """Open every closed expander of the main area (one click each, as a student's tap); returns how many."""
+    closed = page.locator('[data-testid="stMainBlockContainer"] details:not([open]) > summary')
+    n = closed.count()
+    for _ in range(n):
+        closed.first.click()
+    if n:
+        page.wait_for_timeout(1500)  # an expander that reruns the page (the reproduce scripts) draws its content
+        wait_for_app(page, timeout_ms=120000)
+    return n

@@ -158,11 +158,14 @@ def role_sentences(roles: HeadRoles, tokens, special: np.ndarray, toy: Sharpness
     return out
 
 
-def roles_table(roles: HeadRoles) -> pd.DataFrame:
-    """One row per head: its role scores and its saturation (the toy pages' figures)."""
+def roles_tables(roles: HeadRoles) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two tables of one row per head: where it looks (its role scores: the mean weight a word gives its previous
+    and next word, the first and last token, and the pronoun's referent) and how peaked it is (the toy pages'
+    saturation figures). Two tables of at most seven columns rather than one of ten: a phone shows each whole as
+    text (ui.tables.PHONE_TEXT_COLUMNS), where ten columns hid behind a sideways scroll."""
     L, H = roles.previous.shape
     layer, head = np.divmod(np.arange(L * H), H)
-    table = {
+    where = {
         "layer": layer + 1,
         "head": head + 1,
         "previous word": roles.previous.ravel(),
@@ -171,11 +174,15 @@ def roles_table(roles: HeadRoles) -> pd.DataFrame:
         "last token": roles.last.ravel(),
     }
     if roles.to_referent is not None:
-        table[f"{PRONOUN} → {REFERENT}"] = roles.to_referent.ravel()
-    table["mean max weight"] = roles.sharp.max_weight.ravel()
-    table["effective tokens"] = roles.sharp.effective_tokens.ravel()
-    table["near-one-hot rows"] = roles.sharp.near_one_hot.ravel()
-    return pd.DataFrame(table)
+        where[f"{PRONOUN} → {REFERENT}"] = roles.to_referent.ravel()
+    peaked = {
+        "layer": layer + 1,
+        "head": head + 1,
+        "mean max weight": roles.sharp.max_weight.ravel(),
+        "effective tokens": roles.sharp.effective_tokens.ravel(),
+        "near-one-hot rows": roles.sharp.near_one_hot.ravel(),
+    }
+    return pd.DataFrame(where), pd.DataFrame(peaked)
 
 
 def default_head(roles: HeadRoles) -> tuple[int, int]:
