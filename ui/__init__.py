@@ -16,3 +16,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from ui.fairness import install as _install_fairness  # noqa: E402
 
 _install_fairness()
+
+# Streamlit reads the whole configuration again for every run's new_session message; it is built once per
+# configuration instead (ui/session_msg.py).
+from ui.session_msg import install as _install_session_msg  # noqa: E402
+
+_install_session_msg()
