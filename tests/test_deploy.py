@@ -35,7 +35,7 @@ from harness.local_cluster import (
     nginx_server,
     render_nginx_conf,
 )
-from harness.server import free_port
+from harness.server import free_port, stop, streamlit_command, wait_healthy
 
 DEPLOY = ROOT / "deploy"
 COOKIE = "aexp_route"
@@ -386,6 +386,52 @@ def test_a_replica_dies_its_students_move_and_the_others_notice_nothing():
             assert b_after.session_id == b_before.session_id and b.upstream == b_addr  # its websocket never moved
             assert_page_works(b_after, b.query)
             assert_media_from(cluster.url, b_cookie, b_after.images, b_addr)
+
+
+@needs_nginx
+@pytest.mark.slow
+def test_a_student_sent_back_to_its_replica_just_restarted_gets_the_page_of_its_link():
+    """Its replica crashes and comes back on the same address before the student's page reconnects: nginx sends the
+    student to it by the cookie, as before the crash; the session died with the old process, so the page is a new
+    session that runs the settings of its link (the same images, served by the restarted replica)."""
+    with local_cluster(2) as cluster:
+        spread = students_on_each_replica(cluster)
+        (a_addr, [a_cookie]), (b_addr, _) = spread.items()
+        dying = next(r for r in cluster.replicas if r.address == a_addr)
+        with session(cluster.url, a_cookie, playground(33)) as a:
+            before = a.run()
+            assert_page_works(before, a.query)
+
+            dying.proc.kill()  # a crash, as the OOM killer does; the supervisor (compose, systemd) starts it again
+            dying.proc.wait(10)
+            port = int(a_addr.rsplit(":", 1)[1])
+            back = subprocess.Popen(
+                streamlit_command("streamlit_app.py", port),
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.STDOUT,
+            )
+            try:
+                wait_healthy(dying.base, back, 60)
+                with pytest.raises(ConnectionClosed):
+                    while True:  # what the run left in flight, then the close
+                        a.ws.recv(timeout=30)
+                a.close()
+                # the student's next requests go by the cookie to the restarted replica (a request that reached the
+                # dead process would have been retried on the other replica: then the cookie's replica is asked
+                # again once nginx's fail_timeout of 10 s has passed)
+                deadline = time.monotonic() + 60
+                while get(cluster.url + "/_stcore/health", a_cookie).upstream != a_addr:
+                    assert time.monotonic() < deadline, "nginx never sent the student back to the restarted replica"
+                    time.sleep(1)
+                assert a.connect() == a_addr, "the websocket reaches the restarted replica"
+                after = a.run()
+                assert after.session_id != before.session_id, "a new process: the session is new"
+                assert_page_works(after, a.query)
+                assert after.images == before.images, "the page of the link: the same settings, the same maps"
+                assert_media_from(cluster.url, a_cookie, after.images, a_addr)
+            finally:
+                stop(back)
 
 
 IMAGES_LOADED = (

@@ -41,12 +41,15 @@ _INSTALL_PROBE = """
 import json, os, pkgutil, sys
 sys.path.insert(0, os.getcwd())
 from streamlit import config
+from streamlit.runtime import app_session
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests
 NAMES = ("_request_rerun_locked", "on_scriptrunner_yield", "on_scriptrunner_ready")
+SESSION_MSG = ("_populate_config_msg", "_populate_theme_msg")  # ui/session_msg.py
 config.get_option("runner.fastReruns")  # the config files are read
 config.set_option("runner.fastReruns", True, "probe")  # so that install's config change shows too
 def state():
-    return [id(ScriptRequests.__dict__[n]) for n in NAMES], config.get_option("runner.fastReruns")
+    wrapped = [id(ScriptRequests.__dict__[n]) for n in NAMES] + [id(getattr(app_session, n)) for n in SESSION_MSG]
+    return wrapped + [id(config._set_option)], config.get_option("runner.fastReruns")
 before = state()
 import ui
 for m in pkgutil.walk_packages(ui.__path__, "ui."):  # every ui module, in whatever folders it lives
@@ -62,7 +65,7 @@ print(json.dumps({"before": before, "imported": imported, "ran": state(), "insta
 @pytest.mark.parametrize("path", ["streamlit_app.py", "pages/Soft_lookup.py"])
 def test_importing_ui_patches_nothing_and_the_first_page_run_installs(path):
     """A fresh interpreter: importing every ui module (a tool that only rewrites the README) leaves Streamlit's
-    ScriptRequests and runner.fastReruns as they were; the first run of the app's entry, or of a page opened by its
+    ScriptRequests, its new_session message's builders (ui/session_msg.py) and runner.fastReruns as they were; the first run of the app's entry, or of a page opened by its
     link (Streamlit runs that page alone, not streamlit_app.py), installs the wrappers."""
     import json
     import subprocess

@@ -30,6 +30,7 @@ def no_automatic_gc(monkeypatch):
     was = gc.isenabled()
     gc.disable()
     monkeypatch.setattr(ui.runtime, "_last_collect", float("-inf"))
+    monkeypatch.setattr(ui.runtime, "_last_full", float("-inf"))
     yield
     if was:
         gc.enable()
@@ -46,6 +47,25 @@ def test_collects_at_most_once_per_interval(no_automatic_gc):
     assert ui.runtime.collect_garbage(now=100.0 + every) is True
     assert second() is None
     assert ui.runtime._last_collect == 100.0 + every
+
+
+def test_the_oldest_generation_is_collected_at_most_once_per_full_interval(no_automatic_gc):
+    """Garbage is nearly always young; a cycle that reached the oldest generation waits for the full collection."""
+    every, full = ui.runtime.COLLECT_EVERY, ui.runtime.FULL_EVERY
+    assert full > every
+    assert ui.runtime.collect_garbage(now=100.0) is True  # the first one is full
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    old = weakref.ref(a)
+    gc.collect(1)  # it survives a collection of the young generations: now in the oldest
+    del a, b
+    young = _cycle()
+    assert ui.runtime.collect_garbage(now=100.0 + every) is True
+    assert young() is None, "the young generations are collected every interval"
+    assert old() is not None, "the oldest generation waits for the full collection"
+    assert ui.runtime.collect_garbage(now=100.0 + full) is True
+    assert old() is None, "the full collection frees it"
+    assert ui.runtime._last_full == 100.0 + full
 
 
 def test_the_config_turns_streamlits_per_run_collection_off():

@@ -18,7 +18,8 @@ A page reads top to bottom as its lesson::
 
 What comes with it, so that no page can forget it or do it another way:
 
-- the server's fair share for every session: ``ui.fairness.install``, once per process, at the first page run;
+- the server's fair share for every session (``ui.fairness.install``) and the new_session message built once per
+  configuration (``ui.session_msg.install``), once per process, at the first page run;
 - registration: the title, icon and place in the reading order come from ``ui/registry.PAGES``;
 - the top of the page: the page list, the title, the link's notices and preset banner, the projector view, the
   intro and the formula, and one place for every notice the page's controls give;
@@ -66,6 +67,7 @@ from ui.pulse_device import follow_join_link
 from ui.pulse_panel import class_panel, watch_reveals
 from ui.registry import HOME, ROOT, info, next_page, predicting
 from ui.runtime import collect_garbage, settle_imports
+from ui.session_msg import install as install_session_msg
 from ui.sidebar import close_after_a_choice
 from ui.state import enter_page
 from ui.text import md_escape
@@ -260,6 +262,7 @@ def _top(path: str, title: str, icon: str) -> None:
     # visitor opens first (a page's link runs that page alone, not streamlit_app.py), before it draws; importing
     # ui installs nothing
     install_fairness()
+    install_session_msg()  # the new_session message's config and theme built once per configuration
     enter_page()
     page_started()  # no page body is current until this run draws it (ui/partial.py)
     first_run = LINK_KEY not in st.session_state  # the session's first run reads the link

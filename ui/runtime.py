@@ -13,6 +13,13 @@ with py-spy). So ``.streamlit/config.toml`` turns ``runner.postScriptGC`` off an
 the whole process: one student pays a collection now and then, a class pays ~1 per second, not 15, and
 cyclic garbage (a run's Altair objects, tracebacks) still lives at most about a second.
 
+That collection is of the young generations (0 and 1: what was allocated since the last one, where a run's
+garbage is), and a full one, which walks every object of every session, comes at most once per
+``FULL_EVERY`` seconds. With 150 students on Compare's "Why scale?" the once-a-second full collection was a fifth
+of the server's CPU (21 % of the samples with the GIL held, py-spy): it walked 150 sessions' state and every
+cached result to find garbage that is nearly always young. A run's garbage that an automatic collection moved to
+the oldest generation during the run now lives up to ``FULL_EVERY`` seconds instead of one.
+
 Streamlit runs each session's script in a thread of its own, and a class keeps both cores busy with sessions.
 NumPy's OpenBLAS and torch's OpenMP pools start one thread a core by default and spin while they wait, so a
 matrix product of a new setting took twice the CPU for no gain (a new temperature on the Playground at 128 x 8:
@@ -31,8 +38,10 @@ from threadpoolctl import threadpool_limits
 
 _lock = threading.Lock()
 _frozen_modules = 0
-COLLECT_EVERY = 1.0  # seconds: at most one full collection per this interval, process-wide
+COLLECT_EVERY = 1.0  # seconds: at most one collection of the young generations per this interval, process-wide
+FULL_EVERY = 10.0  # seconds: at most one full collection (every generation) per this interval
 _last_collect = float("-inf")  # time.monotonic() of the last collection
+_last_full = float("-inf")  # time.monotonic() of the last full collection
 
 
 def limit_native_threads() -> None:
@@ -62,11 +71,12 @@ def settle_imports() -> bool:
 
 
 def collect_garbage(now: float | None = None) -> bool:
-    """A full ``gc.collect()`` unless one ran in the last ``COLLECT_EVERY`` seconds; returns whether it ran.
+    """A collection unless one ran in the last ``COLLECT_EVERY`` seconds; returns whether it ran. It is of the
+    young generations, or of every generation when the last full one is ``FULL_EVERY`` seconds old.
 
     Every page calls it as its run ends (the full run in ``ui.lesson``, the body in ``ui.partial.body``); it
     stands in for Streamlit's per-run collection, which the config turns off. ``now`` is for tests."""
-    global _last_collect
+    global _last_collect, _last_full
     t = time.monotonic() if now is None else now
     if t - _last_collect < COLLECT_EVERY:
         return False
@@ -74,5 +84,8 @@ def collect_garbage(now: float | None = None) -> bool:
         if t - _last_collect < COLLECT_EVERY:
             return False
         _last_collect = t
-    gc.collect()
+        full = t - _last_full >= FULL_EVERY
+        if full:
+            _last_full = t
+    gc.collect(2 if full else 1)
     return True
