@@ -92,3 +92,25 @@ def test_a_page_file_uses_the_skeleton():
             assert banned not in text, f"{path} calls {banned} itself; ui.page.Page does it for every page"
         assert ".dataframe(" not in text, f"{path} draws a table with st.dataframe; use ui.tables.show_table"
     assert Path(ROOT / "ui" / "page.py").read_text().count("collect_garbage()") >= 1
+
+
+PAGE_FUNCTION_LINES = 70  # a page's draw is an outline of named sections of at most about 60 lines (docs/NEW_PAGE.md)
+
+
+def test_every_page_reads_as_an_outline():
+    """No function of a page file is longer than PAGE_FUNCTION_LINES: a page's drawing is split into named sections
+    (as pages/Efficient_attention.py and pages/Playground.py are), not one long function."""
+    import ast
+
+    from ui.registry import PAGES as REGISTERED
+    from ui.registry import ROOT
+
+    long = []
+    for info in REGISTERED:
+        tree = ast.parse((ROOT / info.path).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > PAGE_FUNCTION_LINES:
+                    long.append(f"{info.path}: {node.name} has {lines} lines")
+    assert long == [], long
