@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import attention_weights, multi_head_attention
+from .attention import (
+    attention_weights,
+    merge_heads,
+    scaled_dot_product_attention,
+    split_heads,
+)
 from .config import WhatIf
 from .inputs import one_hot_embeddings, random_embeddings, random_projection_weights, sentence_embeddings
 from .mask_demo import clamp_pad
@@ -74,17 +79,36 @@ def build_mask(cfg: WhatIf, T: int) -> tuple[np.ndarray | None, list[str]]:
     return combine_masks(causal, padding), notices
 
 
-def run_whatif(cfg: WhatIf, w: tuple[np.ndarray, ...] | None = None) -> WhatIfRun:
-    """Compute multi-head self-attention for the what-if ``cfg`` and keep every intermediate.
+SOFTMAX_SETTINGS = ("scaled", "temperature", "mask", "pad_count")  # what a run's projections do not depend on
 
-    Args:
-        cfg: the what-if.
-        w: ``random_projection_weights(cfg.d_model, cfg.seed)`` (W_q, W_k, W_v, W_o, each ``(d_model,
-            d_model)``) when the caller keeps them already (they depend on d_model and the seed only, and
-            drawing them is half of a run at d_model 512); None draws them here.
+
+@dataclass(frozen=True)
+class Projected:
+    """A what-if's input and its projections into queries, keys and values: what every run of the same input,
+    size, heads and seed shares, whatever its scaling, temperature and mask (:data:`SOFTMAX_SETTINGS`)."""
+
+    config: WhatIf
+    tokens: list[str]
+    x: np.ndarray  # (T, d_model)
+    w: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # W_q, W_k, W_v, W_o
+    q: np.ndarray  # (H, T, d_k)
+    k: np.ndarray  # (H, T, d_k)
+    v: np.ndarray  # (H, T, d_k)
+    notices: tuple[str, ...]  # what building the input had to change
+
+    def serves(self, cfg: WhatIf) -> bool:
+        """Whether ``cfg`` differs from this projection's what-if in :data:`SOFTMAX_SETTINGS` alone."""
+        return self.config.replace(**{n: getattr(cfg, n) for n in SOFTMAX_SETTINGS}) == cfg
+
+
+def project_whatif(cfg: WhatIf, w: tuple[np.ndarray, ...] | None = None) -> Projected:
+    """The input of ``cfg`` and its projections (``w`` as in :func:`run_whatif`)::
+
+    x = embeddings (+ positional encoding)         # (T, d_model)
+    q, k, v = x @ W_q, x @ W_k, x @ W_v             # (T, d_model) each
+    q, k, v = split into H heads                     # (H, T, d_k) each
     """
     tokens, x, notices = build_input(cfg)
-    mask, mask_notices = build_mask(cfg, x.shape[0])
     if w is None:
         w = tuple(random_projection_weights(cfg.d_model, cfg.seed))
     elif len(w) != 4 or any(np.shape(m) != (cfg.d_model, cfg.d_model) for m in w):
@@ -92,23 +116,44 @@ def run_whatif(cfg: WhatIf, w: tuple[np.ndarray, ...] | None = None) -> WhatIfRu
             f"w must be the four ({cfg.d_model}, {cfg.d_model}) projection matrices of d_model={cfg.d_model}; "
             f"got shapes {[np.shape(m) for m in w]}"
         )
-    output, weights, steps = multi_head_attention(
-        x, *w, n_heads=cfg.n_heads, mask=mask, scaled=cfg.scaled, temperature=cfg.temperature, return_steps=True
+    q, k, v = (split_heads(x @ m, cfg.n_heads) for m in w[:3])
+    return Projected(cfg, tokens, x, w, q, k, v, tuple(notices))
+
+
+def run_whatif(cfg: WhatIf, w: tuple[np.ndarray, ...] | None = None, projected: Projected | None = None) -> WhatIfRun:
+    """Compute multi-head self-attention for the what-if ``cfg`` and keep every intermediate: the same steps as
+    :func:`multi_head_attention`::
+
+        q, k, v = project_whatif(cfg)                    # (H, T, d_k) each
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)   # (H, T, d_k), (H, T, T)
+        output = concat(heads) @ W_o                     # (T, d_model)
+
+    Args:
+        cfg: the what-if.
+        w: ``random_projection_weights(cfg.d_model, cfg.seed)`` (W_q, W_k, W_v, W_o, each ``(d_model,
+            d_model)``) when the caller keeps them already (they depend on d_model and the seed only, and
+            drawing them is half of a run at d_model 512); None draws them here.
+        projected: :func:`project_whatif` of a what-if that differs from ``cfg`` in its scaling, temperature or
+            mask alone, when the caller keeps it (a new temperature then costs the softmax and the output only).
+    """
+    if projected is None:
+        projected = project_whatif(cfg, w)
+    elif not projected.serves(cfg):
+        raise ValueError(f"projected is of another input or size ({projected.config}); it cannot serve {cfg}")
+    p = projected
+    mask, mask_notices = build_mask(cfg, p.x.shape[0])
+    heads, weights = scaled_dot_product_attention(
+        p.q,
+        p.k,
+        p.v,
+        mask=None if mask is None else mask[None, :, :],  # the same mask for every head
+        scaled=cfg.scaled,
+        temperature=cfg.temperature,
     )
+    concat = merge_heads(heads)  # (T, d_model)
+    output = concat @ p.w[3]
     return WhatIfRun(
-        cfg,
-        tokens,
-        x,
-        w,
-        steps["q"],
-        steps["k"],
-        steps["v"],
-        steps["heads"],
-        steps["concat"],
-        output,
-        weights,
-        mask,
-        tuple(notices + mask_notices),
+        cfg, p.tokens, p.x, p.w, p.q, p.k, p.v, heads, concat, output, weights, mask, p.notices + tuple(mask_notices)
     )
 
 

@@ -4,10 +4,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attention_core as ac
+from attention_core.config import MASK_KINDS
 
 
 def test_class_notes_every_query_finds_b3():
@@ -177,7 +178,7 @@ def test_run_whatif_inputs_and_masks():
     st.sampled_from([(8, 1), (8, 2), (16, 4), (64, 8)]),
     st.booleans(),
     st.floats(0.1, 5.0),
-    st.sampled_from(["none", "causal", "padding", "causal+padding"]),
+    st.sampled_from(MASK_KINDS),
     st.integers(0, 14),
     st.integers(0, 3),
 )
@@ -220,3 +221,35 @@ def test_cross_attention_numpy_matches_per_head_reference():
     np.testing.assert_allclose(w[0], w0)
     with pytest.raises(ValueError, match="kv must be"):
         ac.multi_head_attention(x, *ws, n_heads=2, kv=np.zeros((4, 5)))
+
+
+@given(
+    st.sampled_from(MASK_KINDS),
+    st.floats(0.1, 10.0),
+    st.booleans(),
+    st.integers(0, 9),
+    st.sampled_from([(8, 64, 4), (5, 12, 3), (16, 32, 1)]),
+)
+@settings(max_examples=25, deadline=None)
+def test_a_run_from_kept_projections_is_the_run_bit_for_bit(mask, temperature, scaled, pad, size):
+    """run_whatif follows multi_head_attention's steps (the same bits), and a run that reuses the projections of a
+    what-if differing only in scaling, temperature and mask (what a new temperature on a page does) is the run."""
+    from attention_core.whatif import project_whatif
+
+    T, d_model, H = size
+    cfg = ac.WhatIf(
+        seq_len=T, d_model=d_model, n_heads=H, mask=mask, temperature=temperature, scaled=scaled, pad_count=pad
+    )
+    run = ac.run_whatif(cfg)
+    allowed = None if run.mask is None else run.mask
+    output, weights = ac.multi_head_attention(
+        run.x, *run.w, n_heads=H, mask=allowed, scaled=scaled, temperature=temperature
+    )
+    assert np.array_equal(run.output, output) and np.array_equal(run.weights, weights)
+    base = project_whatif(cfg.replace(mask="none", temperature=1.0, scaled=True, pad_count=0))
+    again = ac.run_whatif(cfg, projected=base)
+    for name in ("x", "q", "k", "v", "heads", "concat", "output", "weights"):
+        assert np.array_equal(getattr(again, name), getattr(run, name)), name
+    assert again.notices == run.notices and again.tokens == run.tokens
+    with pytest.raises(ValueError, match="cannot serve"):
+        ac.run_whatif(cfg.replace(seed=cfg.seed + 1), projected=base)

@@ -41,6 +41,7 @@ from attention_core.sinks_linear_views import (
     sinks_view,
     streaming_view,
 )
+from attention_core.whatif import SOFTMAX_SETTINGS, project_whatif
 from ui.cache import cached
 
 if TYPE_CHECKING:  # attention_core.training imports torch; see the Train section
@@ -57,10 +58,22 @@ def cached_weights(d_model: int, seed: int) -> tuple[np.ndarray, ...]:
     return tuple(random_projection_weights(d_model, seed))
 
 
-@cached(max_mb=128)  # the largest run (512 x 1024, 16 heads) holds about 46 MB
+_SOFTMAX_DEFAULTS = {n: getattr(WhatIf(), n) for n in SOFTMAX_SETTINGS}
+
+
+@cached(max_mb=32)  # x, q, k and v: 8 MB at the largest (512 x 1024, float32): four of them
+def cached_projection(cfg: WhatIf):
+    """project_whatif(cfg) with the kept projection weights; ``cfg`` has its scaling, temperature and mask at their
+    defaults (cached_run asks so): every run of the same input, size, heads and seed shares it, and a new
+    temperature then costs the softmax and the output only (the projections are about half of a run at 512 x
+    1024)."""
+    return project_whatif(cfg, cached_weights(cfg.d_model, cfg.seed))
+
+
+@cached(max_mb=96)  # the largest run (512 x 1024, 16 heads) holds about 46 MB, its projections shared
 def cached_run(cfg: WhatIf):
-    """run_whatif(cfg), cached per configuration, with the kept projection weights."""
-    return run_whatif(cfg, cached_weights(cfg.d_model, cfg.seed))
+    """run_whatif(cfg), cached per configuration, from the kept projections of its input (cached_projection)."""
+    return run_whatif(cfg, projected=cached_projection(cfg.replace(**_SOFTMAX_DEFAULTS)))
 
 
 @cached(max_mb=4)
