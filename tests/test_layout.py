@@ -129,12 +129,17 @@ def test_the_design_map_names_every_file_of_the_folders_it_describes():
 
 
 def test_the_map_reader_finds_what_is_missing_and_what_is_not_there():
-    text = "## The layers\n\n```\nui/   plumbing:\n  page.py, nothing.py  the skeleton\n           more words\n```\n"
+    text = (
+        "## The layers\n\n```\nui/   plumbing:\n  text.py, nothing.py  the formatter\n           more words\n"
+        "  skeleton/   the skeleton\n    page.py   the page\n```\n"
+    )
     listed = design_map(text)
-    assert listed[ROOT] == {"ui/"} and listed[ROOT / "ui"] == {"page.py", "nothing.py"}
-    problems = map_problems({ROOT / "ui": listed[ROOT / "ui"]})
+    assert listed[ROOT] == {"ui/"} and listed[ROOT / "ui"] == {"text.py", "nothing.py", "skeleton/"}
+    assert listed[ROOT / "ui" / "skeleton"] == {"page.py"}
+    problems = map_problems({ROOT / "ui": listed[ROOT / "ui"], ROOT / "ui" / "skeleton": {"page.py"}})
     assert "ui/: the map names nothing.py, which is not there" in problems
     assert (
-        "ui/: registry.py is missing from the map" in problems
-        and "ui/: page.py is missing from the map" not in problems
+        "ui/: compute.py is missing from the map" in problems and "ui/: text.py is missing from the map" not in problems
     )
+    assert "ui/skeleton/: registry.py is missing from the map" in problems
+    assert not any(p.startswith("ui/skeleton/: page.py") for p in problems)
