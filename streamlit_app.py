@@ -4,12 +4,12 @@ import numpy as np
 import streamlit as st
 
 from attention_core import class_notes_weights, one_hot_embeddings, position_labels, scaled_dot_product_attention
-from ui.gallery import preset_gallery
-from ui.images import labelled_heatmap_png
-from ui.lesson import Question
-from ui.page import Page
-from ui.pulse_device import join_box
-from ui.registry import PAGES
+from ui.classroom.pulse_device import join_box
+from ui.draw.images import labelled_heatmap_png
+from ui.lessons.home.gallery import preset_gallery
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.registry import PAGES
 
 page = Page(
     __file__,

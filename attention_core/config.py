@@ -2,7 +2,7 @@
 
 Each field declares its allowed values once (:class:`Setting` in the field's metadata); ``WhatIf(...)``
 checks them and raises ``ValueError`` saying what is allowed. The UI derives its URL parser and widget
-bounds from the same declarations (``ui/url.py``); the URL encoding is not the core's business.
+bounds from the same declarations (``ui/session/url.py``); the URL encoding is not the core's business.
 """
 
 from __future__ import annotations

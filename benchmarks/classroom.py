@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.protocol import PeakRSS, RunResult, StreamlitClient, Widget, cpu_seconds, machine, start_server  # noqa: E402
 from harness.server import CHROMIUM_FLAGS  # noqa: E402
-from ui.presets import load_presets  # noqa: E402
+from ui.classroom.presets import load_presets  # noqa: E402
 
 CAPACITY_THINK = (1.5, 2.5)  # seconds between a student's changes in --capacity runs: a change about every 2 s
 

@@ -44,7 +44,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import StreamlitClient, cpu_seconds, machine, start_server, widget_state  # noqa: E402
-from ui.controls import TEMPERATURES  # noqa: E402
+from ui.skeleton.controls import TEMPERATURES  # noqa: E402
 
 SIZES = {
     "default": "",
@@ -55,7 +55,7 @@ PAGES = {"Playground": ("", "temperature", "seq_len"), "Compare": ("A", "a_tempe
 LIVE = "attention_explorer.live_"  # the live maps' components (their maps, their sync)
 PARTS = ("scores", "live maps, other", "other elements", "Streamlit's own")
 THINK = 1.5  # seconds between two changes, as a student's (a request within 1 s of a run's end is sent without
-# references to the browser's message cache: ui/fairness.py's CACHE_GRACE)
+# references to the browser's message cache: ui/server/fairness.py's CACHE_GRACE)
 
 
 def score_bytes(data: bytes) -> int:

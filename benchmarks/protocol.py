@@ -467,7 +467,9 @@ def start_server(
         cwd=app_dir,
         stdout=out,
         stderr=subprocess.STDOUT,
-        env=dict(os.environ),  # as deployed: the app caps NumPy's and torch's thread pools itself (ui/runtime.py)
+        env=dict(
+            os.environ
+        ),  # as deployed: the app caps NumPy's and torch's thread pools itself (ui/server/runtime.py)
     )
     url = f"http://127.0.0.1:{port}"
     try:

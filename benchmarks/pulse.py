@@ -3,8 +3,8 @@ refreshes by itself. How long after the last answer the teacher's tally is compl
 on one server with the embedded store and on two replicas behind nginx sharing Redis.
 
 Every tab behaves as a browser's would (benchmarks/pulse_client.py): the teacher's page ticks its tally fragment
-every ``ui.pulse_panel.TEACHER_EVERY`` seconds; every student's page takes what the server sends it unasked (the
-reveal pushed by ui/pulse_push.py) and ticks its reveal watcher at the interval the page gave it (never while its
+every ``ui.classroom.pulse_panel.TEACHER_EVERY`` seconds; every student's page takes what the server sends it unasked (the
+reveal pushed by ui/classroom/pulse_push.py) and ticks its reveal watcher at the interval the page gave it (never while its
 own run is going, as the front end skips a tick then); each student, at a random moment of the window, picks a key
 and sends it (two runs: the pick, the send). The baseline is the same class without a class pulse (classroom mode
 locked, each student picks and reveals on their own page). The CPU is the app processes' (Redis's apart), page
@@ -37,11 +37,11 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import cpu_seconds, machine, start_server  # noqa: E402
 from benchmarks.pulse_client import PulseClient  # noqa: E402
-from ui.pulse_panel import STUDENT_IDLE, TEACHER_EVERY  # noqa: E402
+from ui.classroom.pulse_panel import STUDENT_IDLE, TEACHER_EVERY  # noqa: E402
 
 PAGE = "Playground?seq_len=6&d_model=16&heads=2&seed=3"
 KEYS = ["sharper", "softer", "the same"]  # the Playground's question: head 1 with the scaling flipped
-VERDICTS = ("Right: you predicted", "Not this time")  # ui.classroom.verdict
+VERDICTS = ("Right: you predicted", "Not this time")  # ui.classroom.mode.verdict
 
 
 @dataclass
@@ -263,7 +263,7 @@ def main() -> None:
     print(table(HEADER, rows))
     print(
         f"\n{args.students} students, each answering once at a random moment of {args.window:g} s; teacher refresh "
-        f"every {TEACHER_EVERY:g} s; the reveal pushed to the students' pages (ui/pulse_push.py), their watcher "
+        f"every {TEACHER_EVERY:g} s; the reveal pushed to the students' pages (ui/classroom/pulse_push.py), their watcher "
         f"ticking every {STUDENT_IDLE:g} s as a safety net. {machine()}."
     )
 

@@ -23,7 +23,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from benchmarks.protocol import Page, RunResult, StreamlitClient, widget_state
 
 HEADER = re.compile(r"Class (\w+)\*\* · (\d+) answers? to (\d+) questions?")
-TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")  # ui.pulse_panel.tally_lines
+TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")  # ui.classroom.pulse_panel.tally_lines
 
 
 def first_cookie(origin: str) -> str:
@@ -74,7 +74,7 @@ class PulseClient(StreamlitClient):
             el = msg.delta.new_element
             if el.WhichOneof("type") == "bidi_component" and el.bidi_component.json:
                 with contextlib.suppress(ValueError, TypeError, AttributeError):  # the class pulse's keepsakes
-                    data = json.loads(el.bidi_component.json)  # (ui/pulse_device.js writes them as cookies)
+                    data = json.loads(el.bidi_component.json)  # (ui/classroom/pulse_device.js writes them as cookies)
                     data = json.loads(data) if isinstance(data, str) else data
                     for name, value, _ in data.get("cookies", []):
                         self.kept[name] = value
@@ -108,7 +108,7 @@ class PulseClient(StreamlitClient):
         return await self._run(cs)
 
     async def listen(self, seconds: float, until=None) -> tuple[int, float | None]:
-        """Read what the server sends unasked for up to ``seconds`` (a reveal pushed to this page: ui/pulse_push.py),
+        """Read what the server sends unasked for up to ``seconds`` (a reveal pushed to this page: ui/classroom/pulse_push.py),
         applying it to the page as the front end does. Returns the runs that finished meanwhile and, when
         ``until(self)`` became true after a message, the time.monotonic() of that message (then it returns)."""
         assert self.ws is not None, "open() first"

@@ -59,7 +59,7 @@ async def warm(base: str, path: str) -> None:
 def measure(n: int, sc, students: int, changes: int, think: tuple[float, float], seed: int) -> list[str]:
     """One class through nginx on ``n`` fresh replicas; a table row."""
     LANDED.clear()
-    with local_cluster(n) as cluster:  # the app caps its native thread pools itself (ui/runtime.py)
+    with local_cluster(n) as cluster:  # the app caps its native thread pools itself (ui/server/runtime.py)
         pids = [r.proc.pid for r in cluster.replicas]
         for rep in cluster.replicas:  # each replica's first run (imports, caches) is not the class's cost
             asyncio.run(warm(rep.base, sc.path))

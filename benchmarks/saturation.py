@@ -3,7 +3,7 @@
 The page's sweep over d_k is measured per (seq_len, temperature). Printed per seq_len:
 
 - AppTest (the server's side): the median wall time of a full rerun after moving the temperature to a value not
-  seen before in this process, and after moving it back to one seen before. Runs are 2.1 s apart: ui/fairness.py
+  seen before in this process, and after moving it back to one seen before. Runs are 2.1 s apart: ui/server/fairness.py
   paces a session that sends more than 6 requests in 2 s, and AppTest's back-to-back runs would count as one.
 - The parts of a new temperature, called alone: the sweep (its own cache cleared, stored scores kept where the code
   stores them), the sweep at a new seq_len (every cache of the page cleared), the two marked points, the charts.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._timing import table  # noqa: E402
 from benchmarks.protocol import machine  # noqa: E402
 from harness.apptest import app  # noqa: E402
-from ui.controls import TEMPERATURES  # noqa: E402
+from ui.skeleton.controls import TEMPERATURES  # noqa: E402
 
 PAGE = "pages/Softmax_saturation.py"
 APART = 2.1  # seconds between AppTest runs (see the docstring)

@@ -25,7 +25,7 @@ from attention_core.training.ready import READY, ready_path
 from attention_core.training.trajectory import from_trainer, load_trajectory
 from attention_core.training.views import phase_change_step, snapshot_view
 from benchmarks._timing import median_ms, table
-from ui.training_views import curve_frame, curves_chart, qk_chart, score_frame, scores_chart
+from ui.lessons.train.charts import curve_frame, curves_chart, qk_chart, score_frame, scores_chart
 
 
 def redraw(trainer: Trainer, playing: bool = True) -> None:

@@ -1,6 +1,6 @@
 """Class pulse: what a class predicted, kept outside any one student's session, and the teacher's reveal.
 
-No Streamlit here (the pages use it through ui/pulse.py). One process-wide store, chosen by one setting:
+No Streamlit here (the pages use it through ui/classroom/pulse.py). One process-wide store, chosen by one setting:
 
 - ``AEXP_REDIS_URL`` unset: the embedded store (:class:`SQLiteStore`, SQLite in a private temporary folder),
   which serves one server process (a laptop, Streamlit Community Cloud).

@@ -96,7 +96,7 @@ def _voter_mac(digest: str, code: str, nonce: str) -> str:
 def sign_voter(digest: str, code: str, nonce: str | None = None) -> str:
     """A student id of class ``code``: 16 random hex digits and 16 of an HMAC of them keyed by the class's token
     digest (which only the store holds). It says nothing about the student and means nothing in another class;
-    the student's browser keeps it (ui/pulse_device.py), so a reload or a second tab is the same student."""
+    the student's browser keeps it (ui/classroom/pulse_device.py), so a reload or a second tab is the same student."""
     nonce = nonce or new_voter()
     return nonce + _voter_mac(digest, code, nonce)
 

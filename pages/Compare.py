@@ -5,9 +5,12 @@ import streamlit as st
 
 from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
-from ui.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
-from ui.classroom import Prediction, predict
-from ui.compare_text import (
+from ui.classroom.mode import Prediction, predict
+from ui.compute import cached_comparison, cached_run, cached_saturation
+from ui.draw.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
+from ui.draw.metrics import metric_row, saturation_metric
+from ui.glossary import defined, scale_sentence
+from ui.lessons.compare.text import (
     check_questions,
     differences,
     fewer_heads_note,
@@ -19,16 +22,13 @@ from ui.compare_text import (
     sharper_prediction,
     weight_diff_caption,
 )
-from ui.compute import cached_comparison, cached_run, cached_saturation
-from ui.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle
-from ui.glossary import defined, scale_sentence
-from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
-from ui.metrics import metric_row, saturation_metric
-from ui.page import Page
-from ui.partial import rerun_body
+from ui.session.partial import rerun_body
+from ui.skeleton.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.widgets import head_picker
 from ui.text import head_name
-from ui.widgets import head_picker
 
 page = Page(
     __file__,

@@ -8,14 +8,14 @@ from attention_core import multi_head_attention
 from attention_core.config import MAX_SEED
 from attention_core.cross_attention import run_cross_attention
 from attention_core.readout import sharpness
-from ui.charts import is_vector, show_weights
 from ui.compute import cached_cross
-from ui.lesson import Question
-from ui.page import Page
-from ui.partial import full_run, rerun_body
-from ui.query_bars import query_bars
+from ui.draw.charts import is_vector, show_weights
+from ui.draw.query_bars import query_bars
+from ui.session.partial import full_run, rerun_body
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.widgets import head_picker, index_picker
 from ui.text import fmt, head_name, md_escape
-from ui.widgets import head_picker, index_picker
 
 DEFAULT_Q, DEFAULT_KV = "the cat sat on the mat", "le chat est assis sur le tapis"
 

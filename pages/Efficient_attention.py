@@ -8,11 +8,12 @@ from attention_core.flash import _walk_tiles, flash_attention_steps
 from attention_core.gqa import DTYPE_BYTES, MODELS, MODELS_BY_NAME, allowed_kv_heads, grouped_query_attention
 from attention_core.kv_cache import decode_with_cache
 from attention_core.windows import influence_by_layer, sliding_window_mask
-from ui import efficient as eff
-from ui import vega
-from ui.charts import Axes, dim_labels, own_domain, show_heatmap, show_mask
 from ui.compute import cached_decode_view, cached_flash_view, cached_run, cached_window_view
-from ui.efficient_text import (
+from ui.draw import vega
+from ui.draw.charts import Axes, dim_labels, own_domain, show_heatmap, show_mask
+from ui.draw.tables import show_table
+from ui.lessons.efficient_attention import charts as eff
+from ui.lessons.efficient_attention.text import (
     DTYPE_HELP,
     FLASH_COLUMN_HELP,
     cache_sentence,
@@ -22,12 +23,11 @@ from ui.efficient_text import (
     memory_sentence,
     window_sentence,
 )
-from ui.lesson import Question
-from ui.page import Page
-from ui.page_params import PageParam
-from ui.tables import show_table
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.page_params import PageParam
+from ui.skeleton.widgets import head_picker
 from ui.text import head_name
-from ui.widgets import head_picker
 
 MAX_LAYERS = 32
 MAX_CTX, MAX_BATCH = 1_048_576, 1024

@@ -15,9 +15,9 @@ from attention_core.torch_attention import (
     softmax_torch,
 )
 from ui.compute import cached_implementations, cached_run
-from ui.lesson import Question
-from ui.page import Page
-from ui.tables import show_table
+from ui.draw.tables import show_table
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
 from ui.text import fmt
 
 page = Page(

@@ -6,13 +6,11 @@ import streamlit as st
 
 from attention_core import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from attention_core.mask_demo import mask_lab, masked_numerators, textbook_softmax
-from ui.charts import Axes, show_heatmap, show_mask, show_weights, stretching, weight_scale
-from ui.classroom import Prediction, predict
+from ui.classroom.mode import Prediction, predict
 from ui.compute import cached_mask_lab, cached_run
-from ui.controls import LEAF_CONTROLS, SHARED
-from ui.lesson import Question
-from ui.live import Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
-from ui.masks_text import (
+from ui.draw.charts import Axes, show_heatmap, show_mask, show_weights, stretching, weight_scale
+from ui.draw.tables import show_table
+from ui.lessons.masks.text import (
     NO_PADDING_NOTICE,
     causal_prediction,
     check_questions,
@@ -24,10 +22,12 @@ from ui.masks_text import (
     padding_prediction,
     scores_caption,
 )
-from ui.page import Page
-from ui.partial import rerun_body
-from ui.tables import show_table
-from ui.widgets import head_picker, index_picker
+from ui.live import Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.session.partial import rerun_body
+from ui.skeleton.controls import LEAF_CONTROLS, SHARED
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.widgets import head_picker, index_picker
 
 page = Page(
     __file__,

@@ -6,7 +6,8 @@ import streamlit as st
 from attention_core import head_divergence_matrix, multi_head_attention, run_whatif
 from attention_core.class_notes import purposeful_vs_random_heads
 from attention_core.readout import sharpness, uniform_max_weight
-from ui.charts import (
+from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
+from ui.draw.charts import (
     Axes,
     dim_labels,
     own_domain,
@@ -17,18 +18,17 @@ from ui.charts import (
     stretching,
     weight_scale,
 )
-from ui.compute import cached_head_divergence, cached_heads_demo, cached_run, cached_saturation
-from ui.controls import LEAF_CONTROLS, SHARED
+from ui.draw.head_grid import show_head_grid
+from ui.draw.metrics import saturation_text
+from ui.draw.tables import frame_table, show_table
 from ui.glossary import TERMS, defined, scale_sentence
-from ui.head_grid import show_head_grid
-from ui.lesson import Question
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
-from ui.metrics import saturation_text
-from ui.page import Page
-from ui.partial import rerun_body
-from ui.tables import frame_table, show_table
+from ui.session.partial import rerun_body
+from ui.skeleton.controls import LEAF_CONTROLS, SHARED
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.widgets import head_picker
 from ui.text import fmt, head_name, head_names
-from ui.widgets import head_picker
 
 page = Page(
     __file__,
@@ -66,7 +66,7 @@ def _controls() -> tuple:
 
 
 def _heads_table(sat: list[dict], T: int, d_k: int) -> dict[str, list]:
-    """One row per head: its shapes and saturation (columns for ui.tables.frame_table)."""
+    """One row per head: its shapes and saturation (columns for ui.draw.tables.frame_table)."""
     return {
         "head": head_names(len(sat)),
         "Q/K/V shape": [f"{T} x {d_k}"] * len(sat),

@@ -8,20 +8,17 @@ import streamlit as st
 
 from attention_core import multi_head_attention, run_whatif, scaled_dot_product_attention
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
-from ui.charts import shared_domain, show_token_dims, stretching
-from ui.classroom import Prediction, predict, sharper_or_softer
+from ui.classroom.mode import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
-from ui.controls import ALL_CONTROLS, LEAF_CONTROLS, SHARED, whatif_controls
-from ui.downloads import download_buttons
-from ui.export import snippet_core, snippet_torch
+from ui.draw.charts import shared_domain, show_token_dims, stretching
+from ui.draw.head_grid import show_head_grid
+from ui.draw.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric, saturation_text
+from ui.draw.query_bars import query_bars
+from ui.draw.tables import frame_table, show_table
 from ui.glossary import TERMS, defined, scale_sentence
-from ui.head_grid import show_head_grid
-from ui.lesson import Question
-from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
-from ui.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric, saturation_text
-from ui.page import Page
-from ui.partial import rerun_body
-from ui.playground_text import (
+from ui.lessons.playground.downloads import download_buttons
+from ui.lessons.playground.export import snippet_core, snippet_torch
+from ui.lessons.playground.text import (
     LIVE_MAPS_NOTE,
     check_questions,
     maps_caption,
@@ -32,10 +29,13 @@ from ui.playground_text import (
     twin_question,
     xz_caption,
 )
-from ui.query_bars import query_bars
-from ui.tables import frame_table, show_table
+from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.session.partial import rerun_body
+from ui.skeleton.controls import ALL_CONTROLS, LEAF_CONTROLS, SHARED, whatif_controls
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.widgets import head_picker, index_picker
 from ui.text import fmt, head_name, head_names
-from ui.widgets import head_picker, index_picker
 
 page = Page(
     __file__,
@@ -86,7 +86,7 @@ def _controls() -> tuple:
 
 
 def _twin_question(cfg, head: int) -> Prediction:
-    """Would head ``head`` get sharper or softer with the scaling flipped? (ui/playground_text.twin_question)"""
+    """Would head ``head`` get sharper or softer with the scaling flipped? (ui/lessons/playground/text.twin_question)"""
     ours, twin = cached_saturation(cfg)[head]["max_weight"], cached_twin_saturation(cfg)[head]["max_weight"]
     question, why = twin_question(cfg.scaled, cfg.d_k, head)
     twin_name = "unscaled" if cfg.scaled else "scaled"
@@ -101,7 +101,7 @@ def _twin_question(cfg, head: int) -> Prediction:
 
 
 def _heads_table(sat: list[dict]) -> dict[str, list]:
-    """One row per head: its saturation metrics under the page's labels (columns for ui.tables.frame_table)."""
+    """One row per head: its saturation metrics under the page's labels (columns for ui.draw.tables.frame_table)."""
     return {"head": head_names(len(sat))} | {
         SATURATION_LABELS.get(k, k): [saturation_text(k, s[k]) for s in sat] for k in sat[0]
     }  # written as the metrics above it write them

@@ -5,13 +5,13 @@ import streamlit as st
 
 from attention_core import shuffle_experiment, sinusoidal_positional_encoding
 from attention_core.positional import position_similarity, wavelengths
-from ui import vega
-from ui.charts import Axes, own_domain, show_heatmap
 from ui.compute import cached_positions, cached_run, cached_shuffle
-from ui.lesson import Question
-from ui.page import Page
-from ui.partial import rerun_body
-from ui.positional_charts import curves_spec, distance_spec
+from ui.draw import vega
+from ui.draw.charts import Axes, own_domain, show_heatmap
+from ui.lessons.positional_encoding.charts import curves_spec, distance_spec
+from ui.session.partial import rerun_body
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
 from ui.text import fmt, md_escape
 
 page = Page(

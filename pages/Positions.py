@@ -14,13 +14,14 @@ from attention_core.positions import (
     position_attention,
 )
 from attention_core.rope import apply_rope
-from ui import vega
-from ui.charts import Axes, own_domain, show_heatmap, show_weights
 from ui.compute import cached_positions_view, cached_run
-from ui.lesson import Question
-from ui.modern import METHOD_LABELS, offset_chart, per_head_bars
-from ui.page import Page
-from ui.page_params import PageParam, head_param
+from ui.draw import vega
+from ui.draw.charts import Axes, own_domain, show_heatmap, show_weights
+from ui.draw.vega_parts import per_head_bars
+from ui.lessons.positions.charts import METHOD_LABELS, offset_chart
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.page_params import PageParam, head_param
 from ui.text import fmt, head_name, md_escape
 
 page = Page(

@@ -9,19 +9,19 @@ from attention_core.config import DEFAULT_SENTENCE
 from attention_core.hf import hide_special, recompute_layer
 from attention_core.model_views import MODEL_MAX_TOKENS, TOKEN_LIMITS, attention_run, model_forward, neuron_view
 from attention_core.real_heads import WINOGRAD, head_roles
-from ui import vega
-from ui.charts import bar_chart
 from ui.compute import cached_attention_run, cached_head_roles, cached_model_view, model_weights_run
-from ui.lesson import Question
-from ui.page import Page
-from ui.page_params import PageParam
-from ui.real_model import default_head, hf_model_ui, role_sentences, roles_tables
-from ui.real_model_view import pick_model_view_head, show_model_view
-from ui.real_words import word_section
-from ui.tables import show_table
+from ui.draw import vega
+from ui.draw.charts import bar_chart
+from ui.draw.tables import show_table
+from ui.lessons.real_model.head_view import head_view_chart
+from ui.lessons.real_model.model import default_head, hf_model_ui, role_sentences, roles_tables
+from ui.lessons.real_model.model_view import pick_model_view_head, show_model_view
+from ui.lessons.real_model.words import word_section
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.page_params import PageParam
+from ui.skeleton.widgets import head_picker, index_picker
 from ui.text import fmt, fmt_all, head_name, md_escape
-from ui.views import head_view_chart
-from ui.widgets import head_picker, index_picker
 
 SENTENCE_CHARS = 4000  # the longest sentence (typed or from a link) this page takes: room for 512 tokens
 TOKENS = PageParam(

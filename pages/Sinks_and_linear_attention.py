@@ -12,14 +12,15 @@ from attention_core.linear_attention import (
     linear_attention_recurrent,
 )
 from attention_core.sinks import sink_attention, streaming_mask
-from ui import vega
-from ui.charts import Axes, show_mask, show_weights, weight_scale
 from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_view
-from ui.lesson import Question
-from ui.modern import default_sinks, memory_chart, parse_sinks, per_head_bars
-from ui.page import Page
-from ui.page_params import PageParam, bind, head_param, note
-from ui.state import keep
+from ui.draw import vega
+from ui.draw.charts import Axes, show_mask, show_weights, weight_scale
+from ui.draw.vega_parts import per_head_bars
+from ui.lessons.sinks_and_linear_attention.charts import default_sinks, memory_chart, parse_sinks
+from ui.session.state import keep
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.page_params import PageParam, bind, head_param, note
 from ui.text import fmt, head_name
 
 page = Page(

@@ -6,16 +6,16 @@ import streamlit as st
 
 from attention_core import lookup as core
 from attention_core.readout import sharpness
-from ui import vega
-from ui.charts import show_weights, weight_axis, weight_scale
-from ui.classroom import Prediction, predict
+from ui.classroom.mode import Prediction, predict
+from ui.draw import vega
+from ui.draw.charts import show_weights, weight_axis, weight_scale
+from ui.draw.tables import show_table
+from ui.draw.vega import with_data
 from ui.glossary import MEANINGS
-from ui.lesson import Question
-from ui.page import Page
-from ui.page_params import PageParam
-from ui.tables import show_table
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.page_params import PageParam
 from ui.text import fmt
-from ui.vega import with_data
 
 page = Page(
     __file__,

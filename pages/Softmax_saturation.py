@@ -16,13 +16,13 @@ from attention_core.sweep import (
     softmax_backward,
     upstream_gradients,
 )
-from ui import vega
-from ui.charts import Axes, bar_chart, shared_domain, show_heatmap, weight_axis
 from ui.compute import SWEEP_ROWS, SWEEP_SEEDS, cached_saturation_point, cached_saturation_sweep, cached_sweep_specs
+from ui.draw import vega
+from ui.draw.charts import Axes, bar_chart, shared_domain, show_heatmap, weight_axis
 from ui.glossary import defined
-from ui.lesson import Question
-from ui.page import Page
-from ui.saturation_text import gradient_sentence, setting_sentence, thresholds_sentence, words_sentence
+from ui.lessons.softmax_saturation.text import gradient_sentence, setting_sentence, thresholds_sentence, words_sentence
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
 from ui.text import fmt
 
 page = Page(

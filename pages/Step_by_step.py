@@ -9,15 +9,16 @@ import streamlit as st
 from attention_core import class_notes_weights, format_matrix, parse_matrix, random_projection_weights
 from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
-from ui import step_text, vega
-from ui.classroom import classroom_on, predict, which_key
-from ui.lesson import Question
-from ui.page import Page
-from ui.partial import full_run
-from ui.step_charts import matrix_chart
-from ui.tables import matrix_table, prefixed, show_table
+from ui.classroom.mode import classroom_on, predict, which_key
+from ui.draw import vega
+from ui.draw.tables import matrix_table, prefixed, show_table
+from ui.lessons.step_by_step import text as step_text
+from ui.lessons.step_by_step.charts import matrix_chart
+from ui.session.partial import full_run
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.widgets import index_picker
 from ui.text import fmt
-from ui.widgets import index_picker
 
 page = Page(
     __file__,
@@ -172,7 +173,7 @@ def _values_and_scores(cfg, wt, symbols: list[str], W: dict) -> bool:
         step_text.values_sentence(W["W_v"]),
     )
     revealed = True
-    if classroom_on():  # every change reruns the page then (ui/partial.py): the question depends on all
+    if classroom_on():  # every change reruns the page then (ui/session/partial.py): the question depends on all
         pq = index_picker("Query to predict", labels, key="sbs_pq")
         signature = (cfg, tuple(symbols), tuple(W[n].tobytes() for n in W_NAMES), pq)
         revealed = predict(which_key("step", signature, wt.A[pq], labels[pq], labels))

@@ -11,15 +11,13 @@ from attention_core.training.ready import READY
 from attention_core.training.scores import prefix_matching_score
 from attention_core.training.trajectory import Trajectory, from_trainer
 from attention_core.training.views import best_prefix_matching, most_telling_head, phase_change_step, snapshot_view
-from ui import vega
 from ui.compute import cached_ready_layers, cached_ready_snapshot_view, cached_ready_trajectory
-from ui.page import Page
-from ui.page_params import PageParam, draw, note, restore, write_params
-from ui.state import kept_value, set_kept
-from ui.tables import show_table
-from ui.text import head_name
-from ui.train_live import TICK, LiveRun
-from ui.train_text import (
+from ui.draw import vega
+from ui.draw.tables import show_table
+from ui.lessons.train.charts import head_score_table, layered, qk_chart, show_exports, show_head_maps, show_run_charts
+from ui.lessons.train.live import TICK, LiveRun
+from ui.lessons.train.rationing import QUEUE, STEP_BUDGET, train_chunk
+from ui.lessons.train.text import (
     LOSS_CAPTION,
     budget_warning,
     check_questions,
@@ -33,8 +31,10 @@ from ui.train_text import (
     ready_runs_caption,
     server_status,
 )
-from ui.training import QUEUE, STEP_BUDGET, train_chunk
-from ui.training_views import head_score_table, layered, qk_chart, show_exports, show_head_maps, show_run_charts
+from ui.session.state import kept_value, set_kept
+from ui.skeleton.page import Page
+from ui.skeleton.page_params import PageParam, draw, note, restore, write_params
+from ui.text import head_name
 
 page = Page(
     __file__,

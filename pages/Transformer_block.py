@@ -6,8 +6,9 @@ import streamlit as st
 
 from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_stats, run_block
 from attention_core.transformer import decoder_block, encoder_block
-from ui import vega
-from ui.charts import (
+from ui.compute import cached_block
+from ui.draw import vega
+from ui.draw.charts import (
     Axes,
     bar_chart,
     dim_labels,
@@ -21,13 +22,12 @@ from ui.charts import (
     weight_axis,
     weight_scale,
 )
-from ui.compute import cached_block
-from ui.lesson import Question
-from ui.page import Page
-from ui.partial import full_run, rerun_body
-from ui.tables import show_table
+from ui.draw.tables import show_table
+from ui.session.partial import full_run, rerun_body
+from ui.skeleton.lesson import Question
+from ui.skeleton.page import Page
+from ui.skeleton.widgets import head_picker
 from ui.text import fmt, head_name, md_escape
-from ui.widgets import head_picker
 
 page = Page(
     __file__,

@@ -1,6 +1,6 @@
 """Every element every page draws, as one JSON file: the guard that keeps a refactor's behaviour identical.
 
-Each page of the registry (ui/registry.py) is opened in ``streamlit.testing.v1.AppTest`` at three settings:
+Each page of the registry (ui/skeleton/registry.py) is opened in ``streamlit.testing.v1.AppTest`` at three settings:
 the default, the smallest the shared controls allow (one head, d_model 2, two tokens, temperature 0.1) and the
 largest (16 heads, d_model 256, 64 tokens, temperature 10, a causal mask with padding), with the page's own
 link controls at their ends too (``PAGE_EXTREMES``). A page clamps what it does not offer, with a notice, and the
@@ -50,7 +50,7 @@ SETTINGS = {
         "seed": "2147483647",
     },
 }
-# a page's own controls (ui/page_params.PageParam) at their extremes too, by the page's file name; values past a
+# a page's own controls (ui/skeleton/page_params.PageParam) at their extremes too, by the page's file name; values past a
 # control's limits are fitted to them, with the page's notice
 PAGE_EXTREMES = {
     "Efficient_attention.py": {
@@ -195,7 +195,7 @@ def snapshot_page(path: str, query: dict) -> dict:
 
 
 def snapshot(words: list[str]) -> dict:
-    from ui.registry import PAGES
+    from ui.skeleton.registry import PAGES
 
     out = {}
     for page in PAGES:

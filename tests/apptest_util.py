@@ -8,7 +8,7 @@ APP_WIDE_COMPONENTS = (
     "ae_sidebar_closer",
     "pulse_keep",
     "pulse_go",
-)  # every page's (ui/sidebar.py, ui/pulse_device.py)
+)  # every page's (ui/skeleton/sidebar.py, ui/classroom/pulse_device.py)
 
 
 def page_components(at: AppTest) -> list:

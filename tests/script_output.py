@@ -1,4 +1,4 @@
-"""Reading what the "reproduce in Python" scripts (ui/export.py) print, for the tests that run them."""
+"""Reading what the "reproduce in Python" scripts (ui/lessons/playground/export.py) print, for the tests that run them."""
 
 import io
 

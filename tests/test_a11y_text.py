@@ -16,8 +16,8 @@ import pytest
 from PIL import Image
 
 from tests.apptest_util import ROOT, app, run_ok, texts
-from ui.chart_text import describe_spec
-from ui.images import _LEVELS, BLANK, HATCH, _ink, _luminance, heatmap_png, lut
+from ui.draw.chart_text import describe_spec
+from ui.draw.images import _LEVELS, BLANK, HATCH, _ink, _luminance, heatmap_png, lut
 
 
 def _contrast(a, b) -> float:
@@ -45,11 +45,11 @@ def test_the_theme_reaches_aa_contrast_for_body_text_captions_and_the_primary_co
 
 
 def test_the_page_stylesheet_is_sent_whole_on_every_page():
-    """ui/a11y.css goes out in a style-only st.html on every page's top; Streamlit's sanitiser drops a style
+    """ui/skeleton/a11y.css goes out in a style-only st.html on every page's top; Streamlit's sanitiser drops a style
     element whose text holds an angle bracket (seen in Chromium: a comment naming an HTML tag removed it all)."""
-    from ui.page import A11Y_CSS
+    from ui.skeleton.page import A11Y_CSS
 
-    css = (ROOT / "ui" / "a11y.css").read_text()
+    css = (ROOT / "ui" / "skeleton" / "a11y.css").read_text()
     assert "<" not in css and ">" not in css
     for path in ("streamlit_app.py", "pages/Masks.py"):
         at = run_ok(app(path))
@@ -100,7 +100,7 @@ def test_text_alternatives_change_with_the_setting():
 
 
 def test_line_charts_describe_their_rows_for_the_setting():
-    """Charts without a map of their own (sweeps, curves) are described from their rows (ui/chart_text.py): the
+    """Charts without a map of their own (sweeps, curves) are described from their rows (ui/draw/chart_text.py): the
     Softmax saturation sweeps name the reader's setting, and its values move with the temperature."""
     cool = _descriptions(run_ok(app("pages/Softmax_saturation.py", {"temperature": "0.5"})))
     warm = _descriptions(run_ok(app("pages/Softmax_saturation.py", {"temperature": "4"})))

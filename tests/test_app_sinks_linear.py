@@ -10,7 +10,7 @@ from attention_core import run_whatif
 from attention_core.sinks import sink_attention, streaming_mask
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 from tests.test_app_positions import move_sidebar_to_extremes
-from ui.modern import default_sinks
+from ui.lessons.sinks_and_linear_attention.charts import default_sinks
 
 PAGE = "pages/Sinks_and_linear_attention.py"
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.apptest_util import app, run_ok, texts
-from ui.training import QUEUE, TrainingQueue
+from ui.lessons.train.rationing import QUEUE, TrainingQueue
 
 PAGE = "pages/Train.py"
 LIVE = {
@@ -394,8 +394,8 @@ def test_a_page_switch_keeps_the_mode_the_settings_and_the_run():
 
 def test_the_live_run_plays_to_a_links_step_and_its_buttons_change_its_state():
     from attention_core.training import TrainConfig
-    from ui.train_live import LiveRun
-    from ui.training import STEP_BUDGET
+    from ui.lessons.train.live import LiveRun
+    from ui.lessons.train.rationing import STEP_BUDGET
 
     cfg = TrainConfig(task="previous", n_layers=1, d_model=16, batch=8, steps=40, context=12, vocab=10)
     live = LiveRun(target=7)
@@ -426,7 +426,7 @@ def test_the_head_table_and_the_most_telling_head():
     import numpy as np
 
     from attention_core.training.views import most_telling_head
-    from ui.training_views import head_score_table
+    from ui.lessons.train.charts import head_score_table
 
     scores = np.full((2, 2, 3), np.nan)
     scores[..., 0] = [[0.1, 0.9], [0.2, 0.3]]  # previous-token only

@@ -17,7 +17,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
-from ui.registry import PAGES as REGISTRY
+from ui.skeleton.registry import PAGES as REGISTRY
 
 pytestmark = pytest.mark.browser
 SIZES = [(1280, 720), (1400, 1000)]
@@ -241,7 +241,7 @@ COUNT_ELEMENTS = """() => Object.fromEntries(['stVegaLiteChart', 'stImage', 'stH
     ids=["Compare", "Step_by_step"],
 )
 def test_a_leaf_change_redraws_the_body_in_place(browser_and_base, path, toggle, url, before_text, after_text, kept):
-    """A scaling toggle reruns only the page's body (ui/partial.py): the sentence and the URL change, every
+    """A scaling toggle reruns only the page's body (ui/session/partial.py): the sentence and the URL change, every
     element is drawn once (no copies beside the old ones), the controls stay, and what the full run drew
     (Step by step's steps 1 to 5) stays on the page."""
     browser, base = browser_and_base
@@ -262,7 +262,7 @@ def test_a_leaf_change_redraws_the_body_in_place(browser_and_base, path, toggle,
 
 
 def test_preset_link_shows_its_question(browser_and_base):
-    from ui.presets import load_presets
+    from ui.classroom.presets import load_presets
 
     browser, base = browser_and_base
     for preset in load_presets()[0]:
@@ -340,7 +340,7 @@ def test_html_in_sentence_is_shown_as_text(browser_and_base):
 
 
 def test_preset_link_opens_right_page_with_settings(browser_and_base):
-    from ui.presets import load_presets
+    from ui.classroom.presets import load_presets
 
     browser, base = browser_and_base
     presets = {p.slug: p for p in load_presets()[0]}
@@ -397,7 +397,7 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
 GRIDS_IN_PROJECTOR_VIEW = {  # tables that stay scrolling grids in the projector view, and why
     "/Step_by_step": 3,  # the three weight editors (edited, not read from afar)
     # every head's figures, and every head's most-attended word for the picked word: 72 rows each (over
-    # ui.tables.PROJECTOR_MAX_ROWS)
+    # ui.draw.tables.PROJECTOR_MAX_ROWS)
     "/Real_model": 2,
 }
 
@@ -418,7 +418,7 @@ def test_projector_view_fits_1280x720(browser_and_base, path):
         if metric is not None:  # the numbers a class reads are the largest text on the page, not smaller than prose
             assert metric >= 2 * size, (metric, size)
         assert horizontal_overflow(page) == []
-        tables = projector_tables(page)  # drawn as text (ui/tables.show_table), larger than the prose, not cut
+        tables = projector_tables(page)  # drawn as text (ui/draw/tables.show_table), larger than the prose, not cut
         assert all(t["size"] >= size and t["fits"] for t in tables), tables
         grids = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stDataFrame"]').count()
         assert grids == GRIDS_IN_PROJECTOR_VIEW.get(path, 0), grids
@@ -457,7 +457,7 @@ def test_fast_arrow_keys_end_with_the_slider_and_the_url_on_the_last_value(brows
             }"""
         )
         wait_for_app(page)
-        # a paced run may still be waiting for its turn (up to ui/fairness.PACE after the last run started, longer on
+        # a paced run may still be waiting for its turn (up to ui/server/fairness.PACE after the last run started, longer on
         # a loaded machine), and between two runs the page reads "notRunning": wait until the URL has caught up
         # with the slider, or 30 s
         try:

@@ -25,8 +25,8 @@ from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.test_browser import assert_no_errors, full_screenshot, opened, page_url
-from ui.images import BLANK, HATCH
-from ui.registry import predicting
+from ui.draw.images import BLANK, HATCH
+from ui.skeleton.registry import predicting
 
 pytestmark = pytest.mark.browser
 LARGE = "seq_len=128&d_model=512&heads=8"
@@ -81,7 +81,7 @@ def _pick_second_with_the_keyboard(page) -> None:
 
 @pytest.mark.parametrize("path", [page_url(p.path) for p in predicting()])
 def test_no_axe_violation_in_classroom_mode_before_and_after_the_reveal(browser_and_base, path):
-    """Every page that asks a question to predict (ui/registry.predicting), before and after its reveal."""
+    """Every page that asks a question to predict (ui/skeleton/registry.predicting), before and after its reveal."""
     browser, base = browser_and_base
     with opened(browser, base + path + "?classroom=lock", (1280, 720)) as (page, _):
         main = page.locator('[data-testid="stMain"]')
@@ -254,7 +254,7 @@ def test_colour_scales_stay_readable_with_colour_blindness_and_on_the_projector(
         assert np.all(np.diff(L) > -0.5), (vision, L.round(1).tolist())
         assert L[-1] - L[0] > 60, (vision, L[0], L[-1])
         report[vision] = (round(float(L[0]), 1), round(float(L[-1]), 1))
-    # masked cells of the server's images: grey with darker diagonal lines (ui/images.hatch); the grey alone is as
+    # masked cells of the server's images: grey with darker diagonal lines (ui/draw/images.hatch); the grey alone is as
     # light as viridis' yellow (a weight of 1) and, with tritanopia, nearly as grey, so the pattern must carry it
     greys = np.array([BLANK, HATCH], dtype=np.float64)
     for vision in ("normal", *CVD):

@@ -1,11 +1,11 @@
 """Every device in the room: each page on a phone (390x844) and a tablet (768x1024), touch on, in Chromium.
 
 - Nothing cut and nothing hidden sideways (tests/device_util.cut_elements, measured in the page): formulas break
-  into lines, tables are text that wraps below 1024 px (ui/tables.show_table), code wraps, tabs wrap, columns too
-  narrow for their charts wrap, labels wrap instead of ending in an ellipsis (ui/a11y.css).
+  into lines, tables are text that wraps below 1024 px (ui/draw/tables.show_table), code wraps, tabs wrap, columns too
+  narrow for their charts wrap, labels wrap instead of ending in an ellipsis (ui/skeleton/a11y.css).
 - Chart text at least 11 px as drawn (tests/device_util.small_chart_text).
 - axe-core finds nothing (WCAG 2.x A and AA, tests/a11y_util.assert_accessible), as at desktop sizes.
-- The sidebar closes after a page is chosen in it (ui/sidebar.js); classroom mode hides a heading with what it
+- The sidebar closes after a page is chosen in it (ui/skeleton/sidebar.js); classroom mode hides a heading with what it
   hides; the live maps fit a phone, a tap reads a cell, a touch drag redraws them.
 
 Screenshots of every page at both sizes land beside the others (pytest's temporary folder, ``screenshots/``).
@@ -78,7 +78,7 @@ SIDEBAR_SHOWN = """() => { const r = document.querySelector('[data-testid="stSid
 @pytest.mark.parametrize("size", [*TOUCH_SIZES, (1280, 720)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_choosing_a_page_closes_the_sidebar_where_it_covers_the_page(browser_and_base, size):
     """The sidebar covers most of a phone or a tablet: a tap on a page in it opens that page with the sidebar
-    closed (ui/sidebar.js), and it opens again when asked. At 1280 px it stands beside the page and stays open."""
+    closed (ui/skeleton/sidebar.js), and it opens again when asked. At 1280 px it stands beside the page and stays open."""
     browser, base = browser_and_base
     narrow = size[0] <= 768
     with on_device(browser, base + "/Playground", size) as page:

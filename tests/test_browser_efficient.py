@@ -46,7 +46,7 @@ def go(page, link: str, path: str) -> None:
 
 def test_page_controls_survive_switches_between_pages(browser_and_base):
     """A page control moved in the browser keeps its value (widget and URL) after a switch to another page and back:
-    the widgets' state is put back from the kept values on each page visit (ui/page_params.py)."""
+    the widgets' state is put back from the kept values on each page visit (ui/skeleton/page_params.py)."""
     browser, base = browser_and_base
     with opened(browser, base + "/Efficient_attention") as (page, _):
         assert slider(page, "window w").input_value() == "3"

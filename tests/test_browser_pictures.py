@@ -14,7 +14,7 @@ from attention_core import WhatIf, run_whatif
 from attention_core.implementations import compare_implementations
 from harness.server import wait_for_app
 from tests.test_browser import assert_no_errors, opened, page_url
-from ui.registry import PAGES
+from ui.skeleton.registry import PAGES
 
 pytestmark = pytest.mark.browser
 DESKTOPS = [(1280, 720), (1366, 768)]
@@ -123,7 +123,7 @@ def _hover_cell(page, title: str, index: int) -> str:
 
 def test_a_heatmaps_tooltip_names_its_cell_and_writes_its_value_as_the_page_does(browser_and_base):
     """A heatmap's cells carry their indexes and the value's text; the row and column labels are looked up in the
-    spec by index (ui.charts._skeleton). Hovering a cell of the Playground's X and Z maps (static charts, at the
+    spec by index (ui.draw.charts._skeleton). Hovering a cell of the Playground's X and Z maps (static charts, at the
     default setting) shows that cell's token, its dimension and its value as ui.text.fmt writes it."""
     from ui.text import fmt
 

@@ -11,9 +11,9 @@ import pytest
 from attention_core import WhatIf, run_whatif
 from tests.apptest_util import ROOT, app, chart_titles, run_ok, texts
 from tests.script_output import parse_printed_weights
-from ui.export import output_csv, qkv_csv, snippet_core, snippet_torch, weights_csv
-from ui.presets import MAX_LINK, load_presets, parse_preset
-from ui.url import to_query_params
+from ui.classroom.presets import MAX_LINK, load_presets, parse_preset
+from ui.lessons.playground.export import output_csv, qkv_csv, snippet_core, snippet_torch, weights_csv
+from ui.session.url import to_query_params
 
 PRESETS, ERRORS = load_presets()
 PAGE_SET = {"streamlit_app.py"} | {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
@@ -110,7 +110,7 @@ def test_bad_preset_files_are_skipped_and_reported(tmp_path, monkeypatch):
     presets, errors = load_presets(tmp_path, PAGE_SET)
     assert [p.name for p in presets] == ["Temperature"]
     assert [e.split(":")[0] for e in errors] == ["b_broken.json", "c_bad_heads.json"]
-    monkeypatch.setattr("ui.presets.PRESETS_DIR", tmp_path)
+    monkeypatch.setattr("ui.classroom.presets.PRESETS_DIR", tmp_path)
     at = run_ok(app("streamlit_app.py"))
     warnings = [w.value for w in at.warning]
     assert any("b_broken.json" in w for w in warnings) and any("c_bad_heads.json" in w for w in warnings)

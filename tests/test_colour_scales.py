@@ -2,7 +2,7 @@
 scale is the default for weights, and stretching is the reader's choice for a whole group (issue: colour scales
 that contradicted the numbers, e.g. a softer map stretched to look sharper than its neighbour).
 
-Every chart drawn by ui.charts carries ``usermeta = {"group", "value"}``: the charts of one group are the ones
+Every chart drawn by ui.draw.charts carries ``usermeta = {"group", "value"}``: the charts of one group are the ones
 drawn together (a grid of heads, A and B, scaled/unscaled twins). On every page and every preset, with stretching
 off and on, at the default and at a nearly uniform setting: one domain per group; weights on 0-1 unless stretched;
 and within a group the map whose rows are sharper (larger mean row maximum) is drawn at least as far up the scale.
@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 
 from tests.apptest_util import PAGES, app, chart_datasets, run_ok
-from ui.presets import load_presets
-from ui.state import STRETCH_KEY
+from ui.classroom.presets import load_presets
+from ui.session.state import STRETCH_KEY
 
 NEARLY_UNIFORM = {"temperature": "10", "seq_len": "12", "heads": "4", "d_model": "32"}
 SHARP_AND_LONG = {"temperature": "0.1", "seq_len": "64", "heads": "16", "d_model": "512"}  # images, many heads
 
 
 def _charts(at) -> list[dict]:
-    """Every chart of ui.charts on the page: its group, value name, domain (colour or y), scheme and cells."""
+    """Every chart of ui.draw.charts on the page: its group, value name, domain (colour or y), scheme and cells."""
     out = []
     for el in at.get("vega_lite_chart"):
         spec = json.loads(el.proto.spec)
@@ -52,7 +52,7 @@ def _charts(at) -> list[dict]:
     return out
 
 
-# an image's caption: "<title> (<r> x <c> as an image...; <value>: colour <lo> to <hi>...)" (ui.charts.show_heatmap)
+# an image's caption: "<title> (<r> x <c> as an image...; <value>: colour <lo> to <hi>...)" (ui.draw.charts.show_heatmap)
 IMAGE_SCALE = re.compile(
     r"^(?P<title>.*?) \(\d+ x \d+ as an image[^;]*; (?P<value>[^;]+?): colour (?P<lo>\S+) to (?P<hi>[^;)\s]+)"
 )
@@ -173,7 +173,7 @@ PRESETS, _ = load_presets()
 @pytest.mark.parametrize("preset", PRESETS, ids=[p.slug for p in PRESETS])
 def test_compared_charts_share_one_scale_in_every_preset(preset, stretched):
     at = _open(preset.page, preset.query_params(), stretched)
-    assert assert_scales_agree(at, stretched) > 0  # every preset's page draws its maps with ui.charts
+    assert assert_scales_agree(at, stretched) > 0  # every preset's page draws its maps with ui.draw.charts
     assert_colour_rule(at, stretched)
 
 

@@ -1,9 +1,9 @@
-"""The Compare page's sentences (ui/compare_text.py) at their edges; tests/test_page_compare.py reads them on
+"""The Compare page's sentences (ui/lessons/compare/text.py) at their edges; tests/test_page_compare.py reads them on
 screen."""
 
 from attention_core import WhatIf
 from attention_core.readout import differing_settings
-from ui.compare_text import check_questions, differences, live_weights_caption, setting_value
+from ui.lessons.compare.text import check_questions, differences, live_weights_caption, setting_value
 
 
 def test_the_opening_sentence_for_no_one_and_several_differences():

@@ -7,8 +7,8 @@ import pytest
 
 from attention_core import WhatIf, run_whatif
 from tests.apptest_util import app, run_ok
-from ui.downloads import LARGE, human_size, weights_csv_size, weights_npz
-from ui.export import weights_csv
+from ui.lessons.playground.downloads import LARGE, human_size, weights_csv_size, weights_npz
+from ui.lessons.playground.export import weights_csv
 
 
 @pytest.mark.parametrize(

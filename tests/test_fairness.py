@@ -1,4 +1,4 @@
-"""ui/fairness.py: a browser's burst of reruns is folded into few runs and a flooding session waits its turn.
+"""ui/server/fairness.py: a browser's burst of reruns is folded into few runs and a flooding session waits its turn.
 
 The wrapped Streamlit methods are pinned here (a new Streamlit that changes them fails these tests first), the
 pacing rule is checked with made-up clocks, and ScriptRequests is driven as Streamlit's script thread and event
@@ -17,14 +17,14 @@ from streamlit import config
 from streamlit.runtime.scriptrunner_utils import script_requests
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests, ScriptRequestType
 
-from ui import fairness
-from ui.fairness import AUTO_WEIGHT, FLOOD_REQUESTS, PACE, PREEMPT_AFTER, Pace, notice_text
+from ui.server import fairness
+from ui.server.fairness import AUTO_WEIGHT, FLOOD_REQUESTS, PACE, PREEMPT_AFTER, Pace, notice_text
 
-fairness.install()  # as the first page run of a server process does (ui/page.py)
+fairness.install()  # as the first page run of a server process does (ui/skeleton/page.py)
 
 
 def test_the_wrapped_streamlit_methods_are_those_the_module_was_written_against():
-    """If this fails, Streamlit changed what ui/fairness.py wraps: read the new script_requests.py and
+    """If this fails, Streamlit changed what ui/server/fairness.py wraps: read the new script_requests.py and
     script_runner.py, adapt the wrappers, then update SIGNATURES and STREAMLIT_READ."""
     assert fairness.original_signatures() == fairness.SIGNATURES, (streamlit.__version__, fairness.STREAMLIT_READ)
     r = ScriptRequests()
@@ -44,7 +44,7 @@ from streamlit import config
 from streamlit.runtime import app_session
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests
 NAMES = ("_request_rerun_locked", "on_scriptrunner_yield", "on_scriptrunner_ready")
-SESSION_MSG = ("_populate_config_msg", "_populate_theme_msg")  # ui/session_msg.py
+SESSION_MSG = ("_populate_config_msg", "_populate_theme_msg")  # ui/server/session_msg.py
 config.get_option("runner.fastReruns")  # the config files are read
 config.set_option("runner.fastReruns", True, "probe")  # so that install's config change shows too
 def state():
@@ -57,7 +57,7 @@ for m in pkgutil.walk_packages(ui.__path__, "ui."):  # every ui module, in whate
 imported = state()
 from tests.apptest_util import app, run_ok
 run_ok(app(sys.argv[1]))
-from ui import fairness
+from ui.server import fairness
 print(json.dumps({"before": before, "imported": imported, "ran": state(), "installed": fairness.installed()}))
 """
 
@@ -65,7 +65,7 @@ print(json.dumps({"before": before, "imported": imported, "ran": state(), "insta
 @pytest.mark.parametrize("path", ["streamlit_app.py", "pages/Soft_lookup.py"])
 def test_importing_ui_patches_nothing_and_the_first_page_run_installs(path):
     """A fresh interpreter: importing every ui module (a tool that only rewrites the README) leaves Streamlit's
-    ScriptRequests, its new_session message's builders (ui/session_msg.py) and runner.fastReruns as they were; the first run of the app's entry, or of a page opened by its
+    ScriptRequests, its new_session message's builders (ui/server/session_msg.py) and runner.fastReruns as they were; the first run of the app's entry, or of a page opened by its
     link (Streamlit runs that page alone, not streamlit_app.py), installs the wrappers."""
     import json
     import subprocess
@@ -80,7 +80,7 @@ def test_importing_ui_patches_nothing_and_the_first_page_run_installs(path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["before"][1] is True, "the probe's config did not turn fastReruns on"
     assert got["imported"] == got["before"], "importing ui changed Streamlit's request handling"
-    assert got["installed"] and got["ran"][1] is False, f"the first run of {path} did not install ui.fairness"
+    assert got["installed"] and got["ran"][1] is False, f"the first run of {path} did not install ui.server.fairness"
     assert all(a != b for a, b in zip(got["ran"][0], got["before"][0], strict=True))
 
 

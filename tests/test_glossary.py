@@ -34,7 +34,7 @@ def test_no_page_calls_less_than_half_of_the_weight_most():
     for path in [
         ROOT / "streamlit_app.py",
         *sorted((ROOT / "pages").glob("*.py")),
-        *sorted((ROOT / "ui").glob("*.py")),
+        *sorted((ROOT / "ui").rglob("*.py")),
     ]:
         assert "takes most of a row" not in path.read_text(), path
 

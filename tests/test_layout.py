@@ -129,12 +129,42 @@ def test_the_design_map_names_every_file_of_the_folders_it_describes():
 
 
 def test_the_map_reader_finds_what_is_missing_and_what_is_not_there():
-    text = "## The layers\n\n```\nui/   plumbing:\n  page.py, nothing.py  the skeleton\n           more words\n```\n"
+    text = (
+        "## The layers\n\n```\nui/   plumbing:\n  text.py, nothing.py  the formatter\n           more words\n"
+        "  skeleton/   the skeleton\n    page.py   the page\n```\n"
+    )
     listed = design_map(text)
-    assert listed[ROOT] == {"ui/"} and listed[ROOT / "ui"] == {"page.py", "nothing.py"}
-    problems = map_problems({ROOT / "ui": listed[ROOT / "ui"]})
+    assert listed[ROOT] == {"ui/"} and listed[ROOT / "ui"] == {"text.py", "nothing.py", "skeleton/"}
+    assert listed[ROOT / "ui" / "skeleton"] == {"page.py"}
+    problems = map_problems({ROOT / "ui": listed[ROOT / "ui"], ROOT / "ui" / "skeleton": {"page.py"}})
     assert "ui/: the map names nothing.py, which is not there" in problems
     assert (
-        "ui/: registry.py is missing from the map" in problems
-        and "ui/: page.py is missing from the map" not in problems
+        "ui/: compute.py is missing from the map" in problems and "ui/: text.py is missing from the map" not in problems
     )
+    assert "ui/skeleton/: registry.py is missing from the map" in problems
+    assert not any(p.startswith("ui/skeleton/: page.py") for p in problems)
+
+
+# ---- ui/ in rooms
+
+
+def test_a_lesson_folder_is_named_as_its_page():
+    """ui/lessons/<page>/ holds what serves one page: the folder is the page's file name in lower case (home: the
+    home page), so a newcomer finds a page's own modules in one guess."""
+    pages = {p.stem.lower().replace("-", "_") for p in (ROOT / "pages").glob("*.py")} | {"home"}
+    folders = {p.name for p in (ROOT / "ui" / "lessons").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders <= pages, sorted(folders - pages)
+
+
+def test_every_room_says_in_one_line_what_lives_there():
+    """Every package under ui/ has an __init__.py with a docstring; a room that is only a folder (its __init__
+    holds nothing else) says what lives there in one line."""
+    rooms = [p for p in (ROOT / "ui").rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    assert rooms
+    for room in rooms:
+        init = room / "__init__.py"
+        assert init.is_file(), f"{room.relative_to(ROOT)} has no __init__.py"
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        doc = ast.get_docstring(tree)
+        assert doc, f"{init.relative_to(ROOT)} has no docstring"
+        assert len(tree.body) > 1 or "\n" not in doc.strip(), f"{init.relative_to(ROOT)}: a one-line docstring"

@@ -5,7 +5,7 @@ it names wherever they are drawn (the sidebar, Compare's A and B) and says so on
 import pytest
 
 from tests.apptest_util import PAGES, app, run_ok, texts
-from ui import registry
+from ui.skeleton import registry
 
 HIDE = {"hide": "seq_len,d_model,seed,input"}
 

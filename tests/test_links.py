@@ -8,9 +8,8 @@ import pandas as pd
 import pytest
 
 from tests.apptest_util import app, chart_titles, run_ok, texts
-from ui.links import LinkOptions, parse_link_options
-from ui.presets import load_presets
-from ui.tables import (
+from ui.classroom.presets import load_presets
+from ui.draw.tables import (
     PHONE_GRID_COLUMNS,
     PHONE_MAX_ROWS,
     PHONE_TEXT_COLUMNS,
@@ -19,6 +18,7 @@ from ui.tables import (
     _plain,
     show_table,
 )
+from ui.session.links import LinkOptions, parse_link_options
 
 PRESETS = load_presets()[0]
 
@@ -106,7 +106,7 @@ def test_the_projector_view_draws_tables_as_text_with_their_formats():
     """Streamlit's grid paints at a fixed 14 px; in the projector view a table is text (st.table) that the view's
     larger type reaches, with the grid's number formats (Implementations: its differences as ui.text.fmt writes them, the reference's
     empty)."""
-    grid = run_ok(app("pages/Soft_lookup.py"))  # the grid, and its text twin for narrow screens (ui/a11y.css)
+    grid = run_ok(app("pages/Soft_lookup.py"))  # the grid, and its text twin for narrow screens (ui/skeleton/a11y.css)
     assert len(grid.dataframe) == 1 and len(grid.table) == 1
     shown = run_ok(app("pages/Soft_lookup.py", {"view": "projector"}))
     assert len(shown.dataframe) == 0 and len(shown.table) == 1
@@ -120,7 +120,7 @@ def test_the_projector_view_draws_tables_as_text_with_their_formats():
     table = shown.table[0].value
     assert table.equals(every.table[0].value)
     assert list(table.columns) == ["implementation", "max |Δ weights|", "max |Δ output|", "time (ms)", "note"]
-    weights = table["max |Δ weights|"].tolist()  # the exponent's hyphen a non-breaking one (ui.tables._wrap_cell)
+    weights = table["max |Δ weights|"].tolist()  # the exponent's hyphen a non-breaking one (ui.draw.tables._wrap_cell)
     assert weights[0] == "" and all(re.fullmatch(r"\d\.\d\de[‑+]\d\d", w) for w in weights[1:] if w), weights
     assert all(re.fullmatch(r"\d+\.\d{3}", t) for t in table["time (ms)"]), table["time (ms)"].tolist()
 

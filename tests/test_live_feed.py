@@ -14,7 +14,7 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from benchmarks.live_bytes import CountingClient, Tally, _setting
-from ui.fairness import CACHE_GRACE
+from ui.server.fairness import CACHE_GRACE
 
 PLAYGROUND = "Playground?seq_len=128&d_model=512&heads=8"
 SCORES_128x8 = 8 * 128 * 128 * 4  # (H, T, T) float32

@@ -114,7 +114,7 @@ def test_the_browsers_weights_equal_attention_cores(js_page, case):
 
 @pytest.mark.browser
 def test_the_browsers_stretched_scale_is_the_groups_as_in_python(js_page, monkeypatch):
-    import ui.charts as charts
+    import ui.draw.charts as charts
 
     rng = np.random.default_rng(3)
     A = rng.dirichlet(np.ones(12), size=(4, 12)).astype(np.float32)  # (4, 12, 12) rows of weights
@@ -153,8 +153,8 @@ def test_the_component_is_sent_the_scores_once_per_input():
 def _release_script():
     import streamlit as st
 
-    from ui.controls import SHARED, current
     from ui.live import release_into
+    from ui.skeleton.controls import SHARED, current
 
     current()  # the session's setting, from the (empty) link
     release_into(SHARED, {"head": "pg_head", "query": "pg_query"})(st.session_state["released"])

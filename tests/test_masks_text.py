@@ -1,9 +1,9 @@
-"""The Masks page's sentences (ui/masks_text.py) at their edges; the page's AppTest tests read them on screen."""
+"""The Masks page's sentences (ui/lessons/masks/text.py) at their edges; the page's AppTest tests read them on screen."""
 
 import numpy as np
 
 from attention_core.mask_demo import MaskedRun, mask_lab
-from ui.masks_text import (
+from ui.lessons.masks.text import (
     check_questions,
     fully_masked_row,
     mask_sentence,

@@ -381,8 +381,8 @@ def test_cached_views_are_the_views_of_the_shared_run(mask):
     from attention_core.efficient_views import flash_view
     from attention_core.position_views import positions_view
     from attention_core.sinks_linear_views import linear_view
-    from ui.cache import cache_report
     from ui.compute import cached_flash_view, cached_linear_view, cached_positions_view, cached_run
+    from ui.server.cache import cache_report
 
     cfg = WhatIf(mask=mask, pad_count=2, positional=True, seed=3)
     fv = cached_flash_view(cfg, 1, 3)

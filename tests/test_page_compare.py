@@ -5,7 +5,7 @@ import pytest
 
 from attention_core import WhatIf, run_whatif, saturation_metrics
 from tests.apptest_util import app, chart_titles, run_ok, texts
-from ui.presets import load_presets
+from ui.classroom.presets import load_presets
 from ui.text import md_escape
 
 CMP = "pages/Compare.py"
@@ -90,7 +90,7 @@ def test_preset_opening_names_what_really_differs_and_tells_its_story(slug, expe
     assert "A is scaled and B unscaled" not in page
     at2 = run_ok(app(CMP, preset.query_params() | {"preset": slug}))
     assert expected in texts(at2)
-    # the preset's story comes from ui.page.Page's banner (one place for every page), once
+    # the preset's story comes from ui.skeleton.page.Page's banner (one place for every page), once
     assert texts(at2).count(f"**:material/science: {md_escape(preset.name)}** · {md_escape(preset.question)}") == 1
     ma, mb = _mean_max(preset.a), _mean_max(preset.b)
     assert f"B's mean max weight is {mb:.3g} against A's {ma:.3g}" in texts(at2)

@@ -34,7 +34,7 @@ def test_home_runs_and_shows_class_notes_numbers():
 
 
 def test_home_map_is_labelled_and_sized_to_its_content(monkeypatch):
-    import ui.images
+    import ui.draw.images
 
     drawn = []
 
@@ -43,8 +43,8 @@ def test_home_map_is_labelled_and_sized_to_its_content(monkeypatch):
         drawn.append((np.array(m), list(row_labels), list(col_labels), png))
         return png
 
-    real = ui.images.labelled_heatmap_png
-    monkeypatch.setattr(ui.images, "labelled_heatmap_png", recording)
+    real = ui.draw.images.labelled_heatmap_png
+    monkeypatch.setattr(ui.draw.images, "labelled_heatmap_png", recording)
     at = run_ok(app("streamlit_app.py"))
     imgs = [img for el in at.get("image") for img in el.proto.imgs if "Attention weights" in img.caption]
     assert len(imgs) == 1 and "purple (0) to yellow (1)" in imgs[0].caption
@@ -63,7 +63,7 @@ def test_home_imports_no_chart_library():
 
     code = (
         "import sys; from tests.apptest_util import app, run_ok; run_ok(app('streamlit_app.py')); "
-        "print(sorted(m for m in ('altair', 'ui.charts') if m in sys.modules))"
+        "print(sorted(m for m in ('altair', 'ui.draw.charts') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -144,7 +144,7 @@ def test_check_yourself_counts_the_heads(heads, says):
 def later_settings(at):
     """The sidebar's expander of the controls whose words later pages teach: (its open state, its caption, the keys
     of the widgets in it); None if the sidebar has none."""
-    from ui.controls import LATER_LABEL
+    from ui.skeleton.controls import LATER_LABEL
 
     found = [e for e in at.sidebar.expander if e.label == LATER_LABEL]
     if not found:

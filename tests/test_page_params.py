@@ -1,4 +1,4 @@
-"""ui/page_params.py: reading a page control from the URL (good and bad values of every kind), fitting a value to
+"""ui/skeleton/page_params.py: reading a page control from the URL (good and bad values of every kind), fitting a value to
 the current setting, and the kept values across a page switch (AppTest)."""
 
 import math
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.apptest_util import app, run_ok
-from ui.page_params import PageParam, fit, head_param, parse_param, show
+from ui.skeleton.page_params import PageParam, fit, head_param, parse_param, show
 
 COUNT = PageParam("k_count", "count", 3, lo=1, hi=10, integer=True, why="for seq_len 10")
 SCALE = PageParam("k_scale", "scale", 0.5, lo=0.0, hi=2.0)

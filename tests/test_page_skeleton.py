@@ -1,4 +1,4 @@
-"""The page skeleton (ui/page.py) and the registry (ui/registry.py): every page is listed, in reading order, and
+"""The page skeleton (ui/skeleton/page.py) and the registry (ui/skeleton/registry.py): every page is listed, in reading order, and
 ends the same way: check questions computed for the setting, the next page, "see also" links, the code that ran,
 and a share box that carries the page's settings."""
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.apptest_util import PAGES, ROOT, app, run_ok
-from ui import registry
+from ui.skeleton import registry
 
 
 def test_the_pages_on_disk_are_the_pages_in_the_registry(tmp_path):
@@ -18,11 +18,11 @@ def test_the_pages_on_disk_are_the_pages_in_the_registry(tmp_path):
     (tmp_path / "pages" / "Lookup.py").write_text("")
     problems = registry.disagreements(tmp_path)
     assert problems == [
-        "pages/Lookup.py has no line in ui/registry.PAGES: add PageInfo('pages/Lookup.py', label, icon, teaches)",
-        f"ui/registry.PAGES lists {registry.PAGES[0].path}, which is not a file in pages/",
+        "pages/Lookup.py has no line in ui/skeleton/registry.PAGES: add PageInfo('pages/Lookup.py', label, icon, teaches)",
+        f"ui/skeleton/registry.PAGES lists {registry.PAGES[0].path}, which is not a file in pages/",
     ]
     twice = (*registry.PAGES, registry.PAGES[0])
-    assert f"ui/registry.PAGES lists {registry.PAGES[0].path} twice" in registry.disagreements(ROOT, twice)
+    assert f"ui/skeleton/registry.PAGES lists {registry.PAGES[0].path} twice" in registry.disagreements(ROOT, twice)
 
 
 def test_reading_order_starts_from_zero_and_every_page_has_a_next_but_the_last():
@@ -35,11 +35,11 @@ def test_reading_order_starts_from_zero_and_every_page_has_a_next_but_the_last()
 
 
 def test_the_readme_page_list_is_the_registry():
-    """The README's page list is written from ui/registry.PAGES (python -m ui.registry): every page in reading
+    """The README's page list is written from ui/skeleton/registry.PAGES (python -m ui.skeleton.registry): every page in reading
     order with what it teaches, the pages that ask a question to predict marked, and nothing else."""
     readme = (ROOT / "README.md").read_text()
     assert registry.with_readme_pages(readme) == readme, (
-        "README.md's page list differs from ui/registry.PAGES: run `python -m ui.registry` to write it"
+        "README.md's page list differs from ui/skeleton/registry.PAGES: run `python -m ui.skeleton.registry` to write it"
     )
     listed = readme.split(registry.README_START)[1].split(registry.README_END)[0]
     assert [p.label for p in registry.PAGES if f"**{p.label}** {registry.PREDICTS_MARK}" in listed] == [
@@ -78,20 +78,20 @@ def test_every_page_ends_the_same_way(path):
 
 def test_a_see_also_link_must_name_a_registered_page():
     """Page(see_also=...) looks each path up when the page starts: a wrong one fails at once, naming the pages."""
-    with pytest.raises(LookupError, match="not in ui/registry.PAGES"):
+    with pytest.raises(LookupError, match="not in ui/skeleton/registry.PAGES"):
         registry.info("pages/Nowhere.py")
 
 
 def test_a_page_file_uses_the_skeleton():
-    """A page declares its lesson and hands the rest to ui.page.Page: no page draws its own ending or URL, and its
-    tables go through ui.tables.show_table (text in the projector view)."""
+    """A page declares its lesson and hands the rest to ui.skeleton.page.Page: no page draws its own ending or URL, and its
+    tables go through ui.draw.tables.show_table (text in the projector view)."""
     for path in PAGES:
         text = (ROOT / path).read_text()
         assert "page = Page(" in text and "page.run(" in text, f"{path} does not use the page skeleton"
         for banned in ("set_page_config", "collect_garbage", "st.page_link", "share_box", "write_url("):
-            assert banned not in text, f"{path} calls {banned} itself; ui.page.Page does it for every page"
-        assert ".dataframe(" not in text, f"{path} draws a table with st.dataframe; use ui.tables.show_table"
-    assert Path(ROOT / "ui" / "page.py").read_text().count("collect_garbage()") >= 1
+            assert banned not in text, f"{path} calls {banned} itself; ui.skeleton.page.Page does it for every page"
+        assert ".dataframe(" not in text, f"{path} draws a table with st.dataframe; use ui.draw.tables.show_table"
+    assert Path(ROOT / "ui" / "skeleton" / "page.py").read_text().count("collect_garbage()") >= 1
 
 
 PAGE_FUNCTION_LINES = 70  # a page's draw is an outline of named sections of at most about 60 lines (docs/NEW_PAGE.md)
@@ -102,8 +102,8 @@ def test_every_page_reads_as_an_outline():
     (as pages/Efficient_attention.py and pages/Playground.py are), not one long function."""
     import ast
 
-    from ui.registry import PAGES as REGISTERED
-    from ui.registry import ROOT
+    from ui.skeleton.registry import PAGES as REGISTERED
+    from ui.skeleton.registry import ROOT
 
     long = []
     for info in REGISTERED:

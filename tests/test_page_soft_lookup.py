@@ -26,7 +26,7 @@ def expected(t: float, tau: float, twin: bool = False) -> np.ndarray:
 
 
 def charts(at) -> dict[str, tuple[dict, list]]:
-    """The page's charts by group (ui.charts' usermeta) or title: (spec, datasets)."""
+    """The page's charts by group (ui.draw.charts' usermeta) or title: (spec, datasets)."""
     out = {}
     for el in at.get("vega_lite_chart"):
         spec = json.loads(el.proto.spec)

@@ -1,4 +1,4 @@
-"""Partial reruns (ui/partial.py): a leaf control reruns the page's body alone; everything else the page.
+"""Partial reruns (ui/session/partial.py): a leaf control reruns the page's body alone; everything else the page.
 
 AppTest keeps only the body's elements after a body-only run (a browser keeps the rest of the page), so "the
 widgets are gone from the tree" is how these tests see that the page's full-run part did not run. The
@@ -12,8 +12,8 @@ import asyncio
 import pytest
 
 from tests.apptest_util import ROOT, app, run_ok, set_widget, texts, widget_count
-from ui.classroom import TOGGLE_KEY
-from ui.registry import PAGES as REGISTRY
+from ui.classroom.mode import TOGGLE_KEY
+from ui.skeleton.registry import PAGES as REGISTRY
 
 # page, a leaf control (key, value), text that shows the new value, a structural control (key, value)
 PAGES = [
@@ -128,11 +128,11 @@ def test_a_body_left_from_another_page_is_not_rerun():
 
 
 def test_a_page_whose_last_full_run_stopped_before_its_body_reruns_whole():
-    """A full run interrupted before its body (a newer change) leaves the flag cleared by ui.page.Page."""
-    from ui.partial import _READY
+    """A full run interrupted before its body (a newer change) leaves the flag cleared by ui.skeleton.page.Page."""
+    from ui.session.partial import _READY
 
     at = run_ok(app("pages/Playground.py", partial=True))
-    at.session_state[_READY] = None  # what ui.page.Page leaves when the run does not reach the body
+    at.session_state[_READY] = None  # what ui.skeleton.page.Page leaves when the run does not reach the body
     run_ok(set_widget(at, "ctl_temperature", 0.501))
     assert widget_count(at) > 3 and r"\tau = 0.501" in texts(at)
     run_ok(set_widget(at, "ctl_seed", 3))
@@ -211,7 +211,7 @@ def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
 
 def pages_with_a_body() -> dict[str, set[str]]:
     """Every page of the registry whose ``page.run`` is given a controls function (its drawing is a body that leaf
-    controls rerun alone: ui/page.py), with the keys of the leaf PageParams its file declares."""
+    controls rerun alone: ui/skeleton/page.py), with the keys of the leaf PageParams its file declares."""
     found = {}
     for p in REGISTRY:
         tree = ast.parse((ROOT / p.path).read_text(encoding="utf-8"))

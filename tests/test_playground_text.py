@@ -1,8 +1,8 @@
-"""The Playground's sentences (ui/playground_text.py) at their edges; the page's AppTest tests read them on screen."""
+"""The Playground's sentences (ui/lessons/playground/text.py) at their edges; the page's AppTest tests read them on screen."""
 
 import numpy as np
 
-from ui.playground_text import check_questions, maps_caption, query_caption, twin_question, xz_caption
+from ui.lessons.playground.text import check_questions, maps_caption, query_caption, twin_question, xz_caption
 
 
 def test_a_query_the_mask_allows_no_key_is_said_to_attend_to_nothing():

@@ -179,12 +179,12 @@ def test_the_classroom_tab_runs_at_the_niceness_asked_for(tmp_path):
 def test_a_flood_beside_a_small_class_is_folded_paced_and_told(server):
     """One client sends 400 reruns of Compare's temperature (A) back to back while three students change theirs:
     the flooder's page ends on its last value after few runs and shows the notice; every student's change comes
-    back verified (ui/fairness.py)."""
+    back verified (ui/server/fairness.py)."""
     import re
 
     from benchmarks.classroom import scenarios
     from benchmarks.flood import flood, flood_values
-    from ui.fairness import FLOOD_REQUESTS
+    from ui.server.fairness import FLOOD_REQUESTS
 
     sc = scenarios()["why_scale"]
 

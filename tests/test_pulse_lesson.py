@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import classpulse.sqlite_store
-import ui.pulse
+import ui.classroom.pulse
 from classpulse import Question, Tally, question_id
 from tests.apptest_util import app, run_ok, texts
 from tests.test_pulse_pages import (  # noqa: F401  (fresh_store is an autouse fixture)
@@ -25,8 +25,8 @@ from tests.test_pulse_pages import (  # noqa: F401  (fresh_store is an autouse f
     tally,
     weights_shown,
 )
-from ui.pulse_questions import CHOOSE_FIRST
-from ui.registry import predicting
+from ui.classroom.pulse_questions import CHOOSE_FIRST
+from ui.skeleton.registry import predicting
 
 
 def guess_widget(at):
@@ -173,7 +173,7 @@ def test_the_teacher_shows_the_code_the_short_address_and_a_qr_code():
     assert qr.alt.startswith("QR code that opens") and qr.alt.endswith(f"/?join={code}")
     import segno  # noqa: F401  (the PNG itself: a QR code of the address, as a phone's camera reads it)
 
-    from ui.pulse_device import qr_png
+    from ui.classroom.pulse_device import qr_png
 
     png = qr_png(f"http://127.0.0.1:8501/?join={code}")
     assert png.startswith(b"\x89PNG") and len(png) < 4000
@@ -237,7 +237,7 @@ def test_a_full_class_strands_nobody(fresh_store, monkeypatch):  # noqa: F811
     run_ok(teacher)
     # turned away: the student's question, and the check question the teacher's page lists (the class holds 1 here)
     assert "The class is full: it holds 40 questions and turned 2 questions away" in texts(teacher)
-    assert ui.pulse.store().refused(*_code_token(teacher)) == 2
+    assert ui.classroom.pulse.store().refused(*_code_token(teacher)) == 2
 
 
 def _code_token(at) -> tuple[str, str]:
@@ -245,7 +245,7 @@ def _code_token(at) -> tuple[str, str]:
 
 
 def test_the_teachers_list_tells_questions_apart_by_what_differs():
-    from ui.pulse_panel import question_names
+    from ui.classroom.pulse_panel import question_names
 
     def asked(seed: int, total: int, prompt: str = "Scaling is on: sharper?") -> Tally:
         setting = ("seq_len 6", "d_model 16", f"seed {seed}", "1")

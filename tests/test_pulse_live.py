@@ -21,7 +21,7 @@ from harness.redis_server import redis_binary, redis_server
 from harness.server import streamlit_server
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, opened
 from tests.test_deploy import DEPLOY, needs_nginx
-from ui.pulse_panel import STUDENT_IDLE
+from ui.classroom.pulse_panel import STUDENT_IDLE
 
 PAGE = "Playground?seq_len=6&d_model=16&heads=2&seed=3"
 CHOICES = ("sharper", "softer", "the same")  # the Playground's question: head 1 with the scaling flipped
@@ -88,7 +88,7 @@ def revealed_text(student: PulseClient) -> str:
 
 async def answer_and_reveal(teacher: PulseClient, students: list[PulseClient]) -> None:
     """Every student predicts (the first two wrong, then one changes their mind), the tally counts them, the
-    teacher reveals, and the reveal is pushed to every student's page (ui/pulse_push.py): unasked, the page shows
+    teacher reveals, and the reveal is pushed to every student's page (ui/classroom/pulse_push.py): unasked, the page shows
     the student's verdict in the question's box, then runs whole and shows the weights."""
     for i, s in enumerate(students):
         ok(await s.predict(WRONG if i < 2 else RIGHT))

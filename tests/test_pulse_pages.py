@@ -12,14 +12,14 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.pulse
-import ui.pulse_device
+import ui.classroom.pulse
+import ui.classroom.pulse_device
 from attention_core.readout import SHARPNESS_LEVELS
 from benchmarks.pulse_client import TALLY_LINE
 from classpulse import Outcome, SQLiteStore
 from tests.apptest_util import PAGES, app, chart_titles, run_ok, texts
-from ui.links import parse_link_options
-from ui.page import PROJECTOR_CSS
+from ui.session.links import parse_link_options
+from ui.skeleton.page import PROJECTOR_CSS
 
 PLAYGROUND = "pages/Playground.py"
 SETTING = {"seq_len": "6", "d_model": "16", "heads": "2", "seed": "3"}
@@ -51,15 +51,15 @@ _JAR: list[dict] = [{}]  # the cookies of the browser whose tab runs now (AppTes
 @pytest.fixture(autouse=True)
 def fresh_store(monkeypatch):
     store = FlakyStore(":memory:", clock=Clock())
-    ui.pulse.set_store(store)
+    ui.classroom.pulse.set_store(store)
     _JAR[0] = {}
-    monkeypatch.setattr(ui.pulse_device, "browser_cookie", lambda name: _JAR[0].get(name, ""))
+    monkeypatch.setattr(ui.classroom.pulse_device, "browser_cookie", lambda name: _JAR[0].get(name, ""))
     yield store
-    ui.pulse.set_store(None)
+    ui.classroom.pulse.set_store(None)
 
 
 class Browser:
-    """One browser: its tabs share its cookies, which a tab's page asks it to keep (ui/pulse_device.py's module
+    """One browser: its tabs share its cookies, which a tab's page asks it to keep (ui/classroom/pulse_device.py's module
     writes them in a real browser; here each run copies them into the jar). A new tab or a reload is a new
     AppTest (a new session) that sends the jar's cookies."""
 
@@ -155,7 +155,7 @@ def test_students_answer_the_teacher_sees_the_tally_and_reveals_it():
     assert f"Revealed: **2 of 3** (67%) chose **{LABELS[ANSWER]}**, the right answer." in texts(teacher)
     assert weights_shown(teacher), "the teacher's own page reveals too"
     assert not any(b.key == "pulse_reveal" for b in teacher.button)
-    assert ui.pulse.store().revealed(teacher.query_params["class"], pending) == pending
+    assert ui.classroom.pulse.store().revealed(teacher.query_params["class"], pending) == pending
     for s, right in zip(students, [True, False, True]):
         run_ok(s)  # the next refresh (the watcher reruns the page)
         assert weights_shown(s)
@@ -183,7 +183,9 @@ def test_a_check_question_with_choices_counts_and_waits_for_the_reveal():
     assert "Sent: you chose **single key**" in texts(student)
     run_ok(teacher)
     (pick,) = [s for s in teacher.selectbox if s.key.startswith("pulse_pick_")]  # two questions: the teacher picks one
-    check = next(t for t in ui.pulse.store().tally(*teacher_code_token(teacher)) if "How sharp" in t.question.prompt)
+    check = next(
+        t for t in ui.classroom.pulse.store().tally(*teacher_code_token(teacher)) if "How sharp" in t.question.prompt
+    )
     pick.set_value(check.question.qid)
     run_ok(teacher)
     assert tally(teacher)["#1 single key"] == 1 and sum(tally(teacher).values()) == 1
@@ -321,7 +323,7 @@ def tallied(counts, right=2, revealed=True):
 
 
 def test_the_tally_sentence_and_bars_at_the_extremes():
-    from ui.pulse_panel import tally_lines, tally_sentence
+    from ui.classroom.pulse_panel import tally_lines, tally_sentence
 
     assert tally_sentence(tallied([0, 0, 0], revealed=False)) == (
         "**0** answers so far; the right answer stays hidden until you reveal it."
@@ -376,7 +378,7 @@ def test_a_teacher_who_opens_the_link_while_the_store_is_away_gets_the_view_when
 
 
 def test_ends_in():
-    from ui.pulse_panel import ends_in
+    from ui.classroom.pulse_panel import ends_in
 
     assert ends_in(3600 * 4, 0) == " · ends in 4 h 00 min"
     assert ends_in(59 * 60 + 59, 0) == " · ends in 59 min"

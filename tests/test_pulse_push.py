@@ -1,4 +1,4 @@
-"""ui/pulse_push.py: the listener wakes exactly the slots whose question was revealed, the registry stays bounded,
+"""ui/classroom/pulse_push.py: the listener wakes exactly the slots whose question was revealed, the registry stays bounded,
 nothing is pushed where no server runs (AppTest), and the Streamlit internals it uses are those it was written
 against. The push itself, against running servers (one, and two replicas sharing Redis) and in Chromium:
 tests/test_pulse_live.py and tests/test_browser_pulse.py."""
@@ -16,8 +16,8 @@ from streamlit.runtime.session_manager import SessionInfo
 
 from classpulse import Outcome
 from tests.test_pulse_pages import PLAYGROUND, Browser, fresh_store, query, start_class  # noqa: F401
-from ui import pulse_push
-from ui.pulse import PENDING, PUSHED
+from ui.classroom import pulse_push
+from ui.classroom.pulse import PENDING, PUSHED
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_the_registry_is_bounded_and_forgets_slots_older_than_a_class(registry, 
 
 def test_without_a_server_nothing_is_pushed_and_the_watcher_checks_often(fresh_store):  # noqa: F811
     """AppTest runs no Streamlit server: a student's waiting question registers no slot, so the page's watcher
-    keeps the short interval that brings the reveal (ui.pulse_panel.watch_reveals)."""
+    keeps the short interval that brings the reveal (ui.classroom.pulse_panel.watch_reveals)."""
     assert not Runtime.exists() and not pulse_push.available()
     _, student_link, _ = start_class()
     student = Browser().open(PLAYGROUND, query(student_link))
@@ -90,7 +90,7 @@ def test_without_a_server_nothing_is_pushed_and_the_watcher_checks_often(fresh_s
 
 
 def test_the_streamlit_internals_it_uses_are_those_it_was_written_against():
-    """What ui/pulse_push.py reaches into (Streamlit has no public server-side rerun); read again in a new Streamlit."""
+    """What ui/classroom/pulse_push.py reaches into (Streamlit has no public server-side rerun); read again in a new Streamlit."""
     assert list(inspect.signature(AppSession.request_rerun).parameters) == ["self", "client_state"]
     assert "_call_soon_on_event_loop" in AppSession.__dict__
     src = inspect.getsource(AppSession.__init__)

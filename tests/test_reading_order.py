@@ -1,6 +1,6 @@
 """The reading order explains every word before it leans on it (issue 23).
 
-A learner new to transformers starts on Home and follows the "next" links (ui/registry.PAGES). This test opens
+A learner new to transformers starts on Home and follows the "next" links (ui/skeleton/registry.PAGES). This test opens
 every page in that order at its default setting, collects what the page shows in the order it shows it (markdown,
 captions, formulas, headings and their help, metric labels and their help, widget labels and their help, expander
 and tab labels, chart titles, image captions, table columns and text cells, the block diagram's labels; the
@@ -25,7 +25,7 @@ import pytest
 from streamlit.testing.v1 import element_tree as et
 
 from tests.apptest_util import app, run_ok
-from ui.registry import HOME, PAGES
+from ui.skeleton.registry import HOME, PAGES
 
 
 class Seen(NamedTuple):
@@ -231,7 +231,7 @@ def late_terms(seen: list[Seen], terms=TERMS) -> list[str]:
             problems.append(
                 f"{term!r} is used on {first.page} ({first.kind}: {first.text[:160]!r}) before it is defined on "
                 f"{where.page} ({where.kind}: {where.text[:160]!r}). Move {first.page} after {where.page} in "
-                "ui/registry.PAGES, or define the word where it is first used (ui.glossary.defined; the pattern "
+                "ui/skeleton/registry.PAGES, or define the word where it is first used (ui.glossary.defined; the pattern "
                 "that counts as its definition is in TERMS, tests/test_reading_order.py)"
             )
     return problems

@@ -9,7 +9,7 @@ import pytest
 from attention_core.config import DEFAULT_SENTENCE
 from harness.tiny_models import make_tiny_bert, make_tiny_gpt2
 from tests.apptest_util import app, chart_titles, page_components, run_ok, texts
-from ui.real_model import CHOICES
+from ui.lessons.real_model.model import CHOICES
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # the network is unreachable in tests: nothing is downloaded
 PAGE = "pages/Real_model.py"

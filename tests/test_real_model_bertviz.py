@@ -49,7 +49,7 @@ def bertviz_attention():
 
 
 def test_bertviz_embeds_what_our_views_draw(bertviz_attention):
-    from ui.real_model_view import decode_payload
+    from ui.lessons.real_model.model_view import decode_payload
 
     tokens, attn = bertviz_attention
     assert attn.shape == (6, 12, 15, 15) and tokens[10] == "it"

@@ -163,7 +163,7 @@ def _sentences(at) -> str:
 def test_page_opens_offline_on_the_embedded_model(embedded):
     from attention_core.real_heads import strongest
     from ui.compute import cached_head_roles
-    from ui.real_model_view import decode_payload
+    from ui.lessons.real_model.model_view import decode_payload
 
     at = run_ok(app(PAGE, timeout=180))
     assert not at.warning, [w.value for w in at.warning]
@@ -213,7 +213,7 @@ def test_typed_sentence_with_punctuation_emoji_and_600_characters(embedded):
     run_ok(at)
     assert "The sentence has" not in texts(at)
     mv = page_components(at)[0]
-    from ui.real_model_view import decode_payload
+    from ui.lessons.real_model.model_view import decode_payload
 
     assert decode_payload(mv.proto.bytes)[1].shape == (6, 12, n, n)
     assert f"each a {n} x {n} map" in texts(at) and _run(text, 512).shape[2] == n

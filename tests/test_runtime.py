@@ -1,5 +1,5 @@
-"""The server's garbage collection (ui/runtime.py): Streamlit's per-run collection is off, and every page run
-ends in ui.runtime.collect_garbage, which collects at most once per COLLECT_EVERY seconds for the process."""
+"""The server's garbage collection (ui/server/runtime.py): Streamlit's per-run collection is off, and every page run
+ends in ui.server.runtime.collect_garbage, which collects at most once per COLLECT_EVERY seconds for the process."""
 
 import gc
 import math
@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-import ui.runtime
+import ui.server.runtime
 from tests.apptest_util import PAGES, ROOT, app, run_ok, set_widget, widget_count
 
 
@@ -29,43 +29,43 @@ def no_automatic_gc(monkeypatch):
     """Automatic collections off and the throttle's clock reset, both restored after the test."""
     was = gc.isenabled()
     gc.disable()
-    monkeypatch.setattr(ui.runtime, "_last_collect", float("-inf"))
-    monkeypatch.setattr(ui.runtime, "_last_full", float("-inf"))
+    monkeypatch.setattr(ui.server.runtime, "_last_collect", float("-inf"))
+    monkeypatch.setattr(ui.server.runtime, "_last_full", float("-inf"))
     yield
     if was:
         gc.enable()
 
 
 def test_collects_at_most_once_per_interval(no_automatic_gc):
-    every = ui.runtime.COLLECT_EVERY
+    every = ui.server.runtime.COLLECT_EVERY
     first = _cycle()
-    assert ui.runtime.collect_garbage(now=100.0) is True
+    assert ui.server.runtime.collect_garbage(now=100.0) is True
     assert first() is None, "a due collection frees a reference cycle"
     second = _cycle()
-    assert ui.runtime.collect_garbage(now=100.0 + 0.5 * every) is False
+    assert ui.server.runtime.collect_garbage(now=100.0 + 0.5 * every) is False
     assert second() is not None, "within the interval nothing is collected"
-    assert ui.runtime.collect_garbage(now=100.0 + every) is True
+    assert ui.server.runtime.collect_garbage(now=100.0 + every) is True
     assert second() is None
-    assert ui.runtime._last_collect == 100.0 + every
+    assert ui.server.runtime._last_collect == 100.0 + every
 
 
 def test_the_oldest_generation_is_collected_at_most_once_per_full_interval(no_automatic_gc):
     """Garbage is nearly always young; a cycle that reached the oldest generation waits for the full collection."""
-    every, full = ui.runtime.COLLECT_EVERY, ui.runtime.FULL_EVERY
+    every, full = ui.server.runtime.COLLECT_EVERY, ui.server.runtime.FULL_EVERY
     assert full > every
-    assert ui.runtime.collect_garbage(now=100.0) is True  # the first one is full
+    assert ui.server.runtime.collect_garbage(now=100.0) is True  # the first one is full
     a, b = _Node(), _Node()
     a.other, b.other = b, a
     old = weakref.ref(a)
     gc.collect(1)  # it survives a collection of the young generations: now in the oldest
     del a, b
     young = _cycle()
-    assert ui.runtime.collect_garbage(now=100.0 + every) is True
+    assert ui.server.runtime.collect_garbage(now=100.0 + every) is True
     assert young() is None, "the young generations are collected every interval"
     assert old() is not None, "the oldest generation waits for the full collection"
-    assert ui.runtime.collect_garbage(now=100.0 + full) is True
+    assert ui.server.runtime.collect_garbage(now=100.0 + full) is True
     assert old() is None, "the full collection frees it"
-    assert ui.runtime._last_full == 100.0 + full
+    assert ui.server.runtime._last_full == 100.0 + full
 
 
 def test_the_config_turns_streamlits_per_run_collection_off():
@@ -79,16 +79,20 @@ def test_every_page_run_ends_in_a_collection(path, no_automatic_gc):
     """A page that forgot to end in collect_garbage would leave cyclic garbage to Python's thresholds alone."""
     gc.enable()  # the page runs as usual; only the throttle's clock is reset
     run_ok(app(path))
-    assert math.isfinite(ui.runtime._last_collect), f"{path}'s run did not end in ui.runtime.collect_garbage"
+    assert math.isfinite(ui.server.runtime._last_collect), (
+        f"{path}'s run did not end in ui.server.runtime.collect_garbage"
+    )
 
 
 def test_a_body_rerun_ends_in_a_collection(no_automatic_gc):
     gc.enable()
     at = run_ok(app("pages/Compare.py", partial=True))
-    ui.runtime._last_collect = float("-inf")
+    ui.server.runtime._last_collect = float("-inf")
     run_ok(set_widget(at, "a_temperature", 0.501))
     assert widget_count(at) == 0, "the change ran the body alone"
-    assert math.isfinite(ui.runtime._last_collect), "the body rerun did not end in ui.runtime.collect_garbage"
+    assert math.isfinite(ui.server.runtime._last_collect), (
+        "the body rerun did not end in ui.server.runtime.collect_garbage"
+    )
 
 
 _THREADS_PROBE = """
@@ -97,9 +101,9 @@ sys.path.insert(0, os.getcwd())
 import numpy as np  # as a page: NumPy first, then ui, then whatever imports torch
 from threadpoolctl import threadpool_info
 before = {i["internal_api"]: i["num_threads"] for i in threadpool_info()}
-import ui.runtime
+import ui.server.runtime
 import torch
-settled = ui.runtime.settle_imports()
+settled = ui.server.runtime.settle_imports()
 seen = {}
 def session():  # Streamlit runs each session's script in a thread of its own
     fresh = {i["internal_api"]: i["num_threads"] for i in threadpool_info()}  # before this thread's first op

@@ -23,8 +23,8 @@ from attention_core.sweep import (
     upstream_gradients,
 )
 from tests.apptest_util import app, chart_datasets, run_ok, texts
-from ui.saturation_charts import log_ticks
-from ui.saturation_text import gradient_sentence, setting_sentence, thresholds_sentence
+from ui.lessons.softmax_saturation.charts import log_ticks
+from ui.lessons.softmax_saturation.text import gradient_sentence, setting_sentence, thresholds_sentence
 from ui.text import fmt
 
 PAGE = "pages/Softmax_saturation.py"

@@ -1,4 +1,4 @@
-"""The new_session message's config and theme, built once per configuration (ui/session_msg.py)."""
+"""The new_session message's config and theme, built once per configuration (ui/server/session_msg.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from streamlit import config
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime import app_session
 
-from ui import session_msg
+from ui.server import session_msg
 
-session_msg.install()  # as the first run of a page does (ui/page.py)
+session_msg.install()  # as the first run of a page does (ui/skeleton/page.py)
 
 SECTIONS = ("theme", "theme.light", "theme.dark", "theme.sidebar", "theme.light.sidebar", "theme.dark.sidebar")
 

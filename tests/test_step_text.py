@@ -1,10 +1,10 @@
-"""Step by step's sentences (ui/step_text.py) at their edges; tests/test_page_step_by_step.py reads them on screen."""
+"""Step by step's sentences (ui/lessons/step_by_step/text.py) at their edges; tests/test_page_step_by_step.py reads them on screen."""
 
 import numpy as np
 
 from attention_core import WhatIf, class_notes_weights
 from attention_core.walkthrough import walkthrough
-from ui.step_text import (
+from ui.lessons.step_by_step.text import (
     bad_tokens,
     booster_sentence,
     check_questions,

@@ -1,10 +1,10 @@
-"""The Train page's sentences (ui/train_text.py) at their edges; tests/test_app_train.py reads them on screen."""
+"""The Train page's sentences (ui/lessons/train/text.py) at their edges; tests/test_app_train.py reads them on screen."""
 
 import numpy as np
 
 from attention_core.training import TrainConfig
 from attention_core.training.trajectory import Trajectory
-from ui.train_text import (
+from ui.lessons.train.text import (
     check_questions,
     live_phase_change_sentence,
     live_step_sentence,

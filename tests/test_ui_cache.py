@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ui.cache import ByteLRU, cache_report, cached, nbytes
+from ui.server.cache import ByteLRU, cache_report, cached, nbytes
 
 
 def test_evicts_least_recently_used_to_stay_under_the_byte_budget():
@@ -57,7 +57,7 @@ def test_bad_budget_is_rejected():
 def test_matrix_table_is_built_once_per_content_and_keeps_its_labels():
     from streamlit import dataframe_util
 
-    from ui.tables import matrix_table, prefixed
+    from ui.draw.tables import matrix_table, prefixed
 
     m = np.array([[0.123456, 1.0], [2.0, -3.987654]])
     t1 = matrix_table(m, ["A1", "B2"], prefixed("q", 2), decimals=4, extra=(("row sum", m.sum(1)),))
@@ -182,7 +182,7 @@ def test_a_waiter_computes_the_key_itself_when_the_first_computation_fails():
 
 
 def test_every_cache_is_byte_bounded_and_no_page_declares_one():
-    """One policy (ui/cache.py): no st.cache_data / st.cache_resource / functools caches anywhere in the app, no
+    """One policy (ui/server/cache.py): no st.cache_data / st.cache_resource / functools caches anywhere in the app, no
     cache declared in a page, every cached computation in ui/compute.py (chart, table and file-read caches
     beside what they draw or read), and docs/DESIGN.md's budget table lists every cache with its budget."""
     import importlib

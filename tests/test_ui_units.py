@@ -10,8 +10,8 @@ from hypothesis import strategies as hst
 from PIL import Image
 
 from attention_core import WhatIf
-from ui.charts import heatmap_spec
-from ui.images import heatmap_png, pool
+from ui.draw.charts import heatmap_spec
+from ui.draw.images import heatmap_png, pool
 from ui.text import fmt, fmt_all, fmt_arrow, md_escape
 
 
@@ -55,7 +55,7 @@ def test_heatmap_spec_labels_are_data_not_html():
 
 
 def test_every_label_up_to_40_then_a_regular_subset():
-    from ui.charts import label_every
+    from ui.draw.charts import label_every
 
     for n, size in ((1, 260), (11, 260), (21, 260), (40, 480)):
         labels = tuple(f"tok{i}" for i in range(n))
@@ -81,7 +81,7 @@ def test_every_label_up_to_40_then_a_regular_subset():
 def test_weight_maps_share_one_scale_absolute_unless_the_reader_stretches(monkeypatch):
     """Maps a reader compares share one scale: 0-1 by default; stretched only when the reader asks, and then to
     the whole group's range, so the sharper map still reaches further up the scale."""
-    import ui.charts as charts
+    import ui.draw.charts as charts
 
     soft = np.full((8, 8), 1 / 8)
     soft[:, 0] += 0.01
@@ -118,7 +118,7 @@ def test_md_escape():
 
 
 def test_head_view_keeps_both_token_columns_inside_the_chart():
-    from ui.views import head_view_chart
+    from ui.lessons.real_model.head_view import head_view_chart
 
     w = np.full((3, 3), 1 / 3)
     spec = head_view_chart(w, ["a", "b", "c"]).to_dict()
@@ -130,7 +130,7 @@ def test_head_view_keeps_both_token_columns_inside_the_chart():
 
 
 def test_metric_row_needs_metrics_and_equally_tall_stacks():
-    from ui.metrics import Metric, metric_row
+    from ui.draw.metrics import Metric, metric_row
 
     with pytest.raises(ValueError, match="at least one"):
         metric_row([])
@@ -141,7 +141,7 @@ def test_metric_row_needs_metrics_and_equally_tall_stacks():
 
 @pytest.mark.parametrize("scheme", ["viridis", "diverging"])
 def test_heatmap_png_is_a_palette_image_that_follows_the_colour_scale(scheme):
-    from ui.images import _LUTS
+    from ui.draw.images import _LUTS
 
     values = np.linspace(0.0, 1.0, 256)
     png, _ = heatmap_png(values[None, :], 0.0, 1.0, scheme)
@@ -156,7 +156,7 @@ def test_heatmap_png_is_a_palette_image_that_follows_the_colour_scale(scheme):
 
 
 def test_bar_charts_share_a_skeleton_whatever_their_titles():
-    from ui.charts import _bar_skeleton, bar_chart
+    from ui.draw.charts import _bar_skeleton, bar_chart
 
     labels = ["a", "b", "c"]
     before = _bar_skeleton.cache.misses
@@ -169,10 +169,10 @@ def test_bar_charts_share_a_skeleton_whatever_their_titles():
 
 def test_a_long_bar_chart_is_painted_on_a_canvas_with_readable_axis_text():
     """Over CANVAS_BARS bars (Softmax saturation's rows at 512 keys) Vega paints a canvas: a new setting redraws it
-    faster than one SVG element per bar. ui/a11y.css cannot reach a canvas, so the spec colours its axis text with
+    faster than one SVG element per bar. ui/skeleton/a11y.css cannot reach a canvas, so the spec colours its axis text with
     AA contrast; a short chart stays SVG (the stylesheet's colours)."""
     from tests.a11y_util import contrast
-    from ui.charts import AXIS_TEXT, CANVAS_BARS, bar_chart
+    from ui.draw.charts import AXIS_TEXT, CANVAS_BARS, bar_chart
 
     n = CANVAS_BARS + 1
     long = bar_chart(np.full(n, 1 / n), [f"k{j}" for j in range(n)])
@@ -197,7 +197,7 @@ def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
     def script():
         import numpy as np
 
-        from ui.charts import Axes, show_heatmap, show_mask, show_token_dims
+        from ui.draw.charts import Axes, show_heatmap, show_mask, show_token_dims
 
         m = np.arange(6.0).reshape(2, 3) / 6
         axes = Axes("query position i", "key j", "score")
@@ -234,7 +234,7 @@ def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
 
 
 def test_own_domain_follows_the_colour_rule():
-    from ui.charts import own_domain, shared_domain
+    from ui.draw.charts import own_domain, shared_domain
 
     m = np.array([[0.5, -2.0], [1.0, 3.0]])
     assert own_domain(m, diverging=True) == (-3.0, 3.0)  # signed: centred on 0
@@ -245,7 +245,7 @@ def test_own_domain_follows_the_colour_rule():
 
 
 def test_a_heatmap_option_that_does_not_exist_is_an_error_not_ignored():
-    from ui.charts import show_heatmap, show_token_dims, show_weights
+    from ui.draw.charts import show_heatmap, show_token_dims, show_weights
 
     with pytest.raises(TypeError, match="row_title"):
         show_heatmap(np.ones((2, 2)), "ab", "ab", row_title="rows")
@@ -260,7 +260,7 @@ def test_head_grid_caption_speaks_of_one_head_or_of_several():
         import numpy as np
         import streamlit as st
 
-        from ui.head_grid import show_head_grid
+        from ui.draw.head_grid import show_head_grid
 
         causal = np.tril(np.ones((512, 512), dtype=bool))
         st.markdown(show_head_grid(np.full((1, 512, 512), 1 / 512), [f"t{i}" for i in range(512)], allowed=causal))
@@ -274,7 +274,7 @@ def test_head_grid_caption_speaks_of_one_head_or_of_several():
 
 
 def test_wide_maps_are_images_and_long_axis_notes_wrap_inside_the_plot():
-    from ui.charts import TITLE_CHAR_PX, _heatmap_dict, _Layout, _step, is_vector
+    from ui.draw.charts import TITLE_CHAR_PX, _heatmap_dict, _Layout, _step, is_vector
 
     assert is_vector((64, 64)) and is_vector((8, 40))
     assert not is_vector((4, 1024)) and not is_vector((2, 512)) and not is_vector((65, 10))  # 3 px a cell: too wide
@@ -315,10 +315,10 @@ def test_the_fast_formatter_writes_what_python_writes():
 
 
 def test_a_text_table_breaks_long_names_not_numbers():
-    """ui.tables' text tables (narrow screens, the projector view) wrap in a phone's column: a zero-width space
+    """ui.draw.tables' text tables (narrow screens, the projector view) wrap in a phone's column: a zero-width space
     after a dot, underscore or slash before a letter and inside CamelCase; a number keeps its digits together (its
     hyphen a non-breaking one); a link stays a link."""
-    from ui.tables import _wrap_cell
+    from ui.draw.tables import _wrap_cell
 
     zw = "\u200b"
     assert _wrap_cell("1.19e-07") == "1.19e\u201107" and _wrap_cell("0.175") == "0.175"
@@ -333,7 +333,7 @@ def test_a_text_table_is_made_once_per_table():
     """The text twin of a grid is converted once while its Arrow table lives (no pandas on every rerun)."""
     import pyarrow as pa
 
-    from ui.tables import _text_table
+    from ui.draw.tables import _text_table
 
     table = pa.table({"name": ["a.b"], "x": [1.5]})
     first = _text_table(table, {}, True)
@@ -367,9 +367,9 @@ def test_bar_and_line_tooltips_write_numbers_with_the_one_formatter():
     import pandas as pd
     from streamlit import dataframe_util
 
-    from ui.charts import bar_chart
-    from ui.modern import per_head_bars
-    from ui.views import head_view_chart
+    from ui.draw.charts import bar_chart
+    from ui.draw.vega_parts import per_head_bars
+    from ui.lessons.real_model.head_view import head_view_chart
 
     values = np.array([0.99746, 0.0012345, 0.0013055])
     spec = bar_chart(values, ["a", "b", "c"], value_name="weight")

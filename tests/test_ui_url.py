@@ -1,11 +1,11 @@
-"""The WhatIf's round trip through the URL (ui/url.py): bad values clamped with notices, good ones kept."""
+"""The WhatIf's round trip through the URL (ui/session/url.py): bad values clamped with notices, good ones kept."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import attention_core as ac
-from ui.url import from_query_params, to_query_params
+from ui.session.url import from_query_params, to_query_params
 
 
 @pytest.mark.parametrize(

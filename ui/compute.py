@@ -1,11 +1,11 @@
-"""Every cached computation of the app, in one place, under one policy (ui/cache.py).
+"""Every cached computation of the app, in one place, under one policy (ui/server/cache.py).
 
 Each page's computations are declared here with their byte budgets; the pages import the cached names from
 this module and no other module declares a cached computation. What the modern-attention and Train pages
 compute is written as plain functions beside its frozen result dataclasses (attention_core/position_views.py,
 efficient_views.py and sinks_linear_views.py, training/views.py); the wrappers here give them the shared cached
 run. (The chart and table modules keep byte caches of what they draw -- Altair skeletons, Arrow cells, PNGs --
-as rendering internals, and ui/presets.py, ui/page.py and ui/export.py three small caches of file reads, all
+as rendering internals, and ui/classroom/presets.py, ui/skeleton/page.py and ui/lessons/playground/export.py three small caches of file reads, all
 under the same policy; ``cache_report()`` lists those too.)
 
 Each cache is bounded by bytes, keyed by cheap hashable arguments (a WhatIf is a frozen dataclass of
@@ -42,7 +42,7 @@ from attention_core.sinks_linear_views import (
     streaming_view,
 )
 from attention_core.whatif import SOFTMAX_SETTINGS, project_whatif
-from ui.cache import cached
+from ui.server.cache import cached
 
 if TYPE_CHECKING:  # attention_core.training imports torch; see the Train section
     from attention_core.training.trajectory import Trajectory
@@ -177,7 +177,7 @@ def cached_cross(cfg: WhatIf, kv_cfg: WhatIf):
 # ---- Softmax saturation
 # A new temperature re-applies the softmax to stored raw scores (attention_core/sweep.py): the scores of one
 # (d_k, seq_len) are 4 seeds x 256 rows x T float32 (4 KB x T: 2.1 MB at T = 512, 23 MB for the 11 d_k of a
-# sweep), the upstream gradients one float64 array of that shape per seq_len (4.2 MB at T = 512). Measured with ui.cache.nbytes: a point ~1 KB, a sweep
+# sweep), the upstream gradients one float64 array of that shape per seq_len (4.2 MB at T = 512). Measured with ui.server.cache.nbytes: a point ~1 KB, a sweep
 # (33 points) ~35 KB, the six charts of one setting 20-70 KB (Arrow datasets).
 
 SWEEP_SEEDS, SWEEP_ROWS = 4, 256  # each point: the mean over 4 seeds of 256 query rows
@@ -235,8 +235,8 @@ SWEEP_CHARTS = {  # measure: (title, y axis title, log y axis, with the unscaled
 @cached(max_mb=16)
 def cached_sweep_specs(seq_len: int, temperature: float, d_k: int, scaled: bool) -> dict[str, dict]:
     """The sweep charts of the Softmax saturation page by measure, as Vega-Lite specs with Arrow datasets (their
-    layouts are built by Altair once per kind, ui/saturation_charts.py)."""
-    from ui.saturation_charts import sweep_chart_spec
+    layouts are built by Altair once per kind, ui/lessons/softmax_saturation/charts.py)."""
+    from ui.lessons.softmax_saturation.charts import sweep_chart_spec
 
     sweep = cached_saturation_sweep(seq_len, temperature)
     now = cached_saturation_point(d_k, seq_len, scaled, temperature)
@@ -339,10 +339,10 @@ def cached_random_sharpness(T: int, d_model: int, n_heads: int):
 
 @cached(max_mb=16)
 def cached_model_view(name: str, text: str, max_tokens: int, hide: bool) -> bytes:
-    """The canvas model view's bytes (ui.real_model_view): 1 byte a weight, deflated; about 5 MB for the
+    """The canvas model view's bytes (ui.lessons.real_model.model_view): 1 byte a weight, deflated; about 5 MB for the
     embedded model at 512 tokens, a few kilobytes on the default sentence."""
     from attention_core.hf import hide_special
-    from ui.real_model_view import model_view_payload
+    from ui.lessons.real_model.model_view import model_view_payload
 
     arun = model_weights_run(name, text, max_tokens)
     attn, tokens = arun.attentions, list(arun.tokens)
@@ -404,7 +404,7 @@ def cached_mask_lab(cfg: WhatIf, head: int):
 
 # ---- Positions, Efficient attention, Sinks and linear attention
 # The views are pure functions (attention_core/position_views.py, efficient_views.py, sinks_linear_views.py);
-# the ones on the what-if's input get the shared cached run from here. Sizes measured with ui.cache.nbytes.
+# the ones on the what-if's input get the shared cached run from here. Sizes measured with ui.server.cache.nbytes.
 
 
 @cached(max_mb=32)
@@ -477,7 +477,7 @@ def cached_ready_layers() -> dict[str, dict]:
     import pandas as pd
 
     from attention_core.training.ready import READY
-    from ui.training_views import curve_frame, curves_layer, score_frame, scores_layer
+    from ui.lessons.train.charts import curve_frame, curves_layer, score_frame, scores_layer
 
     two, one = (cached_ready_trajectory(r.name) for r in READY)
     df = pd.concat((curve_frame(two, "2 layers"), curve_frame(one, "1 layer")))

@@ -29,7 +29,7 @@ def head_names(n_heads: int) -> list[str]:
 
 def fmt(x: float, digits: int = 3) -> str:
     """A number as short text: the one formatter of the numbers a page shows, so the same number reads the same in a
-    sentence, a table (:func:`fmt_all`) and a map's cells and tooltip (ui.charts, ui.step_charts).
+    sentence, a table (:func:`fmt_all`) and a map's cells and tooltip (ui.draw.charts, ui.lessons.step_by_step.charts).
 
     Python's ``g`` with ``digits`` significant digits, rounded once (0.99746 is 0.997 everywhere, never 0.9975 in a
     table and 0.998 once rounded again): positional from 0.0001 to below 10**digits, in exponent form beyond

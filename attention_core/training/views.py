@@ -1,5 +1,5 @@
 """Views of a training run for the Train page, without Streamlit: the shipped runs, one snapshot's maps, parity and
-query/key picture, the phase change and the head to look at first (ui/compute.py caches them; ui/training.py
+query/key picture, the phase change and the head to look at first (ui/compute.py caches them; ui/lessons/train/rationing.py
 holds the server's training queue)."""
 
 from __future__ import annotations

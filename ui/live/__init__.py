@@ -16,7 +16,7 @@ frame; the server hears about the value once, on release. The split:
   reruns: a widget of the same setting shows the value (Compare's A and B), the URL and the share link carry it,
   the sentences are computed for it. On a page that draws no other control for those settings (the Playground)
   a release that picks nothing reruns only the page's body.
-- A sidebar change that reruns only the page's body (ui/partial.py) hands the maps the new setting through
+- A sidebar change that reruns only the page's body (ui/session/partial.py) hands the maps the new setting through
   :func:`live_sync`, a feed without scores.
 - A browser that lacks the scores the feed names (a reconnect that lost them, a feed dropped by a newer run) asks
   for them (the maps' ``need`` trigger) and the next run sends them again; a new session (a second tab, a reload,
@@ -40,12 +40,12 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attention_core import WhatIf
 from attention_core.whatif import WhatIfRun
-from ui.cache import ByteLRU, register
-from ui.charts import PROJECTOR_SCALE, projector
-from ui.images import lut
-from ui.partial import rerun_body
-from ui.state import LIVE_KEY
-from ui.vega import digest
+from ui.draw.charts import PROJECTOR_SCALE, projector
+from ui.draw.images import lut
+from ui.draw.vega import digest
+from ui.server.cache import ByteLRU, register
+from ui.session.partial import rerun_body
+from ui.session.state import LIVE_KEY
 
 HERE = Path(__file__).parent
 
@@ -186,7 +186,7 @@ def live_maps(
     lets go of a control or picks a map cell, each panel's ``on_release`` receives its setting and the page reruns
     whole (the sidebar, the URL and the sentences follow). With ``partial`` (a page that draws no other control
     for the panels' live settings: the Playground), a release that moved only those settings, not a picker,
-    reruns only the page's body (ui/partial.py), which sends the sentences and the URL of the new setting and
+    reruns only the page's body (ui/session/partial.py), which sends the sentences and the URL of the new setting and
     leaves the widgets, the maps and the rest of the page as the browser has them.
 
     Two elements: the maps, whose data holds nothing a release changes (Streamlit's message cache sends the same
@@ -272,7 +272,7 @@ def release_into(cs, pickers: dict[str, str] | None = None):
     (temperature, scaling, mask, pad count) and the page's pickers (``{"head": widget key, "query": widget key}``).
     Values are checked as a link's would be: a setting the WhatIf refuses, or a picker out of range, is dropped.
     It returns whether a picker now shows another value (so the page must rerun whole to show it)."""
-    from ui.controls import current
+    from ui.skeleton.controls import current
 
     def apply(value: dict) -> bool:
         cfg = current(cs)
@@ -302,14 +302,14 @@ def release_into(cs, pickers: dict[str, str] | None = None):
 
 def live_on() -> bool:
     """Whether the learner wants live maps (kept across pages; the toggle is drawn by :func:`live_toggle`)."""
-    from ui.state import kept_value
+    from ui.session.state import kept_value
 
     return bool(kept_value(LIVE_KEY, True))
 
 
 def live_toggle(box=None) -> bool:
     """The toggle between live maps (drawn in the browser) and the static charts (drawn by the server)."""
-    from ui.state import kept_toggle
+    from ui.session.state import kept_toggle
 
     return kept_toggle(
         box or st,

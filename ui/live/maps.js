@@ -376,7 +376,7 @@ class LiveView {
     const stretch = this.panels.some((p) => p.setting.stretch);
     let [lo, hi, stretched] = [0, 1, false];
     if (stretch) {
-      // the shared scale of every head shown: one sample of all of them, as ui.charts.weight_scale
+      // the shared scale of every head shown: one sample of all of them, as ui.draw.charts.weight_scale
       const parts = this.panels.flatMap((p) => p.heads().map((h) => [p, h]));
       const n = parts.reduce((a, [p]) => a + p.Tq * p.Tk, 0);
       const all = new Float32Array(n);

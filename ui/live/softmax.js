@@ -90,7 +90,7 @@ export function headFigures(A, H, Tq, Tk) {
 }
 
 /** The one colour scale of the maps drawn together: [0, 1], or, when the reader stretches, the 1st-99th
- *  percentile of the allowed weights of every head (as ui.charts.weight_scale; over an even sample of at most
+ *  percentile of the allowed weights of every head (as ui.draw.charts.weight_scale; over an even sample of at most
  *  `limit` values, so that a drag at 512 tokens x 16 heads stays fast). Returns [lo, hi, stretched]. */
 export function colourScale(A, H, Tq, Tk, mask, stretch, limit = 65536) {
   if (!stretch) return [0, 1, false];

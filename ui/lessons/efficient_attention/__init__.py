@@ -1,0 +1,1 @@
+"""Efficient attention: its sentences and its chart specs."""

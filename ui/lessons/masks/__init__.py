@@ -1,0 +1,1 @@
+"""The Masks page's sentences."""

@@ -1,0 +1,1 @@
+"""The Positional encoding page's line charts."""

@@ -1,0 +1,1 @@
+"""The Positions page's chart of scores by offset."""

@@ -1,0 +1,1 @@
+"""Softmax saturation: its sentences and its charts over d_k."""

@@ -1,0 +1,1 @@
+"""Step by step: its sentences and its large labelled matrices."""

@@ -1,0 +1,23 @@
+"""Small page-level widgets shared by several pages (pickers that survive a change of T or H)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.text import head_names
+
+
+def index_picker(label: str, labels: list[str], key: str, default: int = 0, container=None, **kw) -> int:
+    """A selectbox over positions 0..n-1 shown by label; a missing or out-of-range stored choice falls back."""
+    n = len(labels)
+    if st.session_state.get(key) not in range(n):
+        st.session_state[key] = min(default, n - 1)
+    box = container or st
+    return box.selectbox(label, range(n), format_func=lambda i: f"{labels[i]} (#{i + 1})", key=key, **kw)
+
+
+def head_picker(label: str, n_heads: int, key: str, default: int = 0, container=None, **kw) -> int:
+    """The head picker of a page whose head is not in the link: a select box of the ``n_heads`` heads by name
+    ("head 2 (#2)"), kept under ``key``; returns the 0-based head. (A head that lives in the link is a
+    ``ui.skeleton.page_params.head_param``.)"""
+    return index_picker(label, head_names(n_heads), key, default=default, container=container, **kw)
