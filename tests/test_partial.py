@@ -228,7 +228,13 @@ def test_every_page_with_a_body_has_its_leaf_controls_tested():
     """LEAVES names every page with a body once, and every leaf PageParam of its file: a new page with a body, or a
     new leaf control, fails here until it is added to LEAVES."""
     bodies = pages_with_a_body()
-    assert sorted(path for path, _ in LEAVES) == sorted(bodies)
+    listed = [path for path, _ in LEAVES]
+    assert len(listed) == len(set(listed)), (
+        f"LEAVES lists a page twice: {sorted(p for p in listed if listed.count(p) > 1)}"
+    )
+    missing, extra = sorted(set(bodies) - set(listed)), sorted(set(listed) - set(bodies))
+    assert not missing, f"pages with a body (page.run given controls) without a line in LEAVES: {missing}"
+    assert not extra, f"LEAVES lists pages without a body (or not in the registry): {extra}"
     for path, leaves in LEAVES:
         missing = bodies[path] - {key for key, _ in leaves}
         assert not missing, f"{path}: leaf controls missing from LEAVES: {sorted(missing)}"
