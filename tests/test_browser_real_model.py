@@ -89,7 +89,7 @@ def test_model_view_hover_names_the_cell_the_sentence_names(browser_and_base):  
         # the pickers move the enlarged head: layer 2, head 3
         pick(page, "layer", "layer 2 (#2)")
         page.wait_for_selector(f'.mv[data-detail="1,{head - 1}"]', timeout=30000)
-        pick(page, "head", "head 3 (#3)")
+        pick(page, "head", "head 3")
         page.wait_for_selector('.mv[data-detail="1,2"]', timeout=30000)
         assert page.locator(".mv-label").text_content().startswith("layer 2, head 3 enlarged, the head the layer")
         assert hover_detail(page, 4, 3) == hover_cell(page, 1, 2, 4, 3)  # the same numbers as its tile

@@ -16,11 +16,13 @@ How a value travels (the same plumbing as the shared controls, ui/skeleton/contr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
 
 from ui.session.state import entered_page, keep, remember
+from ui.text import head_name
 
 NOTES_KEY = "page_param_notes"  # this page visit's notices, shown until one of the page's controls changes
 TRUE, FALSE = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
@@ -45,12 +47,14 @@ class PageParam:
     names: tuple = ()  # how each choice is shown, in the order of ``choices`` (default: the value itself)
     step: float | None = None  # a number slider's step
     leaf: bool = False  # its change alters only the page's drawing: on a page with a body it reruns the body alone
+    shown: Callable[[object], str] | None = None  # how the widget writes a value (default: as the link does)
 
 
 def head_param(key: str, H: int, **kw) -> PageParam:
-    """The ``head=`` control of a page that looks at one of the H heads of the current setting (1-based), drawn
-    as a select box of 1..H; other keyword arguments are PageParam fields."""
-    kw = {"label": "head", "widget": "selectbox", **kw}
+    """The ``head=`` control of a page that looks at one of the H heads of the current setting (1-based in the
+    link), drawn as a select box of the heads by name ("head 2", as ``ui.skeleton.widgets.head_picker`` draws a
+    head that is not in the link); other keyword arguments are PageParam fields."""
+    kw = {"label": "head", "widget": "selectbox", "shown": lambda h: head_name(int(h) - 1), **kw}
     return PageParam(key, "head", 1, lo=1, hi=H, integer=True, why=f"(there are {H} heads)", **kw)
 
 
@@ -202,7 +206,9 @@ def draw(p: PageParam, box=st, **kw):
         if p.choices
         else "slider"
     )
-    if p.names and "format_func" not in kw:
+    if p.shown is not None and "format_func" not in kw:
+        kw["format_func"] = p.shown
+    elif p.names and "format_func" not in kw:
         shown = dict(zip(p.choices, p.names))
         kw["format_func"] = lambda v: shown.get(v, str(v))
     elif kind == "select_slider" and "format_func" not in kw:

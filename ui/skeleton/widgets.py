@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.text import head_names
+from ui.text import head_name
 
 
 def index_picker(label: str, labels: list[str], key: str, default: int = 0, container=None, **kw) -> int:
@@ -18,6 +18,8 @@ def index_picker(label: str, labels: list[str], key: str, default: int = 0, cont
 
 def head_picker(label: str, n_heads: int, key: str, default: int = 0, container=None, **kw) -> int:
     """The head picker of a page whose head is not in the link: a select box of the ``n_heads`` heads by name
-    ("head 2 (#2)"), kept under ``key``; returns the 0-based head. (A head that lives in the link is a
-    ``ui.skeleton.page_params.head_param``.)"""
-    return index_picker(label, head_names(n_heads), key, default=default, container=container, **kw)
+    ("head 2", as a head in the link is drawn: ``ui.skeleton.page_params.head_param``), kept under ``key``; returns
+    the 0-based head."""
+    if st.session_state.get(key) not in range(n_heads):
+        st.session_state[key] = min(default, n_heads - 1)
+    return (container or st).selectbox(label, range(n_heads), format_func=head_name, key=key, **kw)
