@@ -27,6 +27,9 @@ from pathlib import Path
 from harness.server import ROOT, free_port
 
 CONTAINERS_CONF = ROOT / "harness" / "containers.conf"
+# podman runs in a scratch folder: conmon writes a file named "oom" into its working folder when the kernel kills a
+# container at its memory limit (tests/test_containers.py does), which was the repository's top level
+SCRATCH = tempfile.gettempdir()
 SUITE, MIRROR = "bookworm", "http://deb.debian.org/debian"
 BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates", "wget", "nginx-light", "redis-server")
 MMDEBSTRAP = ["mmdebstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}",
@@ -52,7 +55,7 @@ def missing_tools() -> str:
 def podman(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
     """Run ``podman args`` with the tests' containers.conf; raise with podman's message if it fails and ``check``."""
     env = {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF)}
-    r = subprocess.run(["podman", *args], capture_output=True, text=True, timeout=timeout, env=env)
+    r = subprocess.run(["podman", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=SCRATCH)
     if check and r.returncode != 0:
         raise RuntimeError(f"podman {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-3000:]}")
     return r

@@ -396,9 +396,9 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
 
 GRIDS_IN_PROJECTOR_VIEW = {  # tables that stay scrolling grids in the projector view, and why
     "/Step_by_step": 3,  # the three weight editors (edited, not read from afar)
-    # every head's figures, and every head's most-attended word for the picked word: 72 rows each (over
-    # ui.draw.tables.PROJECTOR_MAX_ROWS)
-    "/Real_model": 2,
+    # every head's figures (where each head looks; how peaked it is), and every head's most-attended word for the
+    # picked word: 72 rows each (over ui.draw.tables.PROJECTOR_MAX_ROWS)
+    "/Real_model": 3,
 }
 
 
