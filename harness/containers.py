@@ -52,10 +52,12 @@ def missing_tools() -> str:
     return ""
 
 
-def podman(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
+def podman(
+    *args: str, timeout: float = 120, check: bool = True, cwd: str | Path = SCRATCH
+) -> subprocess.CompletedProcess:
     """Run ``podman args`` with the tests' containers.conf; raise with podman's message if it fails and ``check``."""
     env = {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF)}
-    r = subprocess.run(["podman", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=SCRATCH)
+    r = subprocess.run(["podman", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     if check and r.returncode != 0:
         raise RuntimeError(f"podman {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-3000:]}")
     return r
@@ -110,12 +112,7 @@ def build_app_image(base: str) -> str:
     ca = pip_setting("global.cert") or os.environ.get("PIP_CERT", "")
     if ca and Path(ca).is_file():
         args += ["--build-arg", "PIP_CA=/pip-ca.pem", "-v", f"{ca}:/pip-ca.pem:ro"]
-    cwd = os.getcwd()
-    os.chdir(ROOT)  # the build context is the repository, as in compose.yaml
-    try:
-        podman(*args, ".", timeout=1800)
-    finally:
-        os.chdir(cwd)
+    podman(*args, ".", timeout=1800, cwd=ROOT)  # the build context is the repository, as in compose.yaml
     return APP_IMAGE
 
 
