@@ -226,6 +226,43 @@ def test_a_run_older_than_preempt_after_gives_way_to_the_browser(script_thread, 
     assert got is not None and got.rerun_data.query_string == "v=2"
 
 
+def test_a_flood_that_interrupts_a_slow_run_is_told(script_thread, monkeypatch):
+    """A run slower than PREEMPT_AFTER (a loaded server) is restarted from on_scriptrunner_yield and never reaches
+    on_scriptrunner_ready: a flood that interrupts it is still counted, and the restarted run shows the notice.
+    (CI: a loaded run of Compare was interrupted by 400 requests, and the page showed no notice.)"""
+    clock = {"t": 1000.0}
+    monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])
+    r = ScriptRequests()
+    script_thread(False)
+    r.request_rerun(rerun("0"))
+    script_thread(True)
+    r.on_scriptrunner_ready()
+    script_thread(False)
+    for i in range(1, 400):
+        clock["t"] += 0.001
+        r.request_rerun(rerun(str(i)))
+    clock["t"] += PREEMPT_AFTER
+    script_thread(True)
+    got = r.on_scriptrunner_yield()
+    assert got is not None and got.rerun_data.query_string == "v=399"
+    pace = fairness._paces["s1"]
+    assert pace.held and pace.flooding and pace.last_start == clock["t"]
+    assert not r.on_scriptrunner_yield(), "nothing left to interrupt with"
+    # a few requests interrupting a slow run are not a flood
+    r2 = ScriptRequests()
+    clock["t"] += 60
+    script_thread(False)
+    r2.request_rerun(rerun("a"))
+    script_thread(True)
+    r2.on_scriptrunner_ready()
+    script_thread(False)
+    r2.request_rerun(rerun("b"))
+    clock["t"] += PREEMPT_AFTER
+    script_thread(True)
+    assert r2.on_scriptrunner_yield().rerun_data.query_string == "v=b"
+    assert not fairness._paces["s1"].held
+
+
 def test_a_flood_waits_on_the_script_thread_and_a_stop_ends_the_wait(script_thread, monkeypatch):
     clock = {"t": 1000.0}
     monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])

@@ -19,7 +19,8 @@ and :func:`install` if a config turned it on again):
   ``st.rerun("body")``, ``st.switch_page``) keeps Streamlit's behaviour; a request from the browser is noted with
   its arrival time.
 - ``on_scriptrunner_yield``: a browser's request does not interrupt a run younger than ``PREEMPT_AFTER``; it
-  waits, folded with the ones after it, until the run ends (a slow page can still be left after a second).
+  waits, folded with the ones after it, until the run ends (a slow page can still be left after a second; when
+  the requests that interrupt it are a flood, the restarted run is counted as paced and shows the notice).
 - ``on_scriptrunner_ready`` (between two runs): a session that sent more than ``FLOOD_REQUESTS`` requests in the
   last ``WINDOW`` seconds, and whose run is about to start with requests that piled up during the last one,
   waits until ``PACE`` seconds after its last run started. The wait is a sleep on the session's own script
@@ -166,9 +167,19 @@ def _on_scriptrunner_yield(original, self) -> ScriptRequest | None:
         and time.monotonic() - getattr(self, "_aexp_run_start", float("-inf")) < PREEMPT_AFTER
     ):
         return None  # a browser's request waits for this run's end (folded with the ones after it)
+    internal = getattr(self, "_aexp_internal", False)
     request = original(self)
     if request is not None and request.type is ScriptRequestType.RERUN:
-        self._aexp_internal, self._aexp_run_start = False, time.monotonic()
+        now = time.monotonic()
+        self._aexp_internal, self._aexp_run_start = False, now
+        ctx = get_script_run_ctx(suppress_warning=True)
+        if ctx is not None and not internal:
+            # the browser's requests interrupt a run PREEMPT_AFTER (= PACE) old: it has had its turn, so it does
+            # not wait, but a flood is still counted and told (a slow run under load is restarted here, never
+            # reaching on_scriptrunner_ready)
+            pace = pace_of(ctx.session_id, now)
+            pace.wait(_arrived(self), now)
+            pace.started(now, pace.flooding)
     return request
 
 
