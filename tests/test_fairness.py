@@ -176,6 +176,33 @@ def rerun(value: str, **kw) -> RerunData:
     return RerunData(query_string=f"v={value}", **kw)
 
 
+@pytest.fixture
+def clock(monkeypatch):
+    """time.monotonic as fairness.py sees it, moved by hand: ``clock["t"] += seconds``."""
+    now = {"t": 1000.0}
+    monkeypatch.setattr(fairness.time, "monotonic", lambda: now["t"])
+    return now
+
+
+def browser_asks(r: ScriptRequests, script_thread, *values: str, every: float = 0.0, clock=None) -> None:
+    """The event loop hands the browser's requests for ``values`` to ``r`` (``every`` seconds apart on ``clock``),
+    then the script thread goes on."""
+    script_thread(False)
+    for v in values:
+        if clock is not None:
+            clock["t"] += every
+        r.request_rerun(rerun(v))
+    script_thread(True)
+
+
+def running(script_thread, value: str) -> ScriptRequests:
+    """A session's script thread whose run for ``value`` has started."""
+    r = ScriptRequests()
+    browser_asks(r, script_thread, value)
+    r.on_scriptrunner_ready()
+    return r
+
+
 def test_a_browsers_request_waits_for_the_runs_end_and_the_last_one_wins(script_thread, monkeypatch):
     r = ScriptRequests()
     script_thread(False)
@@ -209,80 +236,45 @@ def test_the_scripts_own_rerun_and_a_stop_still_interrupt(script_thread):
     assert r.on_scriptrunner_yield().type is ScriptRequestType.STOP
 
 
-def test_a_run_older_than_preempt_after_gives_way_to_the_browser(script_thread, monkeypatch):
-    clock = {"t": 1000.0}
-    monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])
-    r = ScriptRequests()
-    script_thread(False)
-    r.request_rerun(rerun("1"))
-    script_thread(True)
-    r.on_scriptrunner_ready()
-    script_thread(False)
-    r.request_rerun(rerun("2"))
-    script_thread(True)
+def test_a_run_older_than_preempt_after_gives_way_to_the_browser(script_thread, clock):
+    r = running(script_thread, "1")
+    browser_asks(r, script_thread, "2")
     assert r.on_scriptrunner_yield() is None
     clock["t"] += PREEMPT_AFTER
     got = r.on_scriptrunner_yield()
     assert got is not None and got.rerun_data.query_string == "v=2"
 
 
-def test_a_flood_that_interrupts_a_slow_run_is_told(script_thread, monkeypatch):
+def test_a_flood_that_interrupts_a_slow_run_is_told(script_thread, clock):
     """A run slower than PREEMPT_AFTER (a loaded server) is restarted from on_scriptrunner_yield and never reaches
     on_scriptrunner_ready: a flood that interrupts it is still counted, and the restarted run shows the notice.
     (CI: a loaded run of Compare was interrupted by 400 requests, and the page showed no notice.)"""
-    clock = {"t": 1000.0}
-    monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])
-    r = ScriptRequests()
-    script_thread(False)
-    r.request_rerun(rerun("0"))
-    script_thread(True)
-    r.on_scriptrunner_ready()
-    script_thread(False)
-    for i in range(1, 400):
-        clock["t"] += 0.001
-        r.request_rerun(rerun(str(i)))
+    r = running(script_thread, "0")
+    browser_asks(r, script_thread, *map(str, range(1, 400)), every=0.001, clock=clock)
     clock["t"] += PREEMPT_AFTER
-    script_thread(True)
     got = r.on_scriptrunner_yield()
     assert got is not None and got.rerun_data.query_string == "v=399"
     pace = fairness._paces["s1"]
     assert pace.held and pace.flooding and pace.last_start == clock["t"]
     assert not r.on_scriptrunner_yield(), "nothing left to interrupt with"
-    # a few requests interrupting a slow run are not a flood
-    r2 = ScriptRequests()
+    # a few requests interrupting a slow run, a minute later, are not a flood
     clock["t"] += 60
-    script_thread(False)
-    r2.request_rerun(rerun("a"))
-    script_thread(True)
-    r2.on_scriptrunner_ready()
-    script_thread(False)
-    r2.request_rerun(rerun("b"))
+    r2 = running(script_thread, "a")
+    browser_asks(r2, script_thread, "b")
     clock["t"] += PREEMPT_AFTER
-    script_thread(True)
     assert r2.on_scriptrunner_yield().rerun_data.query_string == "v=b"
     assert not fairness._paces["s1"].held
 
 
-def test_a_flood_waits_on_the_script_thread_and_a_stop_ends_the_wait(script_thread, monkeypatch):
-    clock = {"t": 1000.0}
-    monkeypatch.setattr(fairness.time, "monotonic", lambda: clock["t"])
-
+def test_a_flood_waits_on_the_script_thread_and_a_stop_ends_the_wait(script_thread, clock, monkeypatch):
     def sleep(s):
         clock["t"] += s
 
     monkeypatch.setattr(fairness.time, "sleep", sleep)
-    r = ScriptRequests()
-    script_thread(False)
-    r.request_rerun(rerun("0"))
-    script_thread(True)
-    r.on_scriptrunner_ready()
+    r = running(script_thread, "0")
     start = clock["t"]
-    script_thread(False)
-    for i in range(1, 400):
-        clock["t"] += 0.0001
-        r.request_rerun(rerun(str(i)))
+    browser_asks(r, script_thread, *map(str, range(1, 400)), every=0.0001, clock=clock)
     clock["t"] = start + 0.05
-    script_thread(True)
     nxt = r.on_scriptrunner_ready()
     assert nxt.rerun_data.query_string == "v=399" and clock["t"] == pytest.approx(start + PACE)
     assert fairness._paces["s1"].held
