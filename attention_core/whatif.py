@@ -16,6 +16,7 @@ from .attention import (
     scaled_dot_product_attention,
     split_heads,
 )
+from ._checks import check_positive_int
 from .config import WhatIf
 from .inputs import one_hot_embeddings, random_embeddings, random_projection_weights, sentence_embeddings
 from .mask_demo import clamp_pad
@@ -157,8 +158,9 @@ def run_whatif(cfg: WhatIf, w: tuple[np.ndarray, ...] | None = None, projected: 
     )
 
 
-def twin_weights(run: WhatIfRun) -> np.ndarray:
-    """``(H, T, T)`` the weights of ``run``'s scaling twin (its what-if with ``scaled`` flipped), without a second run.
+def twin_weights(run: WhatIfRun, head: int | None = None) -> np.ndarray:
+    """``(H, T, T)`` the weights of ``run``'s scaling twin (its what-if with ``scaled`` flipped), without a second run;
+    ``(T, T)`` those of one ``head`` only (what a page that states one head's twin figures needs: 1/H of the work).
 
     The twin shares the input, the projections, the mask and the temperature; only the score factor differs. So its
     weights are the same attention step on this run's q and k (and v, whose product is dropped), which is the call
@@ -166,4 +168,8 @@ def twin_weights(run: WhatIfRun) -> np.ndarray:
     """
     cfg = run.config
     mask = None if run.mask is None else run.mask[None, :, :]  # (1, T, T): every head, as multi_head_attention
+    if head is not None:
+        h = check_positive_int("head", head, low=0, high=cfg.n_heads - 1)
+        q, k = run.q[h : h + 1], run.k[h : h + 1]  # (1, T, d_k): the same batched step on one head
+        return attention_weights(q, k, mask=mask, scaled=not cfg.scaled, temperature=cfg.temperature)[0]
     return attention_weights(run.q, run.k, mask=mask, scaled=not cfg.scaled, temperature=cfg.temperature)

@@ -87,7 +87,7 @@ def _controls() -> tuple:
 
 def _twin_question(cfg, head: int) -> Prediction:
     """Would head ``head`` get sharper or softer with the scaling flipped? (ui/lessons/playground/text.twin_question)"""
-    ours, twin = cached_saturation(cfg)[head]["max_weight"], cached_twin_saturation(cfg)[head]["max_weight"]
+    ours, twin = cached_saturation(cfg)[head]["max_weight"], cached_twin_saturation(cfg, head)["max_weight"]
     question, why = twin_question(cfg.scaled, cfg.d_k, head)
     twin_name = "unscaled" if cfg.scaled else "scaled"
     return sharper_or_softer(
@@ -118,9 +118,10 @@ class Sharpness(NamedTuple):
     uniform: float  # the largest weight of a uniform row, for this T and mask
 
 
-def _sharpness(cfg, run, head: int, sat, twin_sat) -> Sharpness:
+def _sharpness(cfg, run, head: int, sat, t: dict) -> Sharpness:
+    """The head's figures ``sat[head]`` against its twin's ``t``."""
     uniform = uniform_max_weight(run.mask, run.T, run.T)
-    m, t = sat[head], twin_sat[head]
+    m = sat[head]
     twin_name = "unscaled" if cfg.scaled else "scaled"
     return Sharpness(sharpness(m["max_weight"], uniform), sharpness(t["max_weight"], uniform), twin_name, m, t, uniform)
 
@@ -249,12 +250,12 @@ def _draw(maps, io, scripts, revealed: bool) -> list[Question]:
     """Every head's map, one query's bars, saturation against the twin, X/Z, export (into the places)."""
     cfg = page.setting()
     run = cached_run(cfg)
-    sat, twin_sat = cached_saturation(cfg), cached_twin_saturation(cfg)
+    sat = cached_saturation(cfg)
     for note in run.notices:
         page.notes.info(note)
     _formulas(cfg, run)
     head, query = st.session_state["pg_head"], st.session_state["pg_query"]
-    sharp = _sharpness(cfg, run, head, sat, twin_sat)
+    sharp = _sharpness(cfg, run, head, sat, cached_twin_saturation(cfg, head))
     with maps:
         if revealed:  # the maps and the twin's numbers answer the prediction question
             _weight_maps(cfg, run, head, query, sat, sharp.uniform)

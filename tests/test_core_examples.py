@@ -191,6 +191,10 @@ def test_twin_weights_are_the_twin_runs_weights(T, dims, scaled, temperature, ma
     got = ac.twin_weights(run)
     assert got.dtype == twin.weights.dtype
     np.testing.assert_array_equal(got, twin.weights)
+    for h in range(dims[1]):  # one head alone: the same bits
+        np.testing.assert_array_equal(ac.twin_weights(run, h), twin.weights[h])
+    with pytest.raises(ValueError, match="head"):
+        ac.twin_weights(run, dims[1])
     if dims[0] // dims[1] > 1 and T > 1 and mask == "none":  # sqrt(d_k) > 1 really changes the weights
         assert not np.array_equal(got, run.weights)
 

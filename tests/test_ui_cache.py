@@ -114,9 +114,8 @@ def test_twin_saturation_is_the_twin_settings_saturation(settings):
     from ui.compute import cached_saturation, cached_twin_saturation
 
     cfg = WhatIf(**settings)
-    twin = cached_twin_saturation(cfg)
-    assert twin == cached_saturation(cfg.replace(scaled=not cfg.scaled))
-    assert len(twin) == cfg.n_heads
+    expected = cached_saturation(cfg.replace(scaled=not cfg.scaled))
+    assert [cached_twin_saturation(cfg, h) for h in range(cfg.n_heads)] == expected
 
 
 def test_threads_that_miss_the_same_key_at_once_compute_it_once():

@@ -84,10 +84,11 @@ def cached_saturation(cfg: WhatIf) -> list[dict[str, float]]:
 
 
 @cached(max_mb=4)
-def cached_twin_saturation(cfg: WhatIf) -> list[dict[str, float]]:
-    """cached_saturation of cfg's scaling twin (``scaled`` flipped), from cfg's run: the twin's weights need only its
-    softmax (twin_weights), not a second run with its projections (half the cost of a new setting at 128 x 8)."""
-    return [saturation_metrics(w).summary() for w in twin_weights(cached_run(cfg))]
+def cached_twin_saturation(cfg: WhatIf, head: int) -> dict[str, float]:
+    """cached_saturation(...)[head] of cfg's scaling twin (``scaled`` flipped), from cfg's run: the twin's weights need
+    only its softmax (twin_weights), not a second run with its projections, and only of the head whose figures the
+    page states (at 512 x 16 the twin's figures of every head were half the CPU of a new temperature)."""
+    return saturation_metrics(twin_weights(cached_run(cfg), head)).summary()
 
 
 @cached(max_mb=4)
