@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import check_positive_int
 from .attention import (
     attention_weights,
     merge_heads,
     scaled_dot_product_attention,
     split_heads,
 )
-from ._checks import check_positive_int
 from .config import WhatIf
 from .inputs import one_hot_embeddings, random_embeddings, random_projection_weights, sentence_embeddings
 from .mask_demo import clamp_pad
