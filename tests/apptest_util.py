@@ -55,13 +55,19 @@ def texts(at: AppTest) -> str:
 
 
 def chart_datasets(element):
-    """The datasets of a vega_lite_chart element as pandas DataFrames (Streamlit sends them as Arrow)."""
+    """The datasets of a vega_lite_chart element as pandas DataFrames (Streamlit sends them as Arrow); a heatmap's
+    one row of cell texts as its cells (r, c, v, t), as the spec's transform makes them in the browser."""
     import json
 
     from streamlit import dataframe_util
 
-    frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
+    from ui.draw.charts import heatmap_cells
+
     spec = json.loads(element.proto.spec)
+    frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
+    if any(t.get("flatten") == ["t"] for t in spec.get("transform", [])):  # a heatmap's cells in one row
+        n_cols = len(spec["encoding"]["x"]["scale"]["domain"])
+        frames = [heatmap_cells(f, n_cols) if list(f.columns) == ["s"] else f for f in frames]
     if isinstance(spec.get("datasets"), dict):
         import pandas as pd
 

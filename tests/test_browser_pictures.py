@@ -8,6 +8,7 @@
   sat over Softmax saturation's and Positional encoding's first heading), and over every element that has one.
 """
 
+import numpy as np
 import pytest
 
 from attention_core import WhatIf, run_whatif
@@ -121,9 +122,67 @@ def _hover_cell(page, title: str, index: int) -> str:
     return tip.inner_text()
 
 
+def _cells_drawn(page, title: str, nth: int = 0):
+    """The n-th heatmap titled ``title``: its cells' paths and their fill colours (in data order)."""
+    chart = (
+        page.locator('[data-testid="stVegaLiteChart"]')
+        .filter(has=page.locator(f"g[aria-label=\"Title text '{title}'\"]"))
+        .nth(nth)
+    )
+    chart.scroll_into_view_if_needed()
+    cells = chart.locator("g.mark-rect path")
+    return chart, cells, cells.evaluate_all("ps => ps.map(p => p.getAttribute('fill'))")
+
+
+def _rgb(fill: str) -> tuple[int, int, int]:
+    fill = fill.strip()
+    if fill.startswith("#"):
+        return tuple(int(fill[i : i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(float(x)) for x in fill[fill.index("(") + 1 : fill.index(")")].split(",")[:3])
+
+
+def test_a_heatmap_with_blank_cells_draws_the_others_where_they_belong_coloured_by_their_value(browser_and_base):
+    """A heatmap's cells travel as one row of texts, "" for a blank one; the spec splits them and gives each cell its
+    row and column from its place and its colour from its text (ui.draw.charts._cell_transform). On Masks, each
+    mask's "masked scores" map draws exactly its allowed cells; hovering the k-th drawn cell names the k-th allowed
+    (query, key) in reading order with its score as the page writes it; the largest score is red and the smallest
+    blue (a value the browser failed to read would leave its cell undrawn or grey)."""
+    from harness.apptest import app
+    from ui.compute import cached_mask_lab
+    from ui.text import fmt
+
+    at = app("pages/Masks.py")
+    at.run()
+    cfg = at.session_state["whatif"]
+    lab = cached_mask_lab(cfg, 0)
+    tokens = [str(t) for t in run_whatif(cfg.replace(mask="none")).tokens]
+    browser, base = browser_and_base
+    with opened(browser, base + "/Masks", (1400, 1000)) as (page, _):
+        assert_no_errors(page)
+        for n, r in enumerate(lab.runs):
+            chart, cells, fills = _cells_drawn(page, "masked scores (blank = blocked)", n)
+            allowed = list(zip(*np.nonzero(r.mask)))  # row-major, as the cells travel
+            assert len(fills) == len(allowed), (r.name, len(fills), len(allowed))
+            for k in (0, len(allowed) // 2, len(allowed) - 1):
+                cells.nth(k).hover(force=True)
+                tip = page.locator("#vg-tooltip-element")
+                tip.wait_for(state="visible", timeout=10000)
+                i, j = allowed[k]
+                words = tip.inner_text().split()
+                assert words[-1] == fmt(float(lab.logits[i, j])), (r.name, k, words)
+                assert tokens[i] in words and tokens[j] in words, (r.name, k, words)
+            scores = np.array([lab.logits[i, j] for i, j in allowed])
+            hi, lo = _rgb(fills[int(np.argmax(scores))]), _rgb(fills[int(np.argmin(scores))])
+            assert hi[0] > hi[2] and lo[2] > lo[0], (
+                r.name,
+                fills[int(np.argmax(scores))],
+                fills[int(np.argmin(scores))],
+            )
+
+
 def test_a_heatmaps_tooltip_names_its_cell_and_writes_its_value_as_the_page_does(browser_and_base):
-    """A heatmap's cells carry their indexes and the value's text; the row and column labels are looked up in the
-    spec by index (ui.draw.charts._skeleton). Hovering a cell of the Playground's X and Z maps (static charts, at the
+    """A heatmap's cells travel as their texts; each cell's row and column come from its place and the row and
+    column labels are looked up in the spec by index (ui.draw.charts._skeleton). Hovering a cell of the Playground's X and Z maps (static charts, at the
     default setting) shows that cell's token, its dimension and its value as ui.text.fmt writes it."""
     from ui.text import fmt
 

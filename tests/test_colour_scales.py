@@ -44,6 +44,8 @@ def _charts(at) -> list[dict]:
                 "domain": None if domain is None else tuple(float(x) for x in domain),
                 "heatmap": bool(colour),
                 "diverging": scale.get("scheme") == "redblue",
+                "clamp": scale.get("clamp") is True,
+                "from_text": any(t.get("flatten") == ["t"] for t in spec.get("transform", [])),  # v read from its text
                 "cells": frames[0] if frames else None,
                 "title": title if isinstance(title, str) else str(title),
                 "stretched": "stretched" in json.dumps(spec.get("encoding", {}).get("x", {}).get("axis", {})),
@@ -121,8 +123,12 @@ def assert_colour_rule(at, stretched: bool) -> int:
         else:
             assert lo == 0, f"{name}: a sequential scale {lo_hi} that does not start at 0"
             assert vals.size == 0 or vals.min() >= -1e-9, f"{name}: negative values on a sequential scale"
-        if vals.size:  # rounded to 4 decimals in the cells
-            assert lo - 1e-4 <= vals.min() and vals.max() <= hi + 1e-4, f"{name}: values outside its domain {lo_hi}"
+        if vals.size:  # the cells carry their text (3 significant digits: within 0.5 % of the value)
+            slack = 5e-3 * max(abs(lo), abs(hi)) if c["from_text"] else 1e-4
+            assert lo - slack <= vals.min() and vals.max() <= hi + slack, f"{name}: values outside its domain {lo_hi}"
+            assert c["clamp"] or not c["from_text"], (
+                f"{name}: a value rounded past the domain's end must take the end's colour"
+            )
     images = _images(at)
     for c in images:
         lo, hi = c["domain"]

@@ -9,7 +9,7 @@ import pytest
 from attention_core import WhatIf, run_whatif, saturation_metrics
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
 from tests.apptest_util import app, chart_datasets, run_ok, texts
-from ui.text import fmt, md_escape
+from ui.text import fmt, fmt_all, md_escape
 
 PLAY = "pages/Playground.py"
 
@@ -152,7 +152,7 @@ def test_playground_every_control_moves():
         spec = json.loads(qkv[f"{name} of head 6"].proto.spec)
         assert spec["encoding"]["x"]["axis"]["labelExpr"].startswith(json.dumps([str(j) for j in range(1, 9)]))
         cells = chart_datasets(qkv[f"{name} of head 6"])[0].sort_values(["r", "c"])  # dims 1..d_k, as X and Z count
-        np.testing.assert_allclose(cells["v"].to_numpy().reshape(run.T, 8), arr[5], atol=1e-4)
+        assert list(cells["t"]) == fmt_all(arr[5])  # each cell's text, as sentences write it (its colour from it)
     assert f"{md_escape(run.tokens[top])} (#{top + 1}) with weight {row[top]:.3g}." in texts(at)  # check question
     at.sidebar.radio(key="ctl_input_kind").set_value("sentence")
     run_ok(at)

@@ -5,8 +5,9 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as hst
+from hypothesis.extra import numpy as hnp
 from PIL import Image
 
 from attention_core import WhatIf
@@ -411,3 +412,32 @@ def test_the_logits_spread_is_the_raw_spread_times_the_factor(cfg):
     run = cached_run(cfg)
     direct = logit_std(run.q, run.k, scaled=cfg.scaled, temperature=cfg.temperature, mask=run.mask)
     np.testing.assert_allclose(cached_logit_std(cfg), direct, rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=9),
+        elements=hst.floats(-1e6, 1e6, allow_nan=False) | hst.sampled_from([0.0, -0.0, 1e-9, 0.99746, -4.4e-16]),
+    ),
+    hst.data(),
+)
+def test_a_heatmaps_one_row_of_texts_reads_back_as_its_cells(m, data):
+    """The cells travel as one row of texts (ui.draw.charts._heatmap_frame); heatmap_cells reads them as the spec's
+    transform does: every cell that is not blank, in reading order, with its row, column, text (ui.text.fmt's) and
+    the value that text says."""
+    from ui.draw.charts import _heatmap_frame, heatmap_cells
+    from ui.text import fmt
+
+    blank = data.draw(hnp.arrays(bool, m.shape)) if data.draw(hst.booleans()) else None
+    frame = _heatmap_frame(m, blank).to_pandas()
+    assert list(frame.columns) == ["s"] and len(frame) == 1
+    cells = heatmap_cells(frame, m.shape[1])
+    keep = np.ones(m.shape, bool) if blank is None else ~blank
+    rows, cols = np.nonzero(keep)
+    assert list(cells["r"]) == list(rows) and list(cells["c"]) == list(cols)
+    assert list(cells["t"]) == [fmt(m[i, j]) for i, j in zip(rows, cols)]
+    np.testing.assert_allclose(cells["v"], [float(fmt(m[i, j])) for i, j in zip(rows, cols)])
+    if len(cells):
+        np.testing.assert_allclose(cells["v"], m[keep], rtol=5e-3, atol=0)  # 3 significant digits
