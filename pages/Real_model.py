@@ -211,13 +211,11 @@ def _head_view(W: np.ndarray, tokens: list[str], layer: int, head: int) -> tuple
         f"(#{top + 1}) with weight {fmt(float(W[row, top]))}."
     )
     chart = head_view_chart(W, tokens, isolate=iso, title=f"layer {layer + 1}, {head_name(head)}")
-    st.altair_chart(
-        chart.properties(
-            description=f"Head view of layer {layer + 1}, {head_name(head)}: {T} query tokens on the left, the "
-            f"same tokens as keys on the right, a line per weight of at least 0.02, opacity 0 to 1. " + summary
-        ),
-        width="content",
+    described = chart.properties(
+        description=f"Head view of layer {layer + 1}, {head_name(head)}: {T} query tokens on the left, the "
+        f"same tokens as keys on the right, a line per weight of at least 0.02, opacity 0 to 1. " + summary
     )
+    vega.draw(None, vega.arrow_datasets(described.to_dict()), width="content")
     st.caption(
         f"All {T} tokens, queries on the left and keys on the right; line opacity is the weight on a 0 to 1 "
         "scale (lines under 0.02 are not drawn); hover a token on the left to isolate it. " + summary
