@@ -43,7 +43,10 @@ def parse_matrix(name: str, text: str, shape: tuple[int, int] | None = None) -> 
             "and numbers by ',', e.g. 0,1;0,1"
         ) from None
     if len({len(r) for r in values}) != 1:
-        raise ValueError(f"{name}={text[:60]!r} has rows of different lengths")
+        raise ValueError(
+            f"{name}={text[:60]!r} has rows of different lengths; write rows of equal length separated by ';' "
+            "and numbers by ',', e.g. 0,1;0,1"
+        )
     return check_matrix(name, values, shape)
 
 

@@ -24,6 +24,15 @@ from ui.skeleton.widgets import head_picker, index_picker
 from ui.text import fmt, fmt_all, head_name, md_escape
 
 SENTENCE_CHARS = 4000  # the longest sentence (typed or from a link) this page takes: room for 512 tokens
+SENTENCE = PageParam(  # the typed sentence, in the link once it is not the class's
+    "rm_text",
+    "text",
+    DEFAULT_SENTENCE,
+    chars=SENTENCE_CHARS,
+    omit_default=True,
+    label="Sentence",
+    fallback="the class's sentence",
+)
 TOKENS = PageParam(
     "rm_max_tokens",
     "tokens",
@@ -50,7 +59,7 @@ def _draw() -> list[Question]:
     """The sentence and model, what the heads do, the model, head and neuron views, and the parity."""
     page.keep_in_url()  # the shared what-if setting stays in the link; this page does not use it
     text, max_tokens = _sentence()
-    loaded = hf_model_ui(text, max_tokens)
+    loaded = hf_model_ui(page, text, max_tokens)
     if loaded is None:  # no model could be loaded (the message above says why): the page ends here
         return []
     name, arun = loaded
@@ -103,11 +112,9 @@ def _draw() -> list[Question]:
 
 
 def _sentence() -> tuple[str, int]:
-    """The sentence box (seeded from the link's ``text=`` on the first run) and the token limit (a page control,
-    ``tokens=`` in the link): ``(sentence, most tokens to read)``; an empty sentence reads the class's."""
-    if "rm_text" not in st.session_state:  # a shared link may carry the sentence
-        st.session_state.rm_text = st.query_params.get("text", DEFAULT_SENTENCE)[:SENTENCE_CHARS]
-    text = st.text_input("Sentence", key="rm_text", max_chars=SENTENCE_CHARS)
+    """The sentence box and the token limit (page controls, ``text=`` and ``tokens=`` in the link): ``(sentence,
+    most tokens to read)``; an empty sentence reads the class's."""
+    text = page.control(SENTENCE)
     max_tokens = page.control(TOKENS)
     if not text.split():
         st.warning("The sentence is empty: type at least one word. Showing the class's sentence instead.")
@@ -204,13 +211,11 @@ def _head_view(W: np.ndarray, tokens: list[str], layer: int, head: int) -> tuple
         f"(#{top + 1}) with weight {fmt(float(W[row, top]))}."
     )
     chart = head_view_chart(W, tokens, isolate=iso, title=f"layer {layer + 1}, {head_name(head)}")
-    st.altair_chart(
-        chart.properties(
-            description=f"Head view of layer {layer + 1}, {head_name(head)}: {T} query tokens on the left, the "
-            f"same tokens as keys on the right, a line per weight of at least 0.02, opacity 0 to 1. " + summary
-        ),
-        width="content",
+    described = chart.properties(
+        description=f"Head view of layer {layer + 1}, {head_name(head)}: {T} query tokens on the left, the "
+        f"same tokens as keys on the right, a line per weight of at least 0.02, opacity 0 to 1. " + summary
     )
+    vega.draw(None, vega.arrow_datasets(described.to_dict()), width="content")
     st.caption(
         f"All {T} tokens, queries on the left and keys on the right; line opacity is the weight on a 0 to 1 "
         "scale (lines under 0.02 are not drawn); hover a token on the left to isolate it. " + summary

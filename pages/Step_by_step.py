@@ -1,6 +1,7 @@
 """Step by step: the class-notes example, one matrix at a time, with editable W_q, W_k, W_v."""
 
 import math
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from ui.lessons.step_by_step.charts import matrix_chart
 from ui.session.partial import full_run
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
+from ui.skeleton.page_params import PageParam, clear_notes, set_value
 from ui.skeleton.widgets import index_picker
 from ui.text import fmt
 
@@ -31,7 +33,18 @@ st.latex(r"Z = \operatorname{softmax}\!\Big(\frac{(E W_q)(E W_k)^\top}{\sqrt{d_k
 
 PRESETS = ("looking for B", "identity", "seeded random")
 W_NAMES = ("W_q", "W_k", "W_v")
-URL_KEYS = {"W_q": "wq", "W_k": "wk", "W_v": "wv"}
+# each matrix in the link (wq=1,0;0,1) while any of the three differs from the preset; None: the preset's
+LINKED = {
+    name: PageParam(
+        f"sbs_link_{url}",
+        url,
+        None,
+        parse=partial(parse_matrix, name, shape=(2, 2)),
+        format=format_matrix,
+        fallback="the preset",
+    )
+    for name, url in (("W_q", "wq"), ("W_k", "wk"), ("W_v", "wv"))
+}
 BOOST = 10.0  # the class notes' key booster: W_k = 10 I
 
 
@@ -45,6 +58,7 @@ def preset_matrices(preset: str, seed: int) -> dict[str, np.ndarray]:
 
 
 def load_preset():
+    clear_notes()  # a notice about the link's matrices no longer applies
     mats = preset_matrices(st.session_state.sbs_preset, st.session_state.get("whatif").seed)
     st.session_state.sbs_good = dict(mats)
     st.session_state.sbs_base = dict(mats)
@@ -53,6 +67,7 @@ def load_preset():
 
 def set_w_k(factor: float):
     """Keep W_q and W_v as they are (edits included) and set W_k = factor * I."""
+    clear_notes()
     st.session_state.sbs_good = {**st.session_state.sbs_good, "W_k": factor * np.eye(2)}
     st.session_state.sbs_base = dict(st.session_state.sbs_good)
     st.session_state.sbs_version += 1
@@ -105,23 +120,15 @@ def _tokens() -> list[str]:
 
 
 def _seed_matrices(seed: int) -> None:
-    """On the session's first run: the class notes' matrices, or the link's (``wq=``, ``wk=``, ``wv=``); a matrix
-    the link gives badly is said once."""
+    """On the session's first run: the class notes' matrices, or the link's (``wq=``, ``wk=``, ``wv=``: page
+    controls, LINKED); a matrix the link gives badly is refused with a notice that says what is allowed."""
+    linked = {name: page.link(p) for name, p in LINKED.items()}
     if "sbs_good" not in st.session_state:
-        st.session_state.sbs_good = preset_matrices("looking for B", seed)
-        st.session_state.sbs_base = dict(st.session_state.sbs_good)
+        good = preset_matrices("looking for B", seed)
+        good.update({name: w for name, w in linked.items() if w is not None})
+        st.session_state.sbs_good = good
+        st.session_state.sbs_base = dict(good)
         st.session_state.sbs_version = 0
-        link_errors = []
-        for name, p in URL_KEYS.items():
-            if p in st.query_params:
-                try:
-                    st.session_state.sbs_good[name] = parse_matrix(name, st.query_params[p], (2, 2))
-                    st.session_state.sbs_base[name] = st.session_state.sbs_good[name]
-                except ValueError as exc:
-                    link_errors.append(str(exc))
-        st.session_state.sbs_link_errors = link_errors
-    for err in st.session_state.pop("sbs_link_errors", []):
-        st.warning(f"Link ignored: {err}. Using the preset instead.")
     st.radio(
         "Weight preset",
         PRESETS,
@@ -143,7 +150,7 @@ def _matrix_editors(seed: int) -> dict[str, np.ndarray]:
         edited = col.data_editor(
             base,
             key=f"sbs_{name}_{st.session_state.sbs_version}",
-            on_change=full_run,
+            on_change=clear_notes,  # returns normally: the whole page reruns (ui.session.partial.full_run)
             column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in base.columns},
         )
         col.caption(f"**{name}**")
@@ -155,11 +162,8 @@ def _matrix_editors(seed: int) -> dict[str, np.ndarray]:
             W[name] = st.session_state.sbs_good[name]
     preset = preset_matrices(st.session_state.sbs_preset, seed)
     edited_any = any(not np.array_equal(W[n], preset[n]) for n in W_NAMES)
-    for name, p in URL_KEYS.items():
-        if edited_any:
-            st.query_params[p] = format_matrix(W[name])
-        elif p in st.query_params:
-            del st.query_params[p]
+    for name, p in LINKED.items():
+        set_value(p, W[name] if edited_any else None)  # written into the link when the run ends
     return W
 
 
@@ -215,7 +219,7 @@ def _first_steps(wt) -> None:
 def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Question]:
     """What the scaling and the temperature change: the booster's sentence, the scaled scores, the softmax, Z and
     the questions, into the places the full run left (steps 1 to 5 are drawn by the full run)."""
-    cfg = page.setting()  # the share link, after the matrices are in the URL
+    cfg = page.setting()  # this run's setting (the matrices reach the URL and the share link when the run ends)
 
     # ---- the core call for this part (and the same call with W_k = I and 10 I for the booster comparison)
     wt = walkthrough(symbols, W["W_q"], W["W_k"], W["W_v"], scaled=cfg.scaled, temperature=cfg.temperature)

@@ -6,9 +6,10 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
 
 from tests.apptest_util import app, run_ok
-from ui.skeleton.page_params import PageParam, fit, head_param, parse_param, show
+from ui.skeleton.page_params import PageParam, fit, head_param, link_text, parse_param, show
 
 COUNT = PageParam("k_count", "count", 3, lo=1, hi=10, integer=True, why="for seq_len 10")
 SCALE = PageParam("k_scale", "scale", 0.5, lo=0.0, hi=2.0)
@@ -157,3 +158,103 @@ def test_a_head_beyond_a_smaller_head_count_moves_with_a_notice():
     run_ok(at)
     assert any("head=8 is outside 1 to 2 (there are 2 heads); using 2." in w.value for w in at.warning)
     assert at.selectbox(key="sk_head").value == 2 and at.query_params["head"] == "2"
+
+
+# ---- text controls: free text with a length cap, and typed text read by a parser (a matrix, a pair of numbers)
+
+
+def _pair(raw: str) -> tuple[int, int]:
+    """``"3x4"`` -> (3, 4); anything else raises ValueError saying what is allowed."""
+    parts = raw.split("x")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise ValueError("write two whole numbers joined by x, e.g. 3x4")
+    return int(parts[0]), int(parts[1])
+
+
+TEXT = PageParam("k_text", "text", "the default", chars=12, omit_default=True, fallback="the class's sentence")
+PAIR = PageParam("k_pair", "pair", None, parse=_pair, format=lambda v: f"{v[0]}x{v[1]}", fallback="no pair")
+
+
+def test_text_and_typed_values_round_trip_through_the_link():
+    for raw in ("a <b>cat</b>", "", "  spaced  ", "émoji 🐶"):
+        assert parse_param(TEXT, raw) == (raw, None) and link_text(TEXT, raw) == raw
+    assert link_text(TEXT, "the default") is None  # the default is left out of the link (omit_default)
+    assert parse_param(PAIR, "3x4") == ((3, 4), None) and link_text(PAIR, (3, 4)) == "3x4"
+    assert link_text(PAIR, None) is None  # None: not in the link
+
+
+def test_bad_or_oversized_text_gives_the_default_and_says_what_is_allowed():
+    assert parse_param(TEXT, "x" * 13) == (
+        "the default",
+        "text= is 13 characters long; at most 12 are allowed. Using the class's sentence.",
+    )
+    assert parse_param(PAIR, "3 by 4" + "!" * 50) == (
+        None,
+        f"pair={('3 by 4' + '!' * 50)[:40]!r} is not read: write two whole numbers joined by x, e.g. 3x4. Using no pair.",
+    )
+
+
+@given(st.text(max_size=20))
+def test_any_link_text_gives_a_value_the_link_can_carry(raw):
+    value, notice = parse_param(TEXT, raw)
+    assert (notice is None) == (len(raw) <= 12)
+    assert value == (raw if notice is None else "the default")
+    assert link_text(TEXT, value) == (None if value == "the default" else value)
+    value, notice = parse_param(PAIR, raw)
+    assert (value is None) == (notice is not None)
+
+
+def _text_page():
+    """A page of one free-text control (drawn) and one typed control (set from code), as a page uses them."""
+    import streamlit as st
+
+    from ui.skeleton import page_params as pp
+    from ui.skeleton.page_params import PageParam
+
+    text = PageParam("t_text", "text", "the default", chars=12, omit_default=True, fallback="the default")
+    pair = PageParam(
+        "t_pair",
+        "pair",
+        None,
+        parse=lambda raw: tuple(int(x) for x in raw.split("x", 1)),
+        format=lambda v: f"{v[0]}x{v[1]}",
+        fallback="no pair",
+    )
+    pp.start_visit()
+    value = pp.draw(text)
+    pair_value = pp.restore([pair])["pair"]
+    if st.button("double", key="t_double") and pair_value is not None:
+        pp.set_value(pair, (2 * pair_value[0], 2 * pair_value[1]))
+    pp.write_params([text, pair])
+    pp.show_notes()
+    st.markdown(f"text: {value!r}; pair: {st.session_state['t_pair']!r}")
+
+
+def _text_app(query: dict) -> AppTest:
+    at = AppTest.from_function(_text_page)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return run_ok(at)
+
+
+def test_a_text_control_seeds_from_the_link_and_writes_what_is_typed():
+    at = _text_app({"text": "<b>hi</b>", "pair": "3x4"})
+    assert at.text_input(key="t_text").value == "<b>hi</b>" and not at.warning
+    assert at.query_params["text"] == "<b>hi</b>" and at.query_params["pair"] == "3x4"
+    at.text_input(key="t_text").input("a cat")
+    at.button(key="t_double").click()
+    run_ok(at)
+    assert at.query_params["text"] == "a cat" and at.query_params["pair"] == "6x8"
+    at.text_input(key="t_text").input("the default")
+    run_ok(at)
+    assert "text" not in at.query_params  # the default is left out
+
+
+def test_an_oversized_or_unreadable_link_value_is_refused_with_a_notice_and_the_default_kept():
+    at = _text_app({"text": "x" * 13, "pair": "3 by 4"})
+    notices = " ".join(w.value for w in at.warning)
+    assert "text= is 13 characters long; at most 12 are allowed. Using the default." in notices
+    assert "pair='3 by 4' is not read: invalid literal for int()" in notices and "Using no pair." in notices
+    assert at.text_input(key="t_text").value == "the default"
+    assert "text" not in at.query_params and "pair" not in at.query_params
+    assert "text: 'the default'; pair: None" in at.markdown[0].value

@@ -94,6 +94,27 @@ def test_a_page_file_uses_the_skeleton():
     assert Path(ROOT / "ui" / "skeleton" / "page.py").read_text().count("collect_garbage()") >= 1
 
 
+# pages and lesson modules that still touch st.query_params themselves, and why (every other link value is a
+# ui.skeleton.page_params.PageParam: read, refused with a notice, kept and written back in one place)
+OWN_LINK_READS = {
+    "pages/Sinks_and_linear_attention.py": "the per-head sink logits travel as one list (sinks=), fitted to the heads",
+    "pages/Compare.py": "its reset takes the A and B sets' parameters out of the link",
+    "pages/Train.py": "asks whether the link names a layer before choosing the most telling one",
+}
+
+
+def test_pages_read_the_link_through_page_params_and_draw_vega_one_way():
+    """A page's link values are PageParams (no page or lesson module reads st.query_params by hand, but those
+    OWN_LINK_READS names), and every Vega-Lite chart is drawn by ui.draw.vega.draw (no st.altair_chart or
+    st.vega_lite_chart of its own)."""
+    files = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui" / "lessons").rglob("*.py")])
+    reads = {f.relative_to(ROOT).as_posix() for f in files if "st.query_params" in f.read_text()}
+    assert reads == set(OWN_LINK_READS), "read the link through a PageParam (ui/skeleton/page_params.py)"
+    own_vega = ("altair_chart(", "vega_lite_chart(")
+    drawn = [f.relative_to(ROOT).as_posix() for f in files if any(call in f.read_text() for call in own_vega)]
+    assert drawn == [], f"{drawn} draw Vega-Lite themselves; use ui.draw.vega.draw"
+
+
 PAGE_FUNCTION_LINES = 70  # a page's draw is an outline of named sections of at most about 60 lines (docs/NEW_PAGE.md)
 
 

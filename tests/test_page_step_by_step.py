@@ -197,8 +197,46 @@ def test_matrices_from_link_and_bad_link():
     at = run_ok(app(PAGE, {"wq": "1,0;1,0"}))
     assert weights_frame(at).loc["B3", "A1"] > 0.3  # everyone looks for A now
     assert "*looking for A*" in texts(at)
-    at = run_ok(app(PAGE, {"wq": "1,nan;0"}))
-    assert any("Link ignored" in w.value for w in at.warning)
+    assert at.query_params["wq"] == "1,0;1,0"  # the link's matrix round-trips into the URL
+    assert at.query_params["wk"] == "10,0;0,10" and at.query_params["wv"] == "1,0;0,1"  # the preset's, beside it
+    assert not any("is not read" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize(
+    "raw, why",
+    [
+        ("1,nan;0", "W_q='1,nan;0' has rows of different lengths; write rows of equal length separated by ';'"),
+        ("1,0", "W_q must be 2 x 2; got 1 x 2"),
+        ("1,x;0,1", "W_q='1,x;0,1' is not a matrix of numbers; write rows separated by ';' and numbers by ','"),
+        ("1,inf;0,1", "only finite numbers between"),
+        ("", "W_q is empty; write rows separated by ';' and numbers by ','"),
+    ],
+)
+def test_a_bad_matrix_in_the_link_is_refused_with_what_is_allowed_and_the_preset_kept(raw, why):
+    at = run_ok(app(PAGE, {"wq": raw, "wk": "2,0;0,2"}))
+    notices = [w.value for w in at.warning if f"wq={raw[:40]!r} is not read" in w.value]
+    assert len(notices) == 1 and why in notices[0] and "Using the preset." in notices[0], [w.value for w in at.warning]
+    np.testing.assert_allclose(weights_frame(at).loc["B3", "B3"], shown(_b3_weight(wk=2.0)))  # W_q: the preset's
+    assert at.query_params["wq"] == "0,1;0,1" and at.query_params["wk"] == "2,0;0,2"  # the good one still read
+    at.radio(key="sbs_preset").set_value("identity")  # a change of the matrices: the notice no longer applies
+    run_ok(at)
+    assert not any("is not read" in w.value for w in at.warning)
+    assert "wq" not in at.query_params  # the identity preset, unedited: no matrix in the link
+
+
+def test_a_matrix_from_the_link_survives_a_switch_to_another_page_and_back():
+    at = run_ok(app(PAGE, {"wq": "1,0;1,0"}))
+    at.switch_page("pages/Masks.py")
+    run_ok(at)
+    at.switch_page(PAGE)
+    run_ok(at)
+    assert at.query_params["wq"] == "1,0;1,0" and "*looking for A*" in texts(at)
+
+
+def _b3_weight(wk: float) -> float:
+    """B3's weight on itself with the preset's W_q (everyone looks for B) and W_k = wk I: three A keys score 0."""
+    s = wk / math.sqrt(2)
+    return math.exp(s) / (3 + math.exp(s))
 
 
 @pytest.mark.parametrize("query", [{}, {"temperature": "0.1"}, {"temperature": "10", "scaled": "0"}])

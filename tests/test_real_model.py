@@ -146,6 +146,38 @@ def test_page_with_local_model(tiny, kind):
     assert f"2 layers x 4 heads = 8 maps, each {T} x {T}." in maps
 
 
+def test_the_sentence_and_the_model_round_trip_through_the_link(tiny):
+    """``text=`` and ``model=`` are page controls (ui/skeleton/page_params.PageParam): read from the link, written
+    back while they are not the defaults, and a link value too long is refused with a notice."""
+    model = str(tiny["bert"])
+    at = run_ok(app(PAGE, {"model": model, "text": "it was the <b>cat</b>"}, timeout=120))
+    assert not at.warning, [w.value for w in at.warning]
+    assert at.text_input(key="rm_text").value == "it was the <b>cat</b>"  # the box holds it as text
+    assert at.query_params["text"] == "it was the <b>cat</b>" and at.query_params["model"] == model
+    assert at.text_input(key="rm_custom").value == model
+    at.text_input(key="rm_text").input("the dog slept")
+    run_ok(at)
+    assert at.query_params["text"] == "the dog slept"
+    at.switch_page("pages/Masks.py")
+    run_ok(at)
+    at.switch_page(PAGE)
+    run_ok(at)
+    assert at.text_input(key="rm_text").value == "the dog slept" and at.query_params["model"] == model
+    at.text_input(key="rm_text").input(DEFAULT_SENTENCE)
+    run_ok(at)
+    assert "text" not in at.query_params  # the class's sentence is left out of the link
+
+
+def test_a_sentence_too_long_for_the_link_is_refused_with_a_notice(tiny):
+    long = "word " * 801  # 4,005 characters: more than SENTENCE_CHARS
+    at = run_ok(app(PAGE, {"model": str(tiny["bert"]), "text": long}, timeout=120))
+    assert any(
+        "text= is 4005 characters long; at most 4000 are allowed. Using the class's sentence." in w.value
+        for w in at.warning
+    ), [w.value for w in at.warning]
+    assert at.text_input(key="rm_text").value == DEFAULT_SENTENCE and "text" not in at.query_params
+
+
 def test_unknown_model_shows_message_and_the_page_ends_cleanly():
     at = run_ok(app(PAGE, {"model": "no-such-user/no-such-model-xyz"}, timeout=120))
     assert any("Could not load 'no-such-user/no-such-model-xyz'" in w.value for w in at.warning)

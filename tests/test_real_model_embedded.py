@@ -243,6 +243,16 @@ def test_empty_sentence_gives_a_message(embedded):
     assert len(page_components(at)) == 2 and "**Head view**" in _sentences(at)  # the view and its pick
 
 
+def test_a_model_name_too_long_for_the_link_is_refused_and_the_embedded_model_used(embedded):
+    at = run_ok(app(PAGE, {"model": "x" * 501}, timeout=180))
+    assert any(
+        "model= is 501 characters long; at most 500 are allowed. Using the embedded model." in w.value
+        for w in at.warning
+    ), [w.value for w in at.warning]
+    assert at.selectbox(key="rm_choice").value == "all-MiniLM-L6-v2 (embedded)" and "model" not in at.query_params
+    assert len(page_components(at)) == 2  # the embedded model's view and its pick
+
+
 def test_a_sentence_without_a_pronoun_opens_on_its_first_word(embedded):
     at = run_ok(app(PAGE, {"text": "Cats sleep.", "tokens": "abc"}, timeout=180))
     assert any("tokens='abc' is not a whole number; using 128." in w.value for w in at.warning)  # a page control

@@ -181,6 +181,14 @@ class Page:
         self._params.append(p)
         return page_params.draw(p, box or st, **kw)
 
+    def link(self, p: page_params.PageParam):
+        """The value of ``p``, a control whose widget the page draws itself (a matrix in a data editor), as
+        :meth:`control` keeps it: seeded from the URL on the session's first run (a notice when the link's value is
+        refused), kept across page switches, written back into the URL. The page sets a new value with
+        ``page_params.set_value`` before the run ends."""
+        self._params.append(p)
+        return page_params.restore([p])[p.url]
+
     def setting(self, cs: ControlSet = SHARED) -> WhatIf:
         """The setting of a what-if set for this run (the drawing asks for it)."""
         return current(cs)

@@ -11,6 +11,14 @@ How a value travels (the same plumbing as the shared controls, ui/skeleton/contr
    a step at most seq_len), with a notice when it had to move. Such limits are declared with the control:
    a page declares those controls in its body, for the setting of this run.
 4. After drawing, the values are written to ``st.query_params``, leaving every other parameter alone.
+
+Besides numbers, choices and on/off, a control can be text: free text of at most ``chars`` characters (a
+sentence, a model id: drawn as a text box, shown to the learner as text), or typed text that ``parse`` reads
+into a value (a matrix) and ``format`` writes back. A value the link cannot carry (too long, or ``parse`` raised
+ValueError, whose message says what is allowed) is refused with a notice, and the default is used. A value of
+None is left out of the link, and so is the default with ``omit_default`` (a long default sentence would
+otherwise fill every link). A value whose widget the page draws itself (a matrix in a data editor) is read with
+``Page.link`` and set with :func:`set_value`.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.session.state import entered_page, keep, remember
+from ui.session.state import entered_page, keep, remember, set_kept
 from ui.text import head_name
 
 NOTES_KEY = "page_param_notes"  # this page visit's notices, shown until one of the page's controls changes
@@ -42,12 +50,17 @@ class PageParam:
     boolean: bool = False  # on/off, written as 1/0
     why: str = ""  # why the limits are what they are, e.g. "for seq_len 8" (said in the notices)
     label: str = ""  # the widget's label (default: the URL name)
-    widget: str = ""  # "toggle", "slider", "select_slider", "radio", "selectbox", "number" (default: by kind)
+    widget: str = ""  # "toggle", "slider", "select_slider", "radio", "selectbox", "number", "text" (default: by kind)
     help: str | None = None  # the widget's tooltip
     names: tuple = ()  # how each choice is shown, in the order of ``choices`` (default: the value itself)
     step: float | None = None  # a number slider's step
     leaf: bool = False  # its change alters only the page's drawing: on a page with a body it reruns the body alone
     shown: Callable[[object], str] | None = None  # how the widget writes a value (default: as the link does)
+    chars: int = 0  # free text of at most this many characters (a text box); longer text in the link is refused
+    parse: Callable[[str], object] | None = None  # typed text: the link's text to a value, or ValueError saying why
+    format: Callable[[object], str] | None = None  # typed text: a value to the link's text (default: show)
+    fallback: str = ""  # what a refused link value gives way to, as its notice says it (default: the default)
+    omit_default: bool = False  # the link leaves the parameter out while the value is the default
 
 
 def head_param(key: str, H: int, **kw) -> PageParam:
@@ -67,6 +80,35 @@ def show(value) -> str:
 
 def _quoted(value) -> str:
     return repr(value[:40]) if isinstance(value, str) else show(value)
+
+
+def _written(p: PageParam, value) -> str:
+    return p.format(value) if p.format is not None else show(value)
+
+
+def link_text(p: PageParam, value) -> str | None:
+    """``value`` as ``p``'s URL parameter writes it; None when the link leaves it out (None, or the default with
+    ``omit_default``)."""
+    if value is None:
+        return None
+    text = _written(p, value)
+    if p.omit_default and p.default is not None and text == _written(p, p.default):
+        return None
+    return text
+
+
+def _typed(p: PageParam, raw: str) -> tuple[object, str | None]:
+    """``(value, notice)`` for a text control: the link's text if it fits in ``p.chars`` and ``p.parse`` reads it,
+    else the default with a notice saying what is allowed."""
+    fallback = p.fallback or show(p.default)
+    if p.chars and len(raw) > p.chars:
+        return p.default, f"{p.url}= is {len(raw)} characters long; at most {p.chars} are allowed. Using {fallback}."
+    if p.parse is None:
+        return raw, None
+    try:
+        return p.parse(raw), None
+    except ValueError as exc:
+        return p.default, f"{p.url}={repr(raw[:40])} is not read: {exc}. Using {fallback}."
 
 
 def fit(p: PageParam, value) -> tuple[object, str | None]:
@@ -100,6 +142,8 @@ def fit(p: PageParam, value) -> tuple[object, str | None]:
 def parse_param(p: PageParam, raw: str) -> tuple[object, str | None]:
     """``(value, notice)`` for the URL text ``raw``: read as ``p``'s kind, then fitted (:func:`fit`)."""
     shown = repr(str(raw)[:40])
+    if p.chars or p.parse is not None:
+        return _typed(p, str(raw))
     if p.boolean:
         low = str(raw).strip().lower()
         if low in TRUE + FALSE:
@@ -156,11 +200,21 @@ def restore(params: list[PageParam]) -> dict[str, object]:
     return {p.url: st.session_state[p.key] for p in params}
 
 
+def set_value(p: PageParam, value) -> None:
+    """Set the value of ``p`` from code (one whose widget the page draws itself, read with ``Page.link``): kept
+    across page switches, and written into the URL when the run ends."""
+    set_kept(p.key, value)
+
+
 def write_params(params: list[PageParam]) -> None:
-    """Mirror the controls into the URL (leaving every other parameter alone)."""
+    """Mirror the controls into the URL (leaving every other parameter alone; a value the link leaves out,
+    :func:`link_text`, takes its parameter out)."""
     for p in params:
-        text = show(st.session_state[p.key])
-        if st.query_params.get(p.url) != text:
+        text = link_text(p, st.session_state[p.key])
+        if text is None:
+            if p.url in st.query_params:
+                del st.query_params[p.url]
+        elif st.query_params.get(p.url) != text:
             st.query_params[p.url] = text
 
 
@@ -191,12 +245,14 @@ def draw(p: PageParam, box=st, **kw):
     """Ready ``p`` (:func:`restore`) and draw its widget into ``box``; returns its value. The widget follows the
     declaration: a toggle for on/off, a slider for a range of numbers, a select slider for numeric choices, radio
     buttons for a few named choices, a select box for many (``p.widget`` chooses otherwise). Other keyword
-    arguments go to the widget (``disabled``, ``format_func``)."""
+    arguments go to the widget (``disabled``, ``format_func``, ``placeholder``). Free text is a text box."""
     restore([p])
     args = {"key": p.key, "on_change": _changed_leaf if p.leaf else _remember, "args": (p.key,), "help": p.help}
     label = p.label or p.url
     kind = p.widget or (
-        "toggle"
+        "text"
+        if p.chars
+        else "toggle"
         if p.boolean
         else "select_slider"
         if p.choices and all(isinstance(c, (int, float)) for c in p.choices)
@@ -214,6 +270,8 @@ def draw(p: PageParam, box=st, **kw):
     elif kind == "select_slider" and "format_func" not in kw:
         kw["format_func"] = show
     args |= kw
+    if kind == "text":
+        return box.text_input(label, max_chars=p.chars or None, **args)
     if kind == "toggle":
         return box.toggle(label, **args)
     if kind == "checkbox":

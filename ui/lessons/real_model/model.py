@@ -12,6 +12,7 @@ from attention_core.hf import ModelLoadError
 from attention_core.model_views import AttentionRun
 from attention_core.real_heads import PRONOUN, REFERENT, ROLE_THRESHOLD, HeadRoles, Sharpness, strongest
 from ui.compute import MODELS, model_weights_run
+from ui.skeleton.page_params import PageParam, set_value
 from ui.text import fmt, md_escape
 
 # the picker's labels are short enough for a phone's select box (a select box shows its value on one line, cut
@@ -33,13 +34,18 @@ ABOUT = {
     "550 MB.",
     "": "Any model id of the Hugging Face hub (safetensors weights) or a folder on this machine.",
 }
+MODEL_CHARS = 500  # the longest model id or folder the box and the link take
+# the model id or folder typed in the box, in the link while that box is picked ("": none, the link leaves it out)
+MODEL = PageParam("rm_model", "model", "", chars=MODEL_CHARS, omit_default=True, fallback="the embedded model")
 
 
-def _model_name() -> str:
-    """The model picked (a shared link may name one in ?model=), kept in the URL when typed."""
-    if "rm_custom" not in st.session_state:
-        st.session_state.rm_custom = st.query_params.get("model", "")
-        if st.session_state.rm_custom:
+def _model_name(page) -> str:
+    """The model picked (a shared link may name one: ``model=``, the page control MODEL), kept in the link when
+    typed."""
+    linked = page.link(MODEL)
+    if "rm_custom" not in st.session_state:  # the box, seeded from the link (and again after a page switch)
+        st.session_state.rm_custom = linked
+        if linked:
             st.session_state.rm_choice = list(CHOICES)[-1]
     choice = st.selectbox(
         "Model",
@@ -54,20 +60,19 @@ def _model_name() -> str:
         or st.text_input(
             "Hugging Face model id or local folder",
             key="rm_custom",
+            max_chars=MODEL_CHARS,
             placeholder="e.g. distilbert-base-uncased or /path/to/saved/model",
         ).strip()
     )
-    if CHOICES[choice] == "" and name:
-        st.query_params["model"] = name
-    elif "model" in st.query_params:
-        del st.query_params["model"]
+    set_value(MODEL, name if CHOICES[choice] == "" else "")  # written into the link when the run ends
     return name
 
 
-def hf_model_ui(text: str, max_tokens: int) -> tuple[str, AttentionRun] | None:
+def hf_model_ui(page, text: str, max_tokens: int) -> tuple[str, AttentionRun] | None:
     """Pick and load a model and run ``text`` through it: (name, the model's weights without attention_core's
-    recomputation: ui.compute.cached_attention_run adds it), or None (with a message) if that fails."""
-    name = _model_name()
+    recomputation: ui.compute.cached_attention_run adds it), or None (with a message) if that fails. ``page``:
+    the ui.skeleton.page.Page, which keeps the model in the link."""
+    name = _model_name(page)
     failed = st.session_state.setdefault("rm_failed", {})  # per session: a failed name is not retried on every rerun
     if not name:
         st.info("Type a model id or a folder to load.")
