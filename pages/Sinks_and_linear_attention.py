@@ -1,6 +1,7 @@
 """Sinks and linear attention: a sink logit per head (gpt-oss), StreamingLLM's window, and attention as an RNN."""
 
 import math
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -16,11 +17,17 @@ from ui.compute import cached_linear_view, cached_sinks_view, cached_streaming_v
 from ui.draw import vega
 from ui.draw.charts import Axes, show_mask, show_weights, weight_scale
 from ui.draw.vega_parts import per_head_bars
-from ui.lessons.sinks_and_linear_attention.charts import default_sinks, memory_chart, parse_sinks
+from ui.lessons.sinks_and_linear_attention.charts import (
+    SINKS_CHARS,
+    default_sinks,
+    format_sinks,
+    memory_chart,
+    parse_sinks,
+)
 from ui.session.state import keep
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
-from ui.skeleton.page_params import PageParam, bind, head_param, note
+from ui.skeleton.page_params import PageParam, bind, head_param, set_value
 from ui.text import fmt, head_name
 
 page = Page(
@@ -58,16 +65,27 @@ def _draw() -> list[Question]:
     return _questions(hungriest, sinks, no_sink, mean_sum, n_sink, window, kept, lin, T)
 
 
+def sinks_param(H: int) -> PageParam:
+    """``sinks=-2,0,2,4``: the sink logits of the H heads, one per slider that the page draws itself (read with
+    ``page.link``, set with ``set_value``); a link's logits out of range or too many are fitted with a notice."""
+    default = default_sinks(H)
+    return PageParam(
+        "sk_sinks",
+        "sinks",
+        default,
+        chars=SINKS_CHARS,
+        parse=partial(parse_sinks, H=H),
+        format=format_sinks,
+        fallback=format_sinks(default),
+    )
+
+
 def _seed_sinks(H: int) -> None:
     """Put each head's sink logit in its widget: from the link's ``sinks=-2,0,2,4`` on the session's first run."""
-    sinks_first = default_sinks(H)  # heads added later (more heads in the sidebar) start at their default
-    if "sk_sinks_seeded" not in st.session_state:  # the per-head sink logits travel as one list: sinks=-2,0,2,4
-        sinks_first, notices = parse_sinks(st.query_params.get("sinks"), H)
-        for n in notices:
-            note(n)
-        st.session_state.sk_sinks_seeded = True
+    linked = page.link(sinks_param(H))
+    first = default_sinks(H)  # heads added later (more heads in the sidebar) start at their default
     for h in range(H):
-        keep(f"sk_sink_{h}", sinks_first[h])
+        keep(f"sk_sink_{h}", linked[h] if h < len(linked) else first[h])
 
 
 def _sink_controls(H: int) -> tuple[bool, tuple[float, ...], int]:
@@ -102,8 +120,7 @@ def _sink_controls(H: int) -> tuple[bool, tuple[float, ...], int]:
         )
         - 1
     )
-    if st.query_params.get("sinks") != (sinks_text := ",".join(f"{s:g}" for s in sinks)):
-        st.query_params["sinks"] = sinks_text
+    set_value(sinks_param(H), sinks)  # the link mirrors the sliders
     return no_sink, sinks, head
 
 

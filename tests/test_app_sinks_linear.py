@@ -5,12 +5,15 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
 
 from attention_core import run_whatif
 from attention_core.sinks import sink_attention, streaming_mask
 from tests.apptest_util import app, chart_datasets, run_ok, texts
 from tests.test_app_positions import move_sidebar_to_extremes
-from ui.lessons.sinks_and_linear_attention.charts import default_sinks
+from ui.lessons.sinks_and_linear_attention.charts import SINKS_CHARS, default_sinks, format_sinks, parse_sinks
+from ui.skeleton.page_params import Fitted
 
 PAGE = "pages/Sinks_and_linear_attention.py"
 
@@ -85,6 +88,85 @@ def test_sink_sliders_no_sink_toggle_and_head():
         for e in at.get("vega_lite_chart")
     )
     assert at.query_params["head"] == "2"
+
+
+def sliders(at, H: int = 4) -> list[float]:
+    return [at.slider(key=f"sk_sink_{h}").value for h in range(H)]
+
+
+def notices(at) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+def test_a_good_sinks_link_seeds_the_sliders_and_round_trips():
+    at = run_ok(app(PAGE, {"sinks": "-1.5,10,0,3"}))
+    assert sliders(at) == [-1.5, 10.0, 0.0, 3.0] and not at.warning
+    assert at.query_params["sinks"] == "-1.5,10,0,3"
+    np.testing.assert_allclose(
+        [head_sums(at)[h] for h in range(1, 5)], expected_sums(at.session_state["whatif"], [-1.5, 10, 0, 3]), atol=1e-4
+    )
+    at = run_ok(app(PAGE, {"sinks": " 5 , -10"}))  # fewer values than heads: the rest keep their default
+    assert sliders(at) == [5.0, -10.0, 2.0, 4.0] and not at.warning and at.query_params["sinks"] == "5,-10,2,4"
+
+
+@pytest.mark.parametrize(
+    "link, used, says",
+    [
+        (
+            "0.3,abc,99,1,5",
+            [0.5, 0.0, 10.0, 1.0],
+            [
+                "sinks: 0.3 for head 1 is not a multiple of 0.5 from -10 to 10; using 0.5.",
+                "sinks: 'abc' for head 2 is not a finite number; using 0.",
+                "sinks: 99 for head 3 is not a multiple of 0.5 from -10 to 10; using 10.",
+                "sinks has 5 values but there are 4 heads; the extra ones are ignored.",
+            ],
+        ),
+        ("nan", [-2.0, 0.0, 2.0, 4.0], ["sinks: 'nan' for head 1 is not a finite number; using -2."]),
+        (
+            "1," * 100,
+            [-2.0, 0.0, 2.0, 4.0],
+            [f"sinks= is 200 characters long; at most {SINKS_CHARS} are allowed. Using -2,0,2,4."],
+        ),
+    ],
+)
+def test_a_bad_sinks_link_gives_a_notice_and_the_values_it_allows(link, used, says):
+    at = run_ok(app(PAGE, {"sinks": link}))
+    assert all(n in notices(at) for n in says), notices(at)
+    assert sliders(at) == used and at.query_params["sinks"] == format_sinks(used)
+    at.slider(key="sk_sink_2").set_value(-3.5)  # the link follows a slider; the notice no longer applies
+    run_ok(at)
+    assert at.query_params["sinks"] == format_sinks([*used[:2], -3.5, used[3]])
+    assert "sinks" not in notices(at)
+
+
+def test_heads_added_later_start_at_their_default_and_the_sliders_survive_a_page_switch():
+    at = run_ok(app(PAGE, {"sinks": "-1.5,10,0,3"}))
+    at.sidebar.select_slider(key="ctl_n_heads").set_value(8)
+    run_ok(at)
+    assert sliders(at, 8) == [-1.5, 10.0, 0.0, 3.0, *default_sinks(8)[4:]]
+    assert at.query_params["sinks"] == "-1.5,10,0,3,1.5,2.5,3,4"
+    at.slider(key="sk_sink_7").set_value(-9.0)
+    run_ok(at)
+    at.switch_page("pages/Masks.py")
+    run_ok(at)
+    at.switch_page(PAGE)
+    run_ok(at)
+    assert sliders(at, 8) == [-1.5, 10.0, 0.0, 3.0, 1.5, 2.5, 3.0, -9.0]
+    assert at.query_params["sinks"] == "-1.5,10,0,3,1.5,2.5,3,-9"
+
+
+NUMBER_LISTS = hs.lists(
+    hs.floats(-30, 30) | hs.integers(-30, 30) | hs.sampled_from(["nan", "-inf", "x", ""]), max_size=20
+)
+
+
+@given(hs.text(max_size=30) | NUMBER_LISTS.map(lambda xs: ",".join(map(str, xs))), hs.integers(1, 16))
+def test_any_sinks_text_gives_a_logit_per_head_the_sliders_allow(raw, H):
+    got = parse_sinks(raw, H)
+    value = got.value if isinstance(got, Fitted) else got
+    assert len(value) == H and all(-10 <= s <= 10 and (2 * s).is_integer() for s in value)
+    assert parse_sinks(format_sinks(value), H) == value  # what the link writes is read back without a notice
 
 
 def test_streaming_window_controls_and_mask():

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest_util import app, run_ok
-from ui.skeleton.page_params import PageParam, fit, head_param, link_text, parse_param, show
+from ui.skeleton.page_params import Fitted, PageParam, fit, head_param, link_text, parse_param, show
 
 COUNT = PageParam("k_count", "count", 3, lo=1, hi=10, integer=True, why="for seq_len 10")
 SCALE = PageParam("k_scale", "scale", 0.5, lo=0.0, hi=2.0)
@@ -191,6 +191,31 @@ def test_bad_or_oversized_text_gives_the_default_and_says_what_is_allowed():
     assert parse_param(PAIR, "3 by 4" + "!" * 50) == (
         None,
         f"pair={('3 by 4' + '!' * 50)[:40]!r} is not read: write two whole numbers joined by x, e.g. 3x4. Using no pair.",
+    )
+
+
+def _capped_pair(raw: str) -> tuple[int, int] | Fitted:
+    """``_pair``, with each number over 9 moved to 9 (as :class:`Fitted`, saying so)."""
+    a, b = _pair(raw)
+    if max(a, b) <= 9:
+        return a, b
+    return Fitted((min(a, 9), min(b, 9)), f"pair: numbers above 9 are not allowed; using {min(a, 9)}x{min(b, 9)}.")
+
+
+CAPPED = PageParam("k_capped", "capped", (1, 1), chars=8, parse=_capped_pair, format=lambda v: f"{v[0]}x{v[1]}")
+
+
+def test_text_parse_read_in_part_gives_its_fitted_value_and_notice():
+    assert parse_param(CAPPED, "3x4") == ((3, 4), None)
+    assert parse_param(CAPPED, "3x40") == ((3, 9), "pair: numbers above 9 are not allowed; using 3x9.")
+    assert parse_param(CAPPED, "3 by 4") == (
+        (1, 1),
+        "capped='3 by 4' is not read: write two whole numbers joined by x, e.g. 3x4. Using (1, 1).",
+    )
+    assert parse_param(CAPPED, "30x40000")[0] == (9, 9)  # 8 characters: read, and fitted
+    assert parse_param(CAPPED, "30x400000") == (
+        (1, 1),
+        "capped= is 9 characters long; at most 8 are allowed. Using (1, 1).",
     )
 
 

@@ -97,7 +97,6 @@ def test_a_page_file_uses_the_skeleton():
 # pages and lesson modules that still touch st.query_params themselves, and why (every other link value is a
 # ui.skeleton.page_params.PageParam: read, refused with a notice, kept and written back in one place)
 OWN_LINK_READS = {
-    "pages/Sinks_and_linear_attention.py": "the per-head sink logits travel as one list (sinks=), fitted to the heads",
     "pages/Compare.py": "its reset takes the A and B sets' parameters out of the link",
     "pages/Train.py": "asks whether the link names a layer before choosing the most telling one",
 }

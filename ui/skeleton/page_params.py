@@ -14,11 +14,14 @@ How a value travels (the same plumbing as the shared controls, ui/skeleton/contr
 
 Besides numbers, choices and on/off, a control can be text: free text of at most ``chars`` characters (a
 sentence, a model id: drawn as a text box, shown to the learner as text), or typed text that ``parse`` reads
-into a value (a matrix) and ``format`` writes back. A value the link cannot carry (too long, or ``parse`` raised
-ValueError, whose message says what is allowed) is refused with a notice, and the default is used. A value of
-None is left out of the link, and so is the default with ``omit_default`` (a long default sentence would
-otherwise fill every link). A value whose widget the page draws itself (a matrix in a data editor) is read with
-``Page.link`` and set with :func:`set_value`.
+into a value (a matrix) and ``format`` writes back (``chars`` caps its length too). A value the link cannot carry
+(too long, or ``parse`` raised ValueError, whose message says what is allowed) is refused with a notice, and the
+default is used. A value ``parse`` reads only in part (a list of numbers with one out of range, or more of them
+than there are heads) is not refused: ``parse`` returns it as :class:`Fitted`, the value used with one notice that
+says what was changed and what is allowed, shown as a refusal's notice is. A value of None is left out of the link,
+and so is the default with ``omit_default`` (a long default sentence would otherwise fill every link). A value
+whose widget the page draws itself (a matrix in a data editor, one slider per head) is read with ``Page.link`` and
+set with :func:`set_value`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import streamlit as st
 
@@ -57,10 +61,18 @@ class PageParam:
     leaf: bool = False  # its change alters only the page's drawing: on a page with a body it reruns the body alone
     shown: Callable[[object], str] | None = None  # how the widget writes a value (default: as the link does)
     chars: int = 0  # free text of at most this many characters (a text box); longer text in the link is refused
-    parse: Callable[[str], object] | None = None  # typed text: the link's text to a value, or ValueError saying why
+    parse: Callable[[str], object] | None = None  # typed text: link text to a value (or Fitted), or ValueError why
     format: Callable[[object], str] | None = None  # typed text: a value to the link's text (default: show)
     fallback: str = ""  # what a refused link value gives way to, as its notice says it (default: the default)
     omit_default: bool = False  # the link leaves the parameter out while the value is the default
+
+
+class Fitted(NamedTuple):
+    """What a typed control's ``parse`` returns for link text it read but had to change (a number moved into range,
+    extra items dropped): the value used, and one notice that says what was changed and what is allowed."""
+
+    value: object
+    notice: str
 
 
 def head_param(key: str, H: int, **kw) -> PageParam:
@@ -98,17 +110,18 @@ def link_text(p: PageParam, value) -> str | None:
 
 
 def _typed(p: PageParam, raw: str) -> tuple[object, str | None]:
-    """``(value, notice)`` for a text control: the link's text if it fits in ``p.chars`` and ``p.parse`` reads it,
-    else the default with a notice saying what is allowed."""
+    """``(value, notice)`` for a text control: the link's text if it fits in ``p.chars`` and ``p.parse`` reads it
+    (with ``parse``'s notice when it returns :class:`Fitted`), else the default with a notice saying what is allowed."""
     fallback = p.fallback or show(p.default)
     if p.chars and len(raw) > p.chars:
         return p.default, f"{p.url}= is {len(raw)} characters long; at most {p.chars} are allowed. Using {fallback}."
     if p.parse is None:
         return raw, None
     try:
-        return p.parse(raw), None
+        value = p.parse(raw)
     except ValueError as exc:
         return p.default, f"{p.url}={repr(raw[:40])} is not read: {exc}. Using {fallback}."
+    return (value.value, value.notice or None) if isinstance(value, Fitted) else (value, None)
 
 
 def fit(p: PageParam, value) -> tuple[object, str | None]:

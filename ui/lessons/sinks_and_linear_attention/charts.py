@@ -2,14 +2,16 @@
 
 What the page computes is in attention_core/sinks_linear_views.py; its cached versions are declared in ui/compute.py.
 Its own controls are ui/skeleton/page_params.PageParam declarations (in the page file); the per-head sink logits
-travel in one URL parameter, read by :func:`parse_sinks`.
+travel in one of them, ``sinks=-2,0,2,4``, read by :func:`parse_sinks` and written by :func:`format_sinks`.
 """
 
 from __future__ import annotations
 
 import math
 
+from attention_core.config import MAX_HEADS
 from ui.draw.vega_parts import dashed_rule
+from ui.skeleton.page_params import Fitted
 from ui.text import head_name
 
 
@@ -20,11 +22,14 @@ def default_sinks(H: int) -> tuple[float, ...]:
     return tuple(float(round((-2 + 6 * h / (H - 1)) * 2) / 2) for h in range(H))
 
 
-def parse_sinks(raw: str | None, H: int) -> tuple[tuple[float, ...], list[str]]:
-    """Sink logits for H heads from the URL text "0.5,1,-2" (each clamped to -10..10), with notices."""
+SINKS_CHARS = 8 * MAX_HEADS  # the longest sinks= the link carries: "-10.0, " for each of the most heads offered
+
+
+def parse_sinks(raw: str, H: int) -> tuple[float, ...] | Fitted:
+    """Sink logits for H heads from the URL text "0.5,1,-2": heads it does not give keep their default; a number
+    moved to a multiple of 0.5 from -10 to 10, or one that cannot be read (its head's default instead), or values
+    beyond the H heads (dropped) give the logits used as :class:`Fitted`, with a notice saying what changed."""
     values, notes = list(default_sinks(H)), []
-    if raw is None:
-        return tuple(values), notes
     parts = [s.strip() for s in str(raw).split(",")]
     for h, s in enumerate(parts[:H]):
         try:
@@ -40,7 +45,12 @@ def parse_sinks(raw: str | None, H: int) -> tuple[tuple[float, ...], list[str]]:
         values[h] = c
     if len(parts) > H:
         notes.append(f"sinks has {len(parts)} values but there are {H} heads; the extra ones are ignored.")
-    return tuple(values), notes
+    return Fitted(tuple(values), " ".join(notes)) if notes else tuple(values)
+
+
+def format_sinks(sinks: tuple[float, ...]) -> str:
+    """Sink logits as the link writes them: "-2,0,2,4"."""
+    return ",".join(f"{s:g}" for s in sinks)
 
 
 def memory_chart(T: int, state_numbers: int, d_k: int) -> tuple[dict, dict]:
