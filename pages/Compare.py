@@ -43,10 +43,7 @@ SHOW = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", 
 def _reset() -> None:
     """Both sides back to the shared setting, A scaled and B unscaled (a button callback)."""
     for cs, scaled in ((A_SET, True), (B_SET, False)):
-        set_current(shared.replace(scaled=scaled), cs=cs)
-        for name in list(st.query_params):
-            if name.startswith(cs.url_prefix):
-                del st.query_params[name]
+        set_current(shared.replace(scaled=scaled), cs=cs)  # the run's end writes both sets into the link
 
 
 def _mean(sat, key):

@@ -33,7 +33,7 @@ from ui.lessons.train.text import (
 )
 from ui.session.state import kept_value, set_kept
 from ui.skeleton.page import Page
-from ui.skeleton.page_params import PageParam, draw, note, restore, write_params
+from ui.skeleton.page_params import PageParam, draw, in_link, note, restore, write_params
 from ui.text import head_name
 
 page = Page(
@@ -132,7 +132,7 @@ def scrubber(traj: Trajectory, newest: bool = False) -> int:
 def show_details(traj: Trajectory, index: int, view_fn, key: str) -> None:
     """Maps, head scores, the query/key picture, parity and exports of snapshot ``index`` of ``traj``."""
     cfg, snap = traj.cfg, traj.snapshot(index)
-    if kept_value(LAYER.key, None) is None and LAYER.url not in st.query_params:  # none chosen: the most telling
+    if kept_value(LAYER.key, None) is None and not in_link(LAYER):  # none chosen: the most telling
         for p, i in zip((LAYER, HEAD), most_telling_head(snap.scores)):
             set_kept(p.key, i + 1)
     c1, c2 = st.columns(2)

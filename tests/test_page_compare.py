@@ -47,6 +47,8 @@ def test_compare_page_shows_differences():
     run_ok(at)
     assert at.session_state["whatif_b"] == WhatIf(scaled=False)
     assert "A and B differ in one setting: **scaling by 1/√d_k**" in texts(at)
+    linked = dict(at.query_params)  # the link follows the reset: both sets at the shared setting, B unscaled
+    assert (linked["a_seq_len"], linked["b_seq_len"], linked["a_heads"], linked["b_scaled"]) == ("8", "8", "4", "0")
 
 
 def test_results_come_before_the_controls():

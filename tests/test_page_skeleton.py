@@ -96,10 +96,7 @@ def test_a_page_file_uses_the_skeleton():
 
 # pages and lesson modules that still touch st.query_params themselves, and why (every other link value is a
 # ui.skeleton.page_params.PageParam: read, refused with a notice, kept and written back in one place)
-OWN_LINK_READS = {
-    "pages/Compare.py": "its reset takes the A and B sets' parameters out of the link",
-    "pages/Train.py": "asks whether the link names a layer before choosing the most telling one",
-}
+OWN_LINK_READS: dict[str, str] = {}  # page files that may read st.query_params themselves, and why: none
 
 
 def test_pages_read_the_link_through_page_params_and_draw_vega_one_way():

@@ -213,6 +213,11 @@ def restore(params: list[PageParam]) -> dict[str, object]:
     return {p.url: st.session_state[p.key] for p in params}
 
 
+def in_link(p: PageParam) -> bool:
+    """Whether this run's link names ``p`` (a page that chooses a value itself when the link leaves it out)."""
+    return p.url in st.query_params
+
+
 def set_value(p: PageParam, value) -> None:
     """Set the value of ``p`` from code (one whose widget the page draws itself, read with ``Page.link``): kept
     across page switches, and written into the URL when the run ends."""
