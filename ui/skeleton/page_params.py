@@ -69,10 +69,11 @@ class PageParam:
 
 class Fitted(NamedTuple):
     """What a typed control's ``parse`` returns for link text it read but had to change (a number moved into range,
-    extra items dropped): the value used, and one notice that says what was changed and what is allowed."""
+    extra items dropped): the value used, and the notices (one, or a tuple of several: each shown as its own) that
+    say what was changed and what is allowed."""
 
     value: object
-    notice: str
+    notice: str | tuple[str, ...]
 
 
 def head_param(key: str, H: int, **kw) -> PageParam:
@@ -174,9 +175,12 @@ def parse_param(p: PageParam, raw: str) -> tuple[object, str | None]:
     return fit(p, int(x) if p.integer else x)
 
 
-def note(text: str | None) -> None:
-    """Add a notice to this page visit's list (None adds nothing)."""
-    if text:
+def note(text: str | tuple[str, ...] | None) -> None:
+    """Add a notice to this page visit's list, each of several as its own (None adds nothing)."""
+    if isinstance(text, tuple):
+        for t in text:
+            note(t)
+    elif text:
         st.session_state.setdefault(NOTES_KEY, []).append(text)
 
 

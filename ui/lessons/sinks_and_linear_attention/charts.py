@@ -45,7 +45,7 @@ def parse_sinks(raw: str, H: int) -> tuple[float, ...] | Fitted:
         values[h] = c
     if len(parts) > H:
         notes.append(f"sinks has {len(parts)} values but there are {H} heads; the extra ones are ignored.")
-    return Fitted(tuple(values), " ".join(notes)) if notes else tuple(values)
+    return Fitted(tuple(values), tuple(notes)) if notes else tuple(values)
 
 
 def format_sinks(sinks: tuple[float, ...]) -> str:
