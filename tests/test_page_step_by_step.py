@@ -3,6 +3,7 @@ matrices, the key booster, token-labelled tables, fixed colour scale, Step 9 ove
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -259,3 +260,16 @@ def test_one_weight_reads_the_same_in_the_map_its_tooltip_the_table_and_the_sent
     t = texts(at)
     assert f"Query A1 puts {written} of its weight on {LABELS[top]}" in t
     assert f"{LABELS[top]}, with weight {written} (row A1 of α)." in t  # the check question's answer
+
+
+@pytest.mark.parametrize(
+    "raw", ["[Sign in](https://example.org)", "![x](https://example.org/p.png)", "<b>1</b>", "`1`,$x$;*0*,1"]
+)
+def test_the_links_text_quoted_in_a_notice_stays_text(raw):
+    """A notice quotes the link's text inside Markdown: a link, an image, HTML, code, math or emphasis someone put in a
+    shared link is shown as the characters typed (escaped), never drawn (ui.text.md_text)."""
+    at = run_ok(app(PAGE, {"wq": raw}))
+    (notice,) = [w.value for w in at.warning if "is not read" in w.value]
+    for mark in ("[", "]", "<", ">", "`", "$", "*"):
+        if mark in raw:
+            assert f"\\{mark}" in notice and not re.search(rf"(?<!\\){re.escape(mark)}", notice), (mark, notice)

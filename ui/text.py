@@ -17,6 +17,16 @@ def md_escape(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
+_MD_MARKUP = re.compile(r"([\\`*\[\]<>~$])")
+
+
+def md_text(text: str) -> str:
+    """Escape what would make Markdown of plain text a link or an image (``[``, ``]``), emphasis, code, math or HTML,
+    leaving the rest as written (``0.5``, ``-10``, ``int()``, ``W_q`` read the same in the source): for text a link
+    or a reader typed that a notice quotes (:func:`md_escape` escapes every significant character)."""
+    return _MD_MARKUP.sub(r"\\\1", str(text))
+
+
 def head_name(h: int) -> str:
     """The one way a page names head ``h`` (0-based) to a learner: "head 3" for ``h = 2``."""
     return f"head {h + 1}"

@@ -34,7 +34,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from ui.session.state import entered_page, keep, remember, set_kept
-from ui.text import head_name
+from ui.text import head_name, md_text
 
 NOTES_KEY = "page_param_notes"  # this page visit's notices, shown until one of the page's controls changes
 TRUE, FALSE = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
@@ -92,7 +92,7 @@ def show(value) -> str:
 
 
 def _quoted(value) -> str:
-    return repr(value[:40]) if isinstance(value, str) else show(value)
+    return md_text(repr(value[:40])) if isinstance(value, str) else show(value)  # link text in a notice: as text
 
 
 def _written(p: PageParam, value) -> str:
@@ -121,8 +121,12 @@ def _typed(p: PageParam, raw: str) -> tuple[object, str | None]:
     try:
         value = p.parse(raw)
     except ValueError as exc:
-        return p.default, f"{p.url}={repr(raw[:40])} is not read: {exc}. Using {fallback}."
-    return (value.value, value.notice or None) if isinstance(value, Fitted) else (value, None)
+        return p.default, f"{p.url}={md_text(repr(raw[:40]))} is not read: {md_text(exc)}. Using {fallback}."
+    if not isinstance(value, Fitted):
+        return value, None
+    if isinstance(value.notice, tuple):  # the link's text, quoted in the notices: as text
+        return value.value, tuple(md_text(n) for n in value.notice if n) or None
+    return value.value, md_text(value.notice) if value.notice else None
 
 
 def fit(p: PageParam, value) -> tuple[object, str | None]:
@@ -155,7 +159,7 @@ def fit(p: PageParam, value) -> tuple[object, str | None]:
 
 def parse_param(p: PageParam, raw: str) -> tuple[object, str | None]:
     """``(value, notice)`` for the URL text ``raw``: read as ``p``'s kind, then fitted (:func:`fit`)."""
-    shown = repr(str(raw)[:40])
+    shown = md_text(repr(str(raw)[:40]))  # the link's text, quoted in a Markdown notice: as text
     if p.chars or p.parse is not None:
         return _typed(p, str(raw))
     if p.boolean:

@@ -13,7 +13,7 @@ from attention_core.model_views import AttentionRun
 from attention_core.real_heads import PRONOUN, REFERENT, ROLE_THRESHOLD, HeadRoles, Sharpness, strongest
 from ui.compute import MODELS, model_weights_run
 from ui.skeleton.page_params import PageParam, set_value
-from ui.text import fmt, md_escape
+from ui.text import fmt, md_escape, md_text
 
 # the picker's labels are short enough for a phone's select box (a select box shows its value on one line, cut
 # where it ends); what each choice is, is said under it (ABOUT)
@@ -88,7 +88,9 @@ def hf_model_ui(page, text: str, max_tokens: int) -> tuple[str, AttentionRun] | 
         except ModelLoadError as exc:
             failed[name] = str(exc)
     if name in failed:
-        st.warning(failed[name] + " The toy pages keep working.", icon=":material/warning:")
+        st.warning(
+            md_text(failed[name]) + " The toy pages keep working.", icon=":material/warning:"
+        )  # names the link's model
         if st.button("Try loading again", key="rm_retry"):
             failed.pop(name)
             st.rerun()
