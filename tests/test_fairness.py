@@ -263,7 +263,9 @@ def test_a_flood_that_interrupts_a_slow_run_is_told(script_thread, clock):
     browser_asks(r2, script_thread, "b")
     clock["t"] += PREEMPT_AFTER
     assert r2.on_scriptrunner_yield().rerun_data.query_string == "v=b"
-    assert not fairness._paces["s1"].held
+    pace = fairness._paces["s1"]
+    assert pace.last_start == clock["t"], "the restart is counted (its start noted)"
+    assert not pace.held and not pace.flooding
 
 
 def test_a_flood_waits_on_the_script_thread_and_a_stop_ends_the_wait(script_thread, clock, monkeypatch):

@@ -61,6 +61,8 @@ AUTO_WEIGHT = 0.2  # a fragment's timed rerun (run_every, the Train page's 0.3 s
 NOTICE_EVERY = 10.0  # seconds: at most one notice per session in this time
 FORGET_AFTER = 600.0  # seconds: a session's record is dropped after this long without requests
 CACHE_GRACE = 1.0  # seconds: a request that arrived within this time of the end of a run may list stale cache
+# a run the browser interrupts (after PREEMPT_AFTER) has had its PACE: its restart does not wait (_on_scriptrunner_yield)
+assert PREEMPT_AFTER >= PACE, "a flood interrupting a run younger than PACE would need to wait in on_scriptrunner_yield"
 
 # what the wrapped methods of ScriptRequests look like in STREAMLIT_READ (tests/test_fairness.py compares)
 SIGNATURES = {
