@@ -65,9 +65,9 @@ def chart_datasets(element):
 
     spec = json.loads(element.proto.spec)
     frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
-    if any(t.get("flatten") == ["t"] for t in spec.get("transform", [])):  # a heatmap's cells in one row
+    if any("t" in t.get("flatten", ()) for t in spec.get("transform", [])):  # a heatmap's cells in one row
         n_cols = len(spec["encoding"]["x"]["scale"]["domain"])
-        frames = [heatmap_cells(f, n_cols) if list(f.columns) == ["s"] else f for f in frames]
+        frames = [heatmap_cells(f, n_cols) if list(f.columns) in (["s"], ["s", "u"]) else f for f in frames]
     if isinstance(spec.get("datasets"), dict):
         import pandas as pd
 

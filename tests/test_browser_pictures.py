@@ -8,6 +8,8 @@
   sat over Softmax saturation's and Positional encoding's first heading), and over every element that has one.
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -130,7 +132,7 @@ def _cells_drawn(page, title: str, nth: int = 0):
         .nth(nth)
     )
     chart.scroll_into_view_if_needed()
-    cells = chart.locator("g.mark-rect path")
+    cells = chart.locator("g.mark-rect.role-mark path")  # the cells, not the legend's gradient
     return chart, cells, cells.evaluate_all("ps => ps.map(p => p.getAttribute('fill'))")
 
 
@@ -178,6 +180,39 @@ def test_a_heatmap_with_blank_cells_draws_the_others_where_they_belong_coloured_
                 fills[int(np.argmax(scores))],
                 fills[int(np.argmin(scores))],
             )
+
+
+def test_a_stretched_maps_colours_keep_the_weights_apart_that_three_digits_would_merge(browser_and_base):
+    """On a stretched scale a near-uniform map's weights differ in the fourth digit: the colour then comes from a
+    second row of texts with the digits the scale needs (ui.draw.charts.colour_digits). Cross-attention at
+    temperature 10, the scales stretched: the browser draws more distinct colours than the map has distinct
+    3-digit texts (the tooltips' numbers), which it could not if the colour came from those texts."""
+    from harness.apptest import app
+    from tests.apptest_util import chart_datasets
+
+    at = app("pages/Cross-attention.py", {"temperature": "10"})
+    at.run()
+    next(t for t in at.sidebar.get("toggle") if t.label == "stretch the colour scales").set_value(True)
+    at.run()
+    chart = next(c for c in at.get("vega_lite_chart") if "head 1: " in json.loads(c.proto.spec).get("title", ""))
+    title = json.loads(chart.proto.spec)["title"]
+    assert any(t.get("flatten") == ["t", "u"] for t in json.loads(chart.proto.spec)["transform"]), "not precise"
+    texts = chart_datasets(chart)[0]["t"]
+    browser, base = browser_and_base
+    with opened(browser, base + "/Cross-attention?temperature=10", (1400, 1000)) as (page, _):
+        assert_no_errors(page)
+        page.get_by_text("stretch the colour scales").click()
+        page.wait_for_timeout(500)
+        wait_for_app(page)
+        page.wait_for_function(
+            "t => [...document.querySelectorAll('g[aria-label]')].some(g => (g.getAttribute('aria-label') || '')"
+            ".includes(t)) && document.body.innerText.includes('stretched')",
+            arg=title,
+            timeout=30000,
+        )
+        _, _, fills = _cells_drawn(page, title)
+        assert len(fills) == len(texts)
+        assert len(set(fills)) > len(set(texts)), (len(set(fills)), len(set(texts)))
 
 
 def test_a_heatmaps_tooltip_names_its_cell_and_writes_its_value_as_the_page_does(browser_and_base):

@@ -45,7 +45,7 @@ def _charts(at) -> list[dict]:
                 "heatmap": bool(colour),
                 "diverging": scale.get("scheme") == "redblue",
                 "clamp": scale.get("clamp") is True,
-                "from_text": any(t.get("flatten") == ["t"] for t in spec.get("transform", [])),  # v read from its text
+                "from_text": any("t" in t.get("flatten", ()) for t in spec.get("transform", [])),  # v read from a text
                 "cells": frames[0] if frames else None,
                 "title": title if isinstance(title, str) else str(title),
                 "stretched": "stretched" in json.dumps(spec.get("encoding", {}).get("x", {}).get("axis", {})),

@@ -445,3 +445,27 @@ def test_a_heatmaps_one_row_of_texts_reads_back_as_its_cells(m, data):
     if len(cells):
         finite = np.isfinite(m[keep])
         np.testing.assert_allclose(cells["v"][finite], m[keep][finite], rtol=5e-3, atol=0)  # 3 significant digits
+
+
+def test_a_stretched_maps_colour_keeps_the_digits_its_scale_needs():
+    """The colour comes from text: 3 significant digits on the usual scales (no second row sent), more on a stretched
+    one, where a near-uniform map's weights (0.123 to 0.127) differ in the fourth digit: each cell's colour value is
+    then within half of one 256th of the domain of its weight, and the tooltip still reads as the page writes it."""
+    from ui.draw.charts import _heatmap_frame, colour_digits, heatmap_cells
+    from ui.text import fmt
+
+    rng = np.random.default_rng(0)
+    weights = rng.dirichlet(np.ones(8), size=8)
+    assert colour_digits(weights, (0.0, 1.0)) == 3 and list(_heatmap_frame(weights).column_names) == ["s"]
+    z = rng.normal(size=(8, 64)) * 1.2
+    lim = float(np.abs(z).max())
+    assert colour_digits(z, (-lim, lim)) == 3  # outputs on their own symmetric range
+    flat = 0.123 + 0.004 * rng.random((8, 8))
+    lo, hi = float(flat.min()), float(flat.max())
+    digits = colour_digits(flat, (lo, hi))
+    assert digits >= 5
+    cells = heatmap_cells(_heatmap_frame(flat, None, digits).to_pandas(), 8)
+    assert np.abs(cells["v"].to_numpy() - flat.ravel()).max() <= (hi - lo) / 512
+    assert list(cells["t"]) == [fmt(x) for x in flat.ravel()]
+    three = heatmap_cells(_heatmap_frame(flat).to_pandas(), 8)  # what 3 digits alone would colour: a few steps
+    assert len(set(three["v"])) <= 6 < len(set(cells["v"]))

@@ -108,31 +108,54 @@ MASK_AXES = Axes(value="allowed")  # query x key -> may attend (1) or not (0)
 CELL_SEP = " "  # between two cells' texts in a heatmap's one row (fmt never writes a space)
 
 
-def _heatmap_frame(m: np.ndarray, blank=None) -> pa.Table:
+def _heatmap_frame(m: np.ndarray, blank=None, digits: int = 3) -> pa.Table:
     """A heatmap's cells as one row: every cell's text (as sentences and tables write it, ui.text.fmt) in row-major
     order, joined by spaces, "" for a blank cell. The spec splits them and gives each cell its row and column from
     its place and its value (the colour) from its text (:func:`_cell_transform`); the row and column labels travel
     once, in the spec. An 8 x 64 map's cells take 3.4 KB rather than 9.4 KB with an index, a value and a text a
-    cell (the whole chart, its spec too, 6.9 rather than 12.5 KB). :func:`heatmap_cells` reads them back as the
-    browser does."""
-    texts = fmt_arrow(m)
-    if blank is not None:
-        keep = pa.array(~np.asarray(blank, dtype=bool).ravel())
-        texts = pa.compute.if_else(keep, texts, "")
-    return pa.table({"s": [CELL_SEP.join(texts.to_pylist())]})
+    cell (the whole chart, its spec too, 6.9 rather than 12.5 KB). A map whose colour needs more than 3 significant
+    digits (``digits``, :func:`colour_digits`: a stretched scale) carries them in a second row, ``u``, for the
+    colour alone. :func:`heatmap_cells` reads them back as the browser does."""
+
+    def joined(values: pa.Array) -> str:
+        if blank is not None:
+            keep = pa.array(~np.asarray(blank, dtype=bool).ravel())
+            values = pa.compute.if_else(keep, values, "")
+        return CELL_SEP.join(values.to_pylist())
+
+    columns = {"s": [joined(fmt_arrow(m))]}
+    if digits > 3:
+        columns["u"] = [joined(fmt_arrow(m, digits))]
+    return pa.table(columns)
 
 
-def _cell_transform(n_cols: int) -> list[dict]:
+def colour_digits(m: np.ndarray, domain: tuple[float, float]) -> int:
+    """Significant digits a map's colour needs: enough that a value's text is within half of one 256th of the colour
+    domain of it (3, the text's own, on the pages' usual scales: 0-1 weights, scores and outputs on their range;
+    more on a stretched one, where a near-uniform row's weights differ in the fourth digit)."""
+    lo, hi = float(domain[0]), float(domain[1])
+    vals = np.abs(np.asarray(m, dtype=np.float64))
+    vals = vals[np.isfinite(vals)]
+    if not vals.size or not hi > lo or vals.max() == 0:
+        return 3
+    k = math.floor(math.log10(vals.max())) + 1 + math.ceil(math.log10(256 / (hi - lo)))
+    return min(max(k, 3), 12)
+
+
+def _cell_transform(n_cols: int, precise: bool = False) -> list[dict]:
     """The Vega-Lite transform that makes a heatmap's one row (:func:`_heatmap_frame`) its cells: the text ``t``,
-    the row ``r``, the column ``c`` and the value ``v`` of every cell that is not blank."""
+    the row ``r``, the column ``c`` and the value ``v`` (from ``t``, or from the colour's own text ``u`` when
+    ``precise``) of every cell that is not blank."""
+    split = lambda f: {"calculate": f"split(datum.{f}, {json.dumps(CELL_SEP)})", "as": "u" if f == "u" else "t"}  # noqa: E731
     return [
-        {"calculate": f"split(datum.s, {json.dumps(CELL_SEP)})", "as": "t"},
-        {"flatten": ["t"]},
+        split("s"),
+        *([split("u")] if precise else []),
+        {"flatten": ["t", "u"] if precise else ["t"]},
         {"window": [{"op": "row_number", "as": "i"}]},  # in the data's order: row-major
         {"filter": "datum.t !== ''"},
         {"calculate": f"floor((datum.i - 1) / {n_cols})", "as": "r"},
         {"calculate": f"(datum.i - 1) % {n_cols}", "as": "c"},
-        {"calculate": "toNumber(datum.t)", "as": "v"},
+        {"calculate": f"toNumber(datum.{'u' if precise else 't'})", "as": "v"},
     ]
 
 
@@ -140,10 +163,11 @@ def heatmap_cells(frame: pd.DataFrame, n_cols: int) -> pd.DataFrame:
     """The cells (r, c, v, t) that :func:`_cell_transform` makes of a heatmap's one row, as the browser makes them
     (for the tests and the page snapshots; tests/test_browser_pictures.py checks the browser's tooltips)."""
     texts = str(frame["s"].iloc[0]).split(CELL_SEP)
+    colour = str(frame["u"].iloc[0]).split(CELL_SEP) if "u" in frame.columns else texts
     i = np.arange(len(texts))
     keep = np.array([t != "" for t in texts], dtype=bool)
     t = [x for x, k in zip(texts, keep) if k]
-    v = np.array(t, dtype=np.float64)
+    v = np.array([x for x, k in zip(colour, keep) if k], dtype=np.float64)
     v[~np.isfinite(v)] = np.nan  # Vega's toNumber reads "nan", "inf" and "-inf" as NaN (JavaScript writes Infinity)
     return pd.DataFrame({"r": i[keep] // n_cols, "c": i[keep] % n_cols, "v": v, "t": t}).reset_index(drop=True)
 
@@ -221,7 +245,7 @@ def _skeleton(lay: _Layout) -> str:
     spec = _heatmap_altair(empty, lay).to_dict()
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}
-    spec["transform"] = _cell_transform(lay.shape[1]) + [  # each cell's labels (tooltip), by its index: once
+    spec["transform"] = [  # each cell's labels (tooltip), by its index: the labels travel once (after the cells')
         {"calculate": f"{json.dumps(list(map(str, labels)))}[datum.{index}]", "as": name}
         for labels, index, name in ((lay.row_labels, "r", lay.row_title), (lay.col_labels, "c", lay.col_title))
     ]
@@ -229,8 +253,9 @@ def _skeleton(lay: _Layout) -> str:
     return json.dumps(spec)
 
 
-def _heatmap_dict(lay: _Layout, domain, note: str = "") -> dict:
+def _heatmap_dict(lay: _Layout, domain, note: str = "", digits: int = 3) -> dict:
     spec = json.loads(_skeleton(lay))
+    spec["transform"] = _cell_transform(lay.shape[1], precise=digits > 3) + spec["transform"]
     if domain is not None:
         spec["encoding"]["color"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
     if note:
@@ -262,11 +287,11 @@ def heatmap_spec(
     return json.dumps(_heatmap_dict(lay, domain, note))
 
 
-def _cells_arrow(m: np.ndarray, blank) -> bytes:
+def _cells_arrow(m: np.ndarray, blank, digits: int = 3) -> bytes:
     """The cells of one heatmap as Arrow IPC bytes, cached by a digest of the numbers and the blank cells: a
     rerun that draws the same map again sends stored bytes instead of converting it again."""
-    key = ("heatmap cells", digest(m, None if blank is None else np.asarray(blank, dtype=bool)))
-    return arrow_rows(key, lambda: _heatmap_frame(m, blank))
+    key = ("heatmap cells", digest(m, None if blank is None else np.asarray(blank, dtype=bool)), digits)
+    return arrow_rows(key, lambda: _heatmap_frame(m, blank, digits))
 
 
 _PNGS = register(ByteLRU("ui.draw.charts.pngs", 32 * 2**20))  # encoded image heatmaps, by content digest
@@ -402,8 +427,9 @@ def show_heatmap(
         if not note and not legend:  # a chart without a legend states its colour range under its key axis
             note = f"colour {domain[0]:.3g}–{domain[1]:.3g}"
         lay = _Layout(m.shape, rows, cols, title, *axes, True, scheme, size, legend)
-        spec = _heatmap_dict(lay, domain, note)
-        spec["datasets"] = {"cells": _cells_arrow(m, blank)}
+        digits = colour_digits(m if blank is None else np.where(blank, np.nan, m), domain)
+        spec = _heatmap_dict(lay, domain, note, digits)
+        spec["datasets"] = {"cells": _cells_arrow(m, blank, digits)}
         spec["description"] = alt_text or describe_map(m, rows, cols, title, axes, blank)
         spec["usermeta"] = {"group": group or title, "value": axes.value}
         vega.draw(box, spec, key=key, width="content")
