@@ -1,6 +1,8 @@
 """Real transformer attention: a pretrained model's heads on a typed sentence (the embedded model works with no
 network), what its heads do, and proof that attention_core recomputes exactly what the model computed."""
 
+from urllib.parse import quote
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -19,17 +21,19 @@ from ui.lessons.real_model.model_view import pick_model_view_head, show_model_vi
 from ui.lessons.real_model.words import word_section
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
-from ui.skeleton.page_params import PageParam
+from ui.skeleton.page_params import PageParam, too_long_for_link
 from ui.skeleton.widgets import head_picker, index_picker
 from ui.text import fmt, fmt_all, head_name, md_escape
 
 SENTENCE_CHARS = 4000  # the longest sentence (typed or from a link) this page takes: room for 512 tokens
+SENTENCE_LINK_BYTES = 6000  # a longer sentence, percent-encoded, stays out of the link (it would pass 16 KB)
 SENTENCE = PageParam(  # the typed sentence, in the link once it is not the class's
     "rm_text",
     "text",
     DEFAULT_SENTENCE,
     chars=SENTENCE_CHARS,
     omit_default=True,
+    link_bytes=SENTENCE_LINK_BYTES,
     label="Sentence",
     fallback="the class's sentence",
 )
@@ -116,6 +120,12 @@ def _sentence() -> tuple[str, int]:
     most tokens to read)``; an empty sentence reads the class's."""
     text = page.control(SENTENCE)
     max_tokens = page.control(TOKENS)
+    if too_long_for_link(SENTENCE, text):
+        st.caption(
+            f"This sentence is too long for a link ({len(quote(text, safe='')):,} characters once encoded for a web "
+            f"address, at most {SENTENCE_LINK_BYTES:,}): the share link leaves it out, so whoever opens it sees the "
+            "class's sentence. Share a shorter one, or send the text itself."
+        )
     if not text.split():
         st.warning("The sentence is empty: type at least one word. Showing the class's sentence instead.")
         return DEFAULT_SENTENCE, max_tokens

@@ -178,6 +178,24 @@ def test_a_sentence_too_long_for_the_link_is_refused_with_a_notice(tiny):
     assert at.text_input(key="rm_text").value == DEFAULT_SENTENCE and "text" not in at.query_params
 
 
+def test_a_sentence_whose_link_a_proxy_would_refuse_stays_out_of_the_link_and_says_so(tiny):
+    """A sentence the box takes (at most 4,000 characters) can pass the 16 KB request line the deployment's nginx
+    accepts once percent-encoded (a character outside ASCII takes up to 9 bytes): such a sentence stays out of the
+    link, and the page says why; a shorter one in the same script goes into it."""
+    model = str(tiny["bert"])
+    at = run_ok(app(PAGE, {"model": model}, timeout=120))
+    far = "猫が座った。" * 200  # 1,200 characters, 10,800 bytes encoded
+    at.text_input(key="rm_text").input(far)
+    run_ok(at)
+    assert at.text_input(key="rm_text").value == far and "text" not in at.query_params
+    said = [c.value for c in at.caption if "too long for a link" in c.value]
+    assert said and "10,800 characters once encoded" in said[0] and "at most 6,000" in said[0], said
+    near = "猫が座った。" * 100  # 5,400 bytes encoded: fits
+    at.text_input(key="rm_text").input(near)
+    run_ok(at)
+    assert at.query_params["text"] == near and not [c for c in at.caption if "too long for a link" in c.value]
+
+
 def test_unknown_model_shows_message_and_the_page_ends_cleanly():
     at = run_ok(app(PAGE, {"model": "no-such-user/no-such-model-xyz"}, timeout=120))
     assert any("Could not load 'no-such-user/no-such-model-xyz'" in w.value for w in at.warning)

@@ -18,8 +18,10 @@ into a value (a matrix) and ``format`` writes back (``chars`` caps its length to
 (too long, or ``parse`` raised ValueError, whose message says what is allowed) is refused with a notice, and the
 default is used. A value ``parse`` reads only in part (a list of numbers with one out of range, or more of them
 than there are heads) is not refused: ``parse`` returns it as :class:`Fitted`, the value used with one notice that
-says what was changed and what is allowed, shown as a refusal's notice is. A value of None is left out of the link,
-and so is the default with ``omit_default`` (a long default sentence would otherwise fill every link). A value
+says what was changed and what is allowed (or a tuple of notices, each shown as its own), as a refusal's is. A value of None is left out of the link,
+and so is the default with ``omit_default`` (a long default sentence would otherwise fill every link), and a
+value longer than ``link_bytes`` once percent-encoded (:func:`too_long_for_link`: a link a proxy would refuse;
+the page says so). A value
 whose widget the page draws itself (a matrix in a data editor, one slider per head) is read with ``Page.link`` and
 set with :func:`set_value`.
 """
@@ -30,6 +32,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
+from urllib.parse import quote
 
 import streamlit as st
 
@@ -65,6 +68,7 @@ class PageParam:
     format: Callable[[object], str] | None = None  # typed text: a value to the link's text (default: show)
     fallback: str = ""  # what a refused link value gives way to, as its notice says it (default: the default)
     omit_default: bool = False  # the link leaves the parameter out while the value is the default
+    link_bytes: int = 0  # the link leaves out a value longer than this once percent-encoded (0: no limit)
 
 
 class Fitted(NamedTuple):
@@ -107,7 +111,15 @@ def link_text(p: PageParam, value) -> str | None:
     text = _written(p, value)
     if p.omit_default and p.default is not None and text == _written(p, p.default):
         return None
+    if too_long_for_link(p, value):
+        return None
     return text
+
+
+def too_long_for_link(p: PageParam, value) -> bool:
+    """Whether ``value`` is longer than ``p.link_bytes`` once percent-encoded (a link a proxy would refuse: the
+    deployment's nginx takes request lines of up to 16 KB, and a character outside ASCII takes up to 9 bytes)."""
+    return bool(p.link_bytes) and value is not None and len(quote(_written(p, value), safe="")) > p.link_bytes
 
 
 def _typed(p: PageParam, raw: str) -> tuple[object, str | None]:
