@@ -268,6 +268,43 @@ def test_a_flood_that_interrupts_a_slow_run_is_told(script_thread, clock):
     assert not pace.held and not pace.flooding
 
 
+def test_a_flood_that_arrives_between_the_look_and_the_start_is_told(script_thread, clock):
+    """The event loop can hand over requests after on_scriptrunner_ready looked for them and before Streamlit's own
+    method takes them (a thread switch in between): they are all folded into the run that starts, which must count
+    them and, when they are a flood, show the notice."""
+    r = running(script_thread, "0")
+    clock["t"] += 5  # the last run started long ago: nothing to wait for
+    original = script_requests.ScriptRequests.on_scriptrunner_ready.__aexp_original__
+
+    def flood_then_original(self):
+        browser_asks(self, script_thread, *map(str, range(1, 400)), every=0.0001, clock=clock)
+        return original(self)
+
+    got = fairness._on_scriptrunner_ready(flood_then_original, r)
+    assert got.type is ScriptRequestType.RERUN and got.rerun_data.query_string == "v=399"
+    pace = fairness._paces["s1"]
+    assert pace.held and pace.flooding and pace.requests() >= 399
+
+
+def test_a_flood_folded_into_the_scripts_own_rerun_is_told(script_thread, clock):
+    """A leaf control's callback asks for a body rerun (the script's own request, which interrupts at once); a flood
+    arriving meanwhile is folded into it and the run restarts from on_scriptrunner_yield, never reaching
+    on_scriptrunner_ready: the flood is counted and the restarted run shows the notice. (CI: 400 requests folded
+    into a body rerun, 3 runs in 0.15 s, no notice.) The script's own rerun alone changes nothing."""
+    r = running(script_thread, "0")
+    clock["t"] += 0.01
+    r.request_rerun(rerun("body", fragment_id_queue=["f"], is_fragment_scoped_rerun=True))  # from the script
+    got = r.on_scriptrunner_yield()
+    assert got is not None and got.rerun_data.fragment_id_queue == ["f"]
+    pace = fairness._paces["s1"]
+    assert not pace.held and pace.requests() == 1, "the script's own rerun is not a request of the browser's"
+    r.request_rerun(rerun("body", fragment_id_queue=["f"], is_fragment_scoped_rerun=True))
+    browser_asks(r, script_thread, *map(str, range(1, 400)), every=0.0001, clock=clock)
+    got = r.on_scriptrunner_yield()
+    assert got is not None and got.rerun_data.query_string == "v=399"
+    assert pace.held and pace.flooding and pace.last_start == clock["t"]
+
+
 def test_a_flood_waits_on_the_script_thread_and_a_stop_ends_the_wait(script_thread, clock, monkeypatch):
     def sleep(s):
         clock["t"] += s

@@ -19,8 +19,9 @@ and :func:`install` if a config turned it on again):
   ``st.rerun("body")``, ``st.switch_page``) keeps Streamlit's behaviour; a request from the browser is noted with
   its arrival time.
 - ``on_scriptrunner_yield``: a browser's request does not interrupt a run younger than ``PREEMPT_AFTER``; it
-  waits, folded with the ones after it, until the run ends (a slow page can still be left after a second; when
-  the requests that interrupt it are a flood, the restarted run is counted as paced and shows the notice).
+  waits, folded with the ones after it, until the run ends (a slow page can still be left after a second). A run
+  restarted here (by those requests, or by the script's own rerun that they were folded into) never reaches
+  ``on_scriptrunner_ready``: when its requests are a flood, it is counted as paced and shows the notice.
 - ``on_scriptrunner_ready`` (between two runs): a session that sent more than ``FLOOD_REQUESTS`` requests in the
   last ``WINDOW`` seconds, and whose run is about to start with requests that piled up during the last one,
   waits until ``PACE`` seconds after its last run started. The wait is a sleep on the session's own script
@@ -175,13 +176,15 @@ def _on_scriptrunner_yield(original, self) -> ScriptRequest | None:
         now = time.monotonic()
         self._aexp_internal, self._aexp_run_start = False, now
         ctx = get_script_run_ctx(suppress_warning=True)
-        if ctx is not None and not internal:
-            # the browser's requests interrupt a run PREEMPT_AFTER (= PACE) old: it has had its turn, so it does
-            # not wait, but a flood is still counted and told (a slow run under load is restarted here, never
-            # reaching on_scriptrunner_ready)
+        arrived = _arrived(self) if ctx is not None else []
+        if arrived:
+            # the run restarts here, never reaching on_scriptrunner_ready, with the browser's requests folded in:
+            # they interrupted a run PREEMPT_AFTER (>= PACE) old (a slow run under load), or they were folded into
+            # the script's own rerun (a leaf control's body rerun; CI: 400 requests so folded said nothing). It does
+            # not wait (it has had its turn, or the script asked for it), but a flood is counted and told
             pace = pace_of(ctx.session_id, now)
-            pace.wait(_arrived(self), now)
-            pace.started(now, pace.flooding)
+            pace.wait(arrived, now)
+            pace.started(now, pace.flooding or (internal and pace.held))
     return request
 
 
@@ -217,6 +220,14 @@ def _on_scriptrunner_ready(original, self) -> ScriptRequest:
         now = time.monotonic()
         self._aexp_internal, self._aexp_run_start = False, now
         if pace is not None:
+            # requests the event loop handed over after the look above (a thread switch between the look and
+            # `original`) are in this run: count them, and say so if they are a flood (the run starts now with all
+            # of them, so it does not wait)
+            late = _arrived(self)
+            if late:
+                pace.wait(late, now)
+                held = held or pace.flooding
+                newest = max(newest, max(t for t, _ in late))
             pace.started(now, held)
             if newest < pace.last_end + CACHE_GRACE:  # the browser may have evicted what its request listed
                 data = replace(request.rerun_data, cached_message_hashes=frozenset())
