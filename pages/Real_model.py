@@ -1,8 +1,6 @@
 """Real transformer attention: a pretrained model's heads on a typed sentence (the embedded model works with no
 network), what its heads do, and proof that attention_core recomputes exactly what the model computed."""
 
-from urllib.parse import quote
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -21,7 +19,7 @@ from ui.lessons.real_model.model_view import pick_model_view_head, show_model_vi
 from ui.lessons.real_model.words import word_section
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
-from ui.skeleton.page_params import PageParam, too_long_for_link
+from ui.skeleton.page_params import PageParam, link_length, too_long_for_link
 from ui.skeleton.widgets import head_picker, index_picker
 from ui.text import fmt, fmt_all, head_name, md_escape
 
@@ -122,8 +120,8 @@ def _sentence() -> tuple[str, int]:
     max_tokens = page.control(TOKENS)
     if too_long_for_link(SENTENCE, text):
         st.caption(
-            f"This sentence is too long for a link ({len(quote(text, safe='')):,} characters once encoded for a web "
-            f"address, at most {SENTENCE_LINK_BYTES:,}): the share link leaves it out, so whoever opens it sees the "
+            f"This sentence is too long for a link ({link_length(SENTENCE, text):,} characters once encoded for a web "
+            f"address, at most {SENTENCE.link_bytes:,}): the share link leaves it out, so whoever opens it sees the "
             "class's sentence. Share a shorter one, or send the text itself."
         )
     if not text.split():

@@ -17,7 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401 - pa.compute
+import pyarrow.compute as pc
 import streamlit as st
 
 from ui.draw import vega
@@ -120,7 +120,7 @@ def _heatmap_frame(m: np.ndarray, blank=None, digits: int = 3) -> pa.Table:
     def joined(values: pa.Array) -> str:
         if blank is not None:
             keep = pa.array(~np.asarray(blank, dtype=bool).ravel())
-            values = pa.compute.if_else(keep, values, "")
+            values = pc.if_else(keep, values, "")
         return CELL_SEP.join(values.to_pylist())
 
     columns = {"s": [joined(fmt_arrow(m))]}
@@ -146,10 +146,9 @@ def _cell_transform(n_cols: int, precise: bool = False) -> list[dict]:
     """The Vega-Lite transform that makes a heatmap's one row (:func:`_heatmap_frame`) its cells: the text ``t``,
     the row ``r``, the column ``c`` and the value ``v`` (from ``t``, or from the colour's own text ``u`` when
     ``precise``) of every cell that is not blank."""
-    split = lambda f: {"calculate": f"split(datum.{f}, {json.dumps(CELL_SEP)})", "as": "u" if f == "u" else "t"}  # noqa: E731
+    texts = [("s", "t"), ("u", "u")] if precise else [("s", "t")]  # (the row's field, the cell's field)
     return [
-        split("s"),
-        *([split("u")] if precise else []),
+        *({"calculate": f"split(datum.{row}, {json.dumps(CELL_SEP)})", "as": cell} for row, cell in texts),
         {"flatten": ["t", "u"] if precise else ["t"]},
         {"window": [{"op": "row_number", "as": "i"}]},  # in the data's order: row-major
         {"filter": "datum.t !== ''"},

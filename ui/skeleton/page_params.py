@@ -116,10 +116,15 @@ def link_text(p: PageParam, value) -> str | None:
     return text
 
 
+def link_length(p: PageParam, value) -> int:
+    """The characters ``value`` takes in a link, percent-encoded (a character outside ASCII takes up to 9)."""
+    return len(quote(_written(p, value), safe=""))
+
+
 def too_long_for_link(p: PageParam, value) -> bool:
     """Whether ``value`` is longer than ``p.link_bytes`` once percent-encoded (a link a proxy would refuse: the
-    deployment's nginx takes request lines of up to 16 KB, and a character outside ASCII takes up to 9 bytes)."""
-    return bool(p.link_bytes) and value is not None and len(quote(_written(p, value), safe="")) > p.link_bytes
+    deployment's nginx takes request lines of up to 16 KB)."""
+    return bool(p.link_bytes) and value is not None and link_length(p, value) > p.link_bytes
 
 
 def _typed(p: PageParam, raw: str) -> tuple[object, str | None]:

@@ -88,9 +88,8 @@ def hf_model_ui(page, text: str, max_tokens: int) -> tuple[str, AttentionRun] | 
         except ModelLoadError as exc:
             failed[name] = str(exc)
     if name in failed:
-        st.warning(
-            md_text(failed[name]) + " The toy pages keep working.", icon=":material/warning:"
-        )  # names the link's model
+        said = md_text(failed[name])  # it names the model, which a link may carry: as text
+        st.warning(said + " The toy pages keep working.", icon=":material/warning:")
         if st.button("Try loading again", key="rm_retry"):
             failed.pop(name)
             st.rerun()
