@@ -63,6 +63,58 @@ def js_page(browser_and_base):
     ctx.close()
 
 
+MOUNT_FEEDS = """(b64s) => b64s.map((b) => {
+  const bytes = Uint8Array.from(atob(b), (c) => c.charCodeAt(0));
+  window.undos = window.undos || [];
+  window.undos.push(window.syncStub({ data: bytes }));
+  return window.undos.length - 1;
+})"""
+TAKEN = """() => {
+  const kept = (window.__attentionExplorerLiveSync || {}).m;
+  const held = (window.__attentionExplorerLiveScores || {}).m;
+  return {
+    waiting: (window.__attentionExplorerLiveFeeds || []).length,
+    rev: kept ? kept.rev : null,
+    scores: held && held.arrays.a ? Array.from(held.arrays.a) : null,
+  };
+}"""
+
+
+def test_a_feed_that_arrives_before_the_maps_module_waits_for_it_and_one_unmounted_is_dropped(browser_and_base):
+    """The feed element carries only sync.js, which hands its data to the maps' module (feed.js): feeds that mount
+    before that module has loaded wait on the window, in order; one unmounted before it loaded is never taken; after
+    it loaded a feed is taken at once, and unmounting it forgets its setting."""
+    browser, _ = browser_and_base
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    S = np.random.default_rng(3).standard_normal((2, 3, 3)).astype(np.float32)
+
+    def feed(rev: int, carried: bool = False) -> str:
+        header = {"key": "m", "panels": {"": {"temperature": rev}}, "rev": rev, "scores": "s", "arrays": ["a"]}
+        if carried:
+            header |= {"carried": [0], "shapes": [{"H": 2, "Tq": 3, "Tk": 3}]}
+        return base64.b64encode(live.pack([S] if carried else [], header)).decode()
+
+    try:
+        page.set_content("<html><body></body></html>")
+        page.add_script_tag(content=live.SYNC_JS.replace("export default function", "window.syncStub = function"))
+        page.evaluate(MOUNT_FEEDS, [feed(1, carried=True), feed(2), feed(5)])
+        page.evaluate("() => window.undos[2]()")  # the newest unmounted before the maps' module loaded
+        assert page.evaluate(TAKEN) == {"waiting": 2, "rev": None, "scores": None}
+        page.add_script_tag(content=live.FEED_JS, type="module")
+        page.wait_for_function("() => !!window.__attentionExplorerLiveTake")
+        got = page.evaluate(TAKEN)
+        assert (got["waiting"], got["rev"]) == (0, 2)  # both taken in order; rev 5 was never taken
+        np.testing.assert_array_equal(np.float32(got["scores"]), S.ravel())  # the first carried the scores
+        page.evaluate(MOUNT_FEEDS, [feed(3)])  # after the module loaded: taken at once
+        assert page.evaluate(TAKEN)["rev"] == 3
+        page.evaluate("() => window.undos[3]()")  # unmounted: its setting is forgotten, the scores kept
+        got = page.evaluate(TAKEN)
+        assert got["rev"] is None and got["scores"] is not None
+    finally:
+        ctx.close()
+
+
 def test_the_maps_write_numbers_as_the_page_does(js_page):
     """softmax.js's fmt (a map's hover, its figures, the B - A hover) writes every number as ui.text.fmt writes it in
     the page's sentences and tables: random numbers over 18 decades, ties on their exact binary value (1/32 at 3

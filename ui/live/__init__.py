@@ -8,7 +8,7 @@ frame; the server hears about the value once, on release. The split:
   a reference to them instead of their bytes), and a small feed with the panels' setting. The raw scores
   S = Q Kᵀ of every head (float32) travel in the feed once per input and session: the scores do not depend on the
   temperature, the scaling or the mask, so a change of those sends no scores again.
-- The browser keeps the scores it was sent (``sync.js``; ``softmax.js``: one pure function per formula;
+- The browser keeps the scores it was sent (``feed.js``; ``softmax.js``: one pure function per formula;
   ``maps.js``: the drawing) and computes A = softmax(S / (s·τ)) under the mask for the value under the thumb, and
   draws every map on one colour scale, the picked query's bars and each head's figures.
 - On release the component reports ``setting``; :func:`live_maps`' callback puts it into the page's own controls
@@ -65,11 +65,15 @@ def lean(js: str) -> str:
 
 SOFTMAX_JS = lean((HERE / "softmax.js").read_text(encoding="utf-8"))
 MAPS_JS = lean((HERE / "maps.js").read_text(encoding="utf-8"))
+FEED_JS = lean((HERE / "feed.js").read_text(encoding="utf-8"))
 SYNC_JS = lean((HERE / "sync.js").read_text(encoding="utf-8"))
 CSS = (HERE / "live.css").read_text(encoding="utf-8")
 
-# one ES module: softmax.js's pure functions, then the drawing (no build step, nothing fetched)
-_MAPS = st.components.v2.component("attention_explorer.live_maps", js=SOFTMAX_JS + "\n" + MAPS_JS, css=CSS)
+# one ES module: softmax.js's pure functions, the feeds' reader, then the drawing (no build step, nothing fetched);
+# the feed element carries only sync.js, which hands its data to this module
+_MAPS = st.components.v2.component(
+    "attention_explorer.live_maps", js="\n".join((SOFTMAX_JS, FEED_JS, MAPS_JS)), css=CSS
+)
 _SYNC = st.components.v2.component("attention_explorer.live_sync", js=SYNC_JS)
 
 MAGIC = b"AEL1"
@@ -143,7 +147,7 @@ def _feed(key: str, settings: dict[str, dict], scores_key: str, found: list[Scor
     """The feed of the maps of ``key``: the panels' settings, the keys of the score arrays they draw, and those
     arrays this session has not sent (Compare: a new seq_len of A sends A's scores, not B's again).
 
-    The browser keeps the arrays the last feed named (sync.js), as this session counts them; maps that still lack
+    The browser keeps the arrays the last feed named (feed.js), as this session counts them; maps that still lack
     one after a feed ask for them again (``need``), which forgets the count."""
     held = _sent().get(key, ())
     keys = [sc.key for sc in found]

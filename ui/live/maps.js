@@ -4,9 +4,9 @@
 // ui/live/__init__.py) for the values under the learner's thumb.
 //
 // Data (JSON text, from ui/live/__init__.py): nothing a release changes, so that Streamlit sends the same element
-// as a reference from the second run on. The scores and the settings arrive through the maps' feed (sync.js):
+// as a reference from the second run on. The scores and the settings arrive through the maps' feed (feed.js):
 //   key      the key of the scores (a digest of the numbers and the labels) that the feed delivers
-//   sync     the key the feeds of these maps arrive under (ui/live/sync.js)
+//   sync     the key the feeds of these maps arrive under (ui/live/feed.js)
 //   scores   [{key, H, Tq, Tk}] the key (a digest of its numbers) and shape of each score array
 //   panels   [{name, title, scores (index), dk, rows, cols, heads (null = all, "picked"), controls, bars, mask,
 //            size}]:
@@ -20,7 +20,6 @@
 // The maps draw once they hold the scores of their key and a setting; a feed naming scores that this page does not
 // hold (a reconnect lost them, a newer run dropped the feed that carried them) makes them ask for them (`need`).
 
-const SYNC_EVENT = "attention-explorer-live-sync";
 const headName = (h) => `head ${h + 1}`; // as the pages name a head (ui.text.head_name)
 const MAX_LABELLED = 16; // up to this many tokens a map has token labels and its cells are at least 12 px
 const LABEL_CHARS = 6;
@@ -275,11 +274,11 @@ class LiveView {
     }
     this.takeScores();
     const kept = (window.__attentionExplorerLiveSync || {})[this.syncKey];
-    if (kept) this.feed(kept); // the feed of this run, if it came first (sync.js keeps it until it is unmounted)
+    if (kept) this.feed(kept); // the feed of this run, if it came first (feed.js keeps it until it is unmounted)
     this.schedule();
   }
 
-  /** The scores of this view's key, if the page holds them (sync.js keeps the arrays the last feed named). */
+  /** The scores of this view's key, if the page holds them (feed.js keeps the arrays the last feed named). */
   takeScores() {
     const held = (window.__attentionExplorerLiveScores || {})[this.syncKey];
     const S = this.h.scores.map((s) => held && held.arrays[s.key]);

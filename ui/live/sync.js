@@ -1,55 +1,14 @@
-// The live maps' feed: the panels' settings of a run, and, once per input and session, the raw scores. It keeps
-// what it was sent on the window (the maps drawn later find it there) and hands it to the maps of the same key
-// (ui/live/maps.js listens for the event).
-//
-// Data (bytes, packed by ui/live/__init__.py): "AEL1", a uint32 header length, the header JSON (utf-8, padded to a
-// multiple of 4 bytes), then one float32 array of raw scores S = Q Kᵀ (H, Tq, Tk) per entry of header.shapes.
-// The header: {key (the maps'), panels: {panel name: setting}, rev; from a full run's feed also scores (the key
-// of the scores the maps draw), arrays (the key of each score array they draw), and, for the arrays it carries
-// (those the session has not sent), carried (their indices in arrays) and shapes}.
-
-const SYNC_EVENT = "attention-explorer-live-sync";
-
-/** Split the packed bytes into the header and the float32 score arrays (views, no copy when aligned). */
-function unpack(bytes) {
-  const buf = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  const magic = String.fromCharCode(buf[0], buf[1], buf[2], buf[3]);
-  if (magic !== "AEL1") throw new Error(`live maps: unknown data (${magic})`);
-  const n = new DataView(buf.buffer, buf.byteOffset + 4, 4).getUint32(0, true);
-  const header = JSON.parse(new TextDecoder().decode(buf.subarray(8, 8 + n)));
-  let start = 8 + n + ((4 - (n % 4)) % 4);
-  const scores = (header.shapes || []).map(({ H, Tq, Tk }) => {
-    const count = H * Tq * Tk;
-    const aligned = (buf.byteOffset + start) % 4 === 0;
-    const S = aligned
-      ? new Float32Array(buf.buffer, buf.byteOffset + start, count)
-      : new Float32Array(buf.slice(start, start + 4 * count).buffer); // (H, Tq, Tk)
-    start += 4 * count;
-    return S;
-  });
-  return { header, scores };
-}
-
+// The live maps' feed, sent with every run that hands the maps a setting: it passes its data to the maps' module
+// (feed.js, sent once with the maps), queued on the window until that module has loaded, so that a change sends
+// these few lines and not the feed's code.
 export default function (component) {
-  const { header, scores } = unpack(component.data);
-  const { key, panels, rev } = header;
-  // per maps key, the score arrays the last feed named (those it carried, and those kept from before), as the
-  // server counts what it has sent (ui/live/__init__.py)
-  const held = (window.__attentionExplorerLiveScores = window.__attentionExplorerLiveScores || {});
-  if (header.arrays) {
-    const before = held[key] ? held[key].arrays : {};
-    const arrays = {};
-    for (const name of header.arrays) if (before[name]) arrays[name] = before[name];
-    (header.carried || []).forEach((i, j) => (arrays[header.arrays[i]] = scores[j]));
-    held[key] = { key: header.scores, arrays };
-  }
-  const kept = (window.__attentionExplorerLiveSync = window.__attentionExplorerLiveSync || {});
-  const detail = { key, panels, rev, scores: header.scores };
-  if (!kept[key] || kept[key].rev <= rev) kept[key] = detail;
-  window.dispatchEvent(new CustomEvent(SYNC_EVENT, { detail }));
-  // unmounted (another page, a full run after a body rerun): its settings are no longer this run's, so maps drawn
-  // later must not start from them; a newer feed's are kept
+  const feed = { data: component.data, gone: false, undo: null };
+  (window.__attentionExplorerLiveFeeds = window.__attentionExplorerLiveFeeds || []).push(feed);
+  if (window.__attentionExplorerLiveTake) window.__attentionExplorerLiveTake();
   return () => {
-    if (kept[key] === detail) delete kept[key];
+    feed.gone = true; // unmounted before the maps' module took it: not taken, and not kept on the window
+    const queue = window.__attentionExplorerLiveFeeds;
+    if (queue && queue.includes(feed)) queue.splice(queue.indexOf(feed), 1);
+    if (feed.undo) feed.undo();
   };
 }
