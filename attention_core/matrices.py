@@ -34,20 +34,34 @@ def parse_matrix(name: str, text: str, shape: tuple[int, int] | None = None) -> 
     """Parse ``"a,b;c,d"`` into a checked matrix (see :func:`check_matrix`)."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"{name} is empty; write rows separated by ';' and numbers by ',', e.g. 0,1;0,1")
-    rows = [r for r in text.strip().split(";")]
-    try:
-        values = [[float(x) for x in r.split(",")] for r in rows]
-    except ValueError:
+    # the messages name the entry or the rows at fault, not the whole text: a caller quoting the text (a link's
+    # notice) would otherwise show it twice
+    rows = [r.split(",") for r in text.strip().split(";")]
+    values = []
+    for i, row in enumerate(rows):
+        try:
+            values.append([float(x) for x in row])
+        except ValueError:
+            bad = next(x for x in row if not _number(x))
+            raise ValueError(
+                f"{name} has {bad.strip()[:20]!r} in row {i + 1}, which is not a number; write rows separated by ';' "
+                "and numbers by ',', e.g. 0,1;0,1"
+            ) from None
+    lengths = sorted({len(r) for r in values})
+    if len(lengths) != 1:
         raise ValueError(
-            f"{name}={text[:60]!r} is not a matrix of numbers; write rows separated by ';' "
-            "and numbers by ',', e.g. 0,1;0,1"
-        ) from None
-    if len({len(r) for r in values}) != 1:
-        raise ValueError(
-            f"{name}={text[:60]!r} has rows of different lengths; write rows of equal length separated by ';' "
-            "and numbers by ',', e.g. 0,1;0,1"
+            f"{name} has rows of different lengths ({' and '.join(map(str, lengths))} numbers); write rows of equal "
+            "length separated by ';' and numbers by ',', e.g. 0,1;0,1"
         )
     return check_matrix(name, values, shape)
+
+
+def _number(x: str) -> bool:
+    try:
+        float(x)
+    except ValueError:
+        return False
+    return True
 
 
 def format_matrix(m) -> str:

@@ -206,9 +206,9 @@ def test_matrices_from_link_and_bad_link():
 @pytest.mark.parametrize(
     "raw, why",
     [
-        ("1,nan;0", "W_q='1,nan;0' has rows of different lengths; write rows of equal length separated by ';'"),
+        ("1,nan;0", "W_q has rows of different lengths (1 and 2 numbers); write rows of equal length separated by"),
         ("1,0", "W_q must be 2 x 2; got 1 x 2"),
-        ("1,x;0,1", "W_q='1,x;0,1' is not a matrix of numbers; write rows separated by ';' and numbers by ','"),
+        ("1,x;0,1", "W_q has 'x' in row 1, which is not a number; write rows separated by ';' and numbers by ','"),
         ("1,inf;0,1", "only finite numbers between"),
         ("", "W_q is empty; write rows separated by ';' and numbers by ','"),
     ],
@@ -217,6 +217,7 @@ def test_a_bad_matrix_in_the_link_is_refused_with_what_is_allowed_and_the_preset
     at = run_ok(app(PAGE, {"wq": raw, "wk": "2,0;0,2"}))
     notices = [w.value for w in at.warning if f"wq={raw[:40]!r} is not read" in w.value]
     assert len(notices) == 1 and why in notices[0] and "Using the preset." in notices[0], [w.value for w in at.warning]
+    assert not raw or notices[0].count(repr(raw[:40])) == 1  # the link's text is quoted once
     np.testing.assert_allclose(weights_frame(at).loc["B3", "B3"], shown(_b3_weight(wk=2.0)))  # W_q: the preset's
     assert at.query_params["wq"] == "0,1;0,1" and at.query_params["wk"] == "2,0;0,2"  # the good one still read
     at.radio(key="sbs_preset").set_value("identity")  # a change of the matrices: the notice no longer applies
