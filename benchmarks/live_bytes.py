@@ -5,7 +5,9 @@ client (benchmarks/protocol.py, no browser) opens the page with live maps and me
 
 - page load: the bytes of every ForwardMsg of the first run, in parts: the raw scores (the float32 arrays the live
   maps' components carry), the live maps' other bytes (their module, header and settings), every other element,
-  and Streamlit's own messages (session, page info, status, script finished);
+  and Streamlit's own messages (session, page info, status, script finished); and the images the browser fetches
+  over HTTP (``/media/...``: the maps drawn as PNG at large sizes), each address once per session, as a browser
+  caches them;
 - a temperature release: what the browser sends when the learner lets go of the live maps' temperature (the maps
   component's state, ``{"setting": ...}``) at a temperature the session has not had before, verified by the URL's
   temperature parameter; bytes and the server's CPU over the change, medians of ``--changes`` releases;
@@ -29,15 +31,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import statistics
 import struct
 import sys
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 from streamlit.proto.ClientState_pb2 import ClientState  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
@@ -53,7 +58,7 @@ SIZES = {
 }
 PAGES = {"Playground": ("", "temperature", "seq_len"), "Compare": ("A", "a_temperature", "a_seq_len")}
 LIVE = "attention_explorer.live_"  # the live maps' components (their maps, their sync)
-PARTS = ("scores", "live maps, other", "other elements", "Streamlit's own")
+PARTS = ("scores", "live maps, other", "other elements", "Streamlit's own", "images (HTTP)")
 THINK = 1.5  # seconds between two changes, as a student's (a request within 1 s of a run's end is sent without
 # references to the browser's message cache: ui/server/fairness.py's CACHE_GRACE)
 
@@ -92,13 +97,29 @@ class Tally:
 
 
 class CountingClient(StreamlitClient):
-    """A protocol client that sorts the bytes of each run into parts (``self.tally``, reset by ``measure``)."""
+    """A protocol client that sorts the bytes of each run into parts (``self.tally``, reset by ``measure``). With
+    ``fetch_images`` it also fetches every image a run names that this session has not fetched, as a browser does,
+    and counts its bytes (``fetched`` holds the addresses)."""
 
     tally = Tally()
+    fetch_images = False
 
     def handle(self, msg: ForwardMsg, errors: list[str]) -> str | None:
         self.tally.add(msg, msg.ByteSize())
+        if self.fetch_images and msg.WhichOneof("type") == "delta":
+            el = msg.delta.new_element if msg.delta.WhichOneof("type") == "new_element" else None
+            if el is not None and el.WhichOneof("type") == "imgs":
+                for img in el.imgs.imgs:
+                    self.fetch(img.url)
         return super().handle(msg, errors)
+
+    def fetch(self, url: str) -> None:
+        fetched = self.__dict__.setdefault("fetched", set())
+        if not url.startswith("/media/") or url in fetched:
+            return
+        fetched.add(url)
+        with urllib.request.urlopen(self.origin + url, timeout=60) as r:  # a small PNG from the loopback server
+            self.tally.parts["images (HTTP)"] += len(r.read())
 
     def maps_id(self) -> str:
         for kind, proto, _ in self.page.nodes.values():
@@ -127,7 +148,7 @@ async def measure(url: str, pid: int, path: str, panel: str, tau_param: str, seq
     async with CountingClient(url, path, timeout=300) as c:
         pass  # a first visit warms the server's caches (the core's run of this setting)
     c = CountingClient(url, path, timeout=300)
-    c.tally = Tally()
+    c.tally, c.fetch_images = Tally(), True
     await c.open()
     out["load"] = c.tally
     try:
@@ -217,10 +238,36 @@ def inprocess_costs() -> list[list[str]]:
         cached_saturation(changed)
 
     new_tau = ms(new_temperature)
+    least = ms(_least_maths(cfg))
     return [
         ["hash the scores' element as Streamlit does on every run (identity + message)", f"{hashed:.0f}"],
         ["a new temperature: the run and its saturation (the page's sentences)", f"{new_tau:.0f}"],
+        ["the least a new temperature needs, in float32 PyTorch (softmax, A V, W_o, four row sums)", f"{least:.0f}"],
     ]
+
+
+def _least_maths(cfg):
+    """What no page can skip for a new temperature and still state its figures, written as lean as PyTorch allows in
+    float32: the softmax of every head's scores, the output Z = concat(A V) W_o, and the row sums the saturation
+    figures need (entropy from the log-softmax, the largest weight, the sums of p^2 and p^3). A floor, not the page's
+    code (which is float64 and checks its input)."""
+    import torch
+
+    from ui.compute import cached_run
+
+    run = cached_run(cfg)
+    S = torch.from_numpy(np.ascontiguousarray(run.q @ run.k.swapaxes(-1, -2), np.float32)) / math.sqrt(cfg.d_k)
+    V = torch.from_numpy(np.ascontiguousarray(run.v, np.float32))
+    H, T, d_k = V.shape
+    W_o = torch.randn(H * d_k, H * d_k)
+
+    def once(i: int) -> None:
+        z = S / (0.3 + 0.1 * i)
+        A = torch.softmax(z, -1)
+        (A @ V).transpose(0, 1).reshape(T, H * d_k) @ W_o
+        -(A * torch.log_softmax(z, -1)).sum(-1), A.amax(-1), (A * A).sum(-1), (A * A * A).sum(-1)
+
+    return once
 
 
 def kb(n: float) -> str:
@@ -257,6 +304,7 @@ def main() -> None:
                             kb(med(t.total for t in t_sent)),
                             kb(med(t.parts["scores"] for t in t_sent)),
                             kb(med(t.parts["scores"] + t.parts["live maps, other"] for t in t_sent)),
+                            kb(med(t.parts["images (HTTP)"] for t in t_sent)),
                             kb(med(t.total for t in s_sent)),
                             f"{med(t_cpu):.0f}",
                             f"{med(s_cpu):.0f}",
@@ -275,6 +323,7 @@ def main() -> None:
                 "temperature release (KB)",
                 "of it scores (KB)",
                 "of it the live maps (KB)",
+                "of it images (KB)",
                 "seq_len change (KB)",
                 "server CPU, release (ms)",
                 "server CPU, seq_len (ms)",
@@ -285,7 +334,10 @@ def main() -> None:
     )
     print()
     print(table(["scenario", "app", *(f"{p} (KB)" for p in PARTS), "page load (KB)"], part_rows))
-    print(f"\nprotobuf bytes of the ForwardMsgs; medians of {args.changes} changes after a warm-up; {machine()}")
+    print(
+        f"\nprotobuf bytes of the ForwardMsgs, and the images fetched over HTTP; medians of {args.changes} changes after"
+        f" a warm-up; {machine()}"
+    )
     print()
     print(table(["at 512 x 16, in the process", "CPU (ms)"], inprocess_costs()))
     rows = [[size, kb(n)] for size, query in SIZES.items() if query and (n := bertviz_bytes(query)) is not None]
