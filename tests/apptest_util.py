@@ -125,11 +125,24 @@ def heatmap_labels(spec: dict) -> dict[str, list[str]]:
     return out
 
 
+def heatmap_positions(spec: dict, axis: str) -> list[int]:
+    """The positions a heatmap spec's ``axis`` ("x" or "y") draws: its ordinal scale's domain, every column (row)
+    0..n-1, blank ones too, written as the list or as the expression sequence(n) (the browser's 0..n-1)."""
+    import re
+
+    domain = spec["encoding"][axis]["scale"]["domain"]
+    if isinstance(domain, dict):
+        made = re.fullmatch(r"sequence\((\d+)\)", domain["expr"])
+        assert made, f"not a domain ui.draw.charts writes: {domain!r}"
+        return list(range(int(made.group(1))))
+    return domain
+
+
 def heatmap_cols(spec: dict) -> int:
-    """The number of columns of a heatmap spec (its x scale's domain: every column is drawn, blank ones too)."""
-    return len(spec["encoding"]["x"]["scale"]["domain"])
+    """The number of columns of a heatmap spec (:func:`heatmap_positions`)."""
+    return len(heatmap_positions(spec, "x"))
 
 
 def heatmap_rows(spec: dict) -> int:
-    """The number of rows of a heatmap spec (its y scale's domain)."""
-    return len(spec["encoding"]["y"]["scale"]["domain"])
+    """The number of rows of a heatmap spec (:func:`heatmap_positions`)."""
+    return len(heatmap_positions(spec, "y"))

@@ -2,7 +2,8 @@
 
 Above ``MAX_VECTOR_CELLS`` cells a heatmap is drawn as a PNG (mean-pooled to at most ``max_px``
 pixels a side) instead of one vector mark per cell: tooltips go, speed and payload stay small.
-Token labels always travel as data or as a JSON array in a Vega expression, never as HTML.
+Token labels always travel as data or as a JSON array in a Vega expression (once per spec, in a parameter, where
+a list is used twice), never as HTML; labels that count ("1".."64", "t1".."t8") as an expression of the position.
 """
 
 from __future__ import annotations
@@ -248,6 +249,13 @@ class _Layout:
     legend: bool  # draw the colour legend
 
 
+def _positions(n: int) -> alt.Scale:
+    """An ordinal scale of the positions 0..n-1, all of them, so a row or column of blank cells keeps its place:
+    the list of n numbers, or, where that is shorter (8 or more), an expression that makes it in the browser."""
+    listed, made = list(range(n)), alt.ExprRef(f"sequence({n})")
+    return alt.Scale(domain=listed if len(json.dumps(listed)) < len(json.dumps(made.to_dict())) else made)
+
+
 def _heatmap_altair(df, lay: _Layout, names: dict[tuple, str] | None = None) -> alt.Chart:
     """One rect per cell, tooltips with both tokens and the value (cells missing from ``df`` stay blank).
     ``names``: the spec's label parameters (:func:`_label_expr`)."""
@@ -266,12 +274,12 @@ def _heatmap_altair(df, lay: _Layout, names: dict[tuple, str] | None = None) -> 
             x=alt.X(
                 "c:O",
                 axis=_axis(list(lay.col_labels), lay.col_title, step=step_x, names=names),
-                scale=alt.Scale(domain=list(range(n_c))),
+                scale=_positions(n_c),
             ),
             y=alt.Y(
                 "r:O",
                 axis=_axis(list(lay.row_labels), lay.row_title, angle=0, step=step_y, names=names),
-                scale=alt.Scale(domain=list(range(n_r))),
+                scale=_positions(n_r),
             ),
             color=alt.Color(
                 "v:Q",
