@@ -66,7 +66,7 @@ def chart_datasets(element):
     spec = json.loads(element.proto.spec)
     frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
     if any("t" in t.get("flatten", ()) for t in spec.get("transform", [])):  # a heatmap's cells in one row
-        n_cols = len(spec["encoding"]["x"]["scale"]["domain"])
+        n_cols = heatmap_cols(spec)
         frames = [heatmap_cells(f, n_cols) if list(f.columns) in (["s"], ["s", "u"]) else f for f in frames]
     if isinstance(spec.get("datasets"), dict):
         import pandas as pd
@@ -88,3 +88,61 @@ def chart_titles(at) -> list[str]:
     for el in at.get("image"):
         titles += [img.caption.split(" (")[0] for img in el.proto.imgs]
     return titles
+
+
+def label_at(spec: dict, expr: str, index: int) -> str:
+    """The label that ``expr``, one of a heatmap spec's label expressions (an axis's labelExpr, whose position is
+    ``datum.value``, or the tooltip's calculate, by ``datum.r`` or ``datum.c``), gives at position ``index``, as
+    the browser evaluates the forms ui.draw.charts writes: a JSON array indexed by position, inline or held by one
+    of the spec's parameters; a prefix joined to the position plus a number (a string plus a whole number is the
+    number's digits); and an axis's "every k-th" rule, which leaves the others ''."""
+    import json
+    import re
+
+    every = re.fullmatch(r"datum\.value % (\d+) == 0 \? (.*) : ''", expr)
+    if every:
+        return label_at(spec, every.group(2), index) if index % int(every.group(1)) == 0 else ""
+    counted = re.fullmatch(r'("(?:[^"\\]|\\.)*") \+ (?:\(datum\.\w+ \+ (\d+)\)|datum\.\w+)', expr)
+    if counted:
+        return json.loads(counted.group(1)) + str(index + int(counted.group(2) or 0))
+    listed = re.fullmatch(r"(.*)\[datum\.\w+\]", expr)
+    assert listed, f"not a label expression ui.draw.charts writes: {expr!r}"
+    params = {p["name"]: p["expr"] for p in spec.get("params", [])}
+    labels = json.loads(params.get(listed.group(1), listed.group(1)))
+    return labels[index]
+
+
+def heatmap_labels(spec: dict) -> dict[str, list[str]]:
+    """A heatmap spec's labels, position by position, as the browser draws them (:func:`label_at`): "x" and "y",
+    the axes' labels ('' where an axis labels every k-th only), and each tooltip label field's (by its name)."""
+    n = {"x": heatmap_cols(spec), "y": heatmap_rows(spec)}
+    out = {axis: [label_at(spec, spec["encoding"][axis]["axis"]["labelExpr"], i) for i in range(n[axis])] for axis in n}
+    fields = [t["field"] for t in spec["encoding"]["tooltip"][:2]]  # the row's and the column's label
+    for step in spec["transform"]:
+        if step.get("as") in fields:  # the position is the expression's last field: datum.r (row) or datum.c
+            axis = "y" if step["calculate"].rsplit("datum.", 1)[1][0] == "r" else "x"
+            out[step["as"]] = [label_at(spec, step["calculate"], i) for i in range(n[axis])]
+    return out
+
+
+def heatmap_positions(spec: dict, axis: str) -> list[int]:
+    """The positions a heatmap spec's ``axis`` ("x" or "y") draws: its ordinal scale's domain, every column (row)
+    0..n-1, blank ones too, written as the list or as the expression sequence(n) (the browser's 0..n-1)."""
+    import re
+
+    domain = spec["encoding"][axis]["scale"]["domain"]
+    if isinstance(domain, dict):
+        made = re.fullmatch(r"sequence\((\d+)\)", domain["expr"])
+        assert made, f"not a domain ui.draw.charts writes: {domain!r}"
+        return list(range(int(made.group(1))))
+    return domain
+
+
+def heatmap_cols(spec: dict) -> int:
+    """The number of columns of a heatmap spec (:func:`heatmap_positions`)."""
+    return len(heatmap_positions(spec, "x"))
+
+
+def heatmap_rows(spec: dict) -> int:
+    """The number of rows of a heatmap spec (:func:`heatmap_positions`)."""
+    return len(heatmap_positions(spec, "y"))

@@ -8,7 +8,7 @@ import pytest
 
 from attention_core import WhatIf, run_whatif, saturation_metrics
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
-from tests.apptest_util import app, chart_datasets, run_ok, texts
+from tests.apptest_util import app, chart_datasets, heatmap_labels, run_ok, texts
 from ui.text import fmt, fmt_all, md_escape
 
 PLAY = "pages/Playground.py"
@@ -150,7 +150,8 @@ def test_playground_every_control_moves():
     assert sorted(qkv) == ["K of head 6", "Q of head 6", "V of head 6"]
     for name, arr in (("Q", run.q), ("K", run.k), ("V", run.v)):
         spec = json.loads(qkv[f"{name} of head 6"].proto.spec)
-        assert spec["encoding"]["x"]["axis"]["labelExpr"].startswith(json.dumps([str(j) for j in range(1, 9)]))
+        shown = heatmap_labels(spec)  # dims 1..d_k on the axis and in the tooltip
+        assert shown["x"] == shown["dim"] == [str(j) for j in range(1, 9)]
         cells = chart_datasets(qkv[f"{name} of head 6"])[0].sort_values(["r", "c"])  # dims 1..d_k, as X and Z count
         assert list(cells["t"]) == fmt_all(arr[5])  # each cell's text, as sentences write it (its colour from it)
     assert f"{md_escape(run.tokens[top])} (#{top + 1}) with weight {row[top]:.3g}." in texts(at)  # check question

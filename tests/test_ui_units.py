@@ -11,6 +11,7 @@ from hypothesis.extra import numpy as hnp
 from PIL import Image
 
 from attention_core import WhatIf
+from tests.apptest_util import heatmap_labels, heatmap_positions
 from ui.draw.charts import heatmap_spec
 from ui.draw.images import heatmap_png, pool
 from ui.text import fmt, fmt_all, fmt_arrow, md_escape
@@ -47,8 +48,10 @@ def test_heatmap_spec_labels_are_data_not_html():
         heatmap_spec((3, 3), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 200, True)
     )
     expr = spec["encoding"]["x"]["axis"]["labelExpr"]
-    shown = json.loads(expr[: expr.index("[datum.value]")])  # a JSON array literal, indexed by position
-    assert shown == ["<img src=…", '"quoted"', "it"]  # long tokens shortened on the axis, text never HTML
+    listed = expr[: expr.index("[datum.value]")]  # a JSON array literal indexed by position, or a parameter's
+    params = {p["name"]: p["expr"] for p in spec.get("params", [])}
+    assert json.loads(params.get(listed, listed)) == ["<img src=…", '"quoted"', "it"]  # shortened, never HTML
+    assert heatmap_labels(spec)["key"] == list(labels)  # the whole token in the tooltip
     assert spec["data"] == {"name": "cells"} and "datasets" not in spec  # the cells travel as Arrow bytes
     assert spec["autosize"]["type"] == "pad"  # no "Dropping fit" warnings for step-sized charts
     tooltip_fields = [t["field"] for t in spec["encoding"]["tooltip"]]
@@ -65,7 +68,7 @@ def test_every_label_up_to_40_then_a_regular_subset():
         )
         axis = spec["encoding"]["x"]["axis"]
         assert axis["labelOverlap"] is False and "%" not in axis["labelExpr"]
-        assert spec["encoding"]["x"]["scale"]["domain"] == list(range(n))
+        assert heatmap_positions(spec, "x") == list(range(n))  # every column drawn, a blank one too
         assert spec["width"]["step"] >= 12  # room for a readable label per cell
     assert label_every(41) == 3 and label_every(512) == 26
     labels = tuple(f"tok{i}" for i in range(64))
@@ -77,6 +80,83 @@ def test_every_label_up_to_40_then_a_regular_subset():
     spec = json.loads(heatmap_spec((40, 40), labels, labels, "t", "query", "key", "weight", None, "viridis", 260, True))
     assert spec["width"]["step"] == 6 and "datum.value % 2 == 0" in spec["encoding"]["x"]["axis"]["labelExpr"]
     assert "every 2nd of 40 labelled" in spec["encoding"]["x"]["axis"]["title"]
+
+
+LABEL_LISTS = (  # label lists a heatmap is given: counted ones (written from the position), and others
+    [str(j + 1) for j in range(64)],  # dim_labels(64)
+    [str(j + 1) for j in range(8)],
+    [str(j) for j in range(45)],  # positions from 0, every 3rd labelled
+    [f"t{j + 1}" for j in range(8)],  # the random input's tokens
+    [f"w{j}" for j in range(50)],
+    [f"tokenizer_{j + 1}" for j in range(4)],  # counted, but shortened on the axis
+    ["the", "cat", "sat", "on", "the", "extraordinarily", "long", "mat"],
+    ["x01", "x02"],  # a leading zero is not a counted number
+    ["1", "3", "2"],
+    ["10", "11", "12"],
+    ["123456789012345678901", "123456789012345678902"],  # past the browser's exact whole numbers
+    ['"q"1', '"q"2', "'q'3"],
+    ["é1", "é2", "<b>3"],
+    ["a1b2", "a1b3"],
+    ["-1", "0", "1"],
+    ["param_1", "param_2"],
+)
+
+
+@pytest.mark.parametrize("labels", LABEL_LISTS, ids=lambda labels: "-".join(labels[:2])[:24])
+def test_a_heatmaps_labels_are_the_labels_it_is_given(labels):
+    """The spec writes a label list as compactly as it can (counted labels from their position, a list used twice
+    once, in a parameter): the axes show the same labels as a JSON array of them did (shortened, every k-th of
+    a long list, '' between) and the tooltips the whole labels, position by position."""
+    from ui.draw.charts import _short, _step, _stride
+
+    n = len(labels)
+    for rows in (labels, [f"r{i}" for i in range(3)], labels):  # rows the same list (a weight map) or others
+        spec = json.loads(
+            heatmap_spec((len(rows), n), rows, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
+        )
+        shown = heatmap_labels(spec)
+        k = _stride(n, _step(n, 260))
+        assert shown["x"] == [_short(t) if j % k == 0 else "" for j, t in enumerate(labels)]
+        assert shown["key"] == labels and shown["query"] == rows
+        k = _stride(len(rows), _step(len(rows), 260))
+        assert shown["y"] == [_short(t) if i % k == 0 else "" for i, t in enumerate(rows)]
+
+
+def test_a_dimensions_label_is_its_number_and_every_4th_of_64_is_drawn():
+    """The Playground's Z (8 tokens x 64 dims): column j is labelled str(j + 1) in the tooltip, the axis draws
+    every 4th ("1", "5", ..., "61"), and the numbers travel as an expression of the position, not as a list;
+    the tokens (t1..t8) too, so the spec is short."""
+    from unittest import mock
+
+    import ui.draw.charts as charts
+    from attention_core import run_whatif
+
+    run = run_whatif(WhatIf())
+    drawn = []
+    with mock.patch.object(charts.vega, "draw", lambda box, spec, **kw: drawn.append(spec)):
+        charts.show_token_dims(run.output, run.tokens, title="Z output", domain=(-3.4, 3.4), container=None)
+    (spec,) = drawn
+    spec = {k: v for k, v in spec.items() if k != "datasets"}
+    shown = heatmap_labels(spec)
+    assert shown["dim"] == [str(j + 1) for j in range(64)]
+    assert shown["x"] == [str(j + 1) if j % 4 == 0 else "" for j in range(64)]
+    assert shown["x"][:9] == ["1", "", "", "", "5", "", "", "", "9"] and shown["x"][60] == "61"
+    assert shown["token"] == shown["y"] == list(map(str, run.tokens))
+    assert '"64"' not in json.dumps(spec) and "every 4th of 64 labelled" in spec["encoding"]["x"]["axis"]["title"]
+    assert len(json.dumps(spec)) < 2000  # 3,221 with every label list written out where used, and 0..63
+
+
+def test_a_label_list_used_twice_travels_once():
+    """A weight map's tokens label both axes and both tooltip fields: the spec writes them once (the axes'
+    shortened ones once more, as one of them is shortened)."""
+    tokens = ("the", "cat", "sat", "on", "the", "extraordinarily", "long", "mat")
+    text = heatmap_spec((8, 8), tokens, tokens, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
+    assert text.count("extraordinarily") == 1 and text.count(r"extraordi\\u2026") == 1
+    assert text.count(r"\"mat\"") == 2  # the axes' list and the tooltips' list
+    short = ("a", "b")  # two short labels are shorter written twice than held by a parameter
+    assert "params" not in json.loads(
+        heatmap_spec((2, 2), short, short, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
+    )
 
 
 def test_weight_maps_share_one_scale_absolute_unless_the_reader_stretches(monkeypatch):

@@ -2,14 +2,17 @@
 
 Above ``MAX_VECTOR_CELLS`` cells a heatmap is drawn as a PNG (mean-pooled to at most ``max_px``
 pixels a side) instead of one vector mark per cell: tooltips go, speed and payload stay small.
-Token labels always travel as data or as a JSON array in a Vega expression, never as HTML.
+Token labels always travel as data or as a JSON array in a Vega expression (once per spec, in a parameter, where
+a list is used twice), never as HTML; labels that count ("1".."64", "t1".."t8") as an expression of the position.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
+import re
 import textwrap
 from typing import NamedTuple
 
@@ -64,12 +67,70 @@ def _stride(n: int, step: int) -> int:
     return max(label_every(n), math.ceil(LABEL_PX / max(step, 1)))
 
 
-def _axis(labels: list[str], title: str, angle: int = -45, step: int = 12, every: int | None = None) -> alt.Axis:
+def _numbered(labels: list[str]) -> tuple[str, int] | None:
+    """(prefix, first) when ``labels`` are ``prefix`` followed by the numbers ``first``, ``first`` + 1, ... in
+    order ("1".."64" of dim_labels, "0".."n-1" of positions, "t1".."t8" of random tokens), written as Python and
+    the browser write whole numbers (no sign, no leading zero), else None."""
+    if not labels:
+        return None
+    digits = re.search(r"[0-9]+$", labels[0])
+    if digits is None:
+        return None
+    prefix, first = labels[0][: digits.start()], int(digits.group())
+    if first + len(labels) > 10**15:  # the browser's numbers are exact integers (and written so) only below this
+        return None
+    return (prefix, first) if labels == [f"{prefix}{first + j}" for j in range(len(labels))] else None
+
+
+def _label_expr(labels, index: str, names: dict[tuple, str] | None = None) -> str:
+    """The Vega expression of the label at position ``index`` (an expression) of ``labels``. Labels that count
+    (:func:`_numbered`) are written from the index, a prefix joined to a number; others are a JSON array (data,
+    never HTML) indexed by position: inline, or by name when ``names`` (:func:`_shared_labels`) has them."""
+    labels = [str(t) for t in labels]
+    numbered = _numbered(labels)
+    if numbered is not None:
+        prefix, first = numbered
+        return f"{json.dumps(prefix)} + ({index} + {first})" if first else f"{json.dumps(prefix)} + {index}"
+    name = (names or {}).get(tuple(labels))
+    return f"{name}[{index}]" if name else f"{json.dumps(labels)}[{index}]"
+
+
+PARAM_CHARS = 60  # about what a label parameter costs a spec beyond its list (its entry, the name at each use)
+
+
+def _shared_labels(*lists) -> dict[tuple, str]:
+    """Names for the label lists that a spec uses more than once among ``lists`` (an axis and the tooltip, rows and
+    columns) and that do not count (:func:`_numbered`): each travels once, as a parameter (:func:`_label_params`),
+    where that makes the spec shorter (a few short labels are shorter written twice)."""
+    uses = collections.Counter(tuple(map(str, labels)) for labels in lists)
+    shared = [
+        labels
+        for labels, k in uses.items()
+        if _numbered(list(labels)) is None and (k - 1) * len(json.dumps(json.dumps(list(labels)))) > PARAM_CHARS
+    ]
+    return {labels: f"labels{i + 1}" for i, labels in enumerate(shared)}
+
+
+def _label_params(names: dict[tuple, str]) -> list[dict]:
+    """The spec's parameters that hold the label lists of ``names``, each a JSON array in an expression (text
+    inside a string, as inline labels are)."""
+    return [{"name": name, "expr": json.dumps(list(labels))} for labels, name in names.items()]
+
+
+def _axis(
+    labels: list[str],
+    title: str,
+    angle: int = -45,
+    step: int = 12,
+    every: int | None = None,
+    names: dict[tuple, str] | None = None,
+) -> alt.Axis:
     """Every label up to MAX_LABELLED while a cell is LABEL_PX or more (font sized to the space a label has, never
-    dropped for overlap), else every k-th (``every`` sets k), and the axis title says so."""
+    dropped for overlap), else every k-th (``every`` sets k), and the axis title says so. ``names``: see
+    :func:`_label_expr`."""
     n, k = len(labels), every or _stride(len(labels), step)
-    names = json.dumps([_short(str(t)) for t in labels])  # labels as JSON data indexed by position, never HTML
-    expr = f"{names}[datum.value]" if k == 1 else f"datum.value % {k} == 0 ? {names}[datum.value] : ''"
+    label = _label_expr([_short(str(t)) for t in labels], "datum.value", names)
+    expr = label if k == 1 else f"datum.value % {k} == 0 ? {label} : ''"
     step *= k  # the space one drawn label has
     if k > 1:
         title = f"{title} (every {_ordinal(k)} of {n} labelled)"
@@ -188,8 +249,16 @@ class _Layout:
     legend: bool  # draw the colour legend
 
 
-def _heatmap_altair(df, lay: _Layout) -> alt.Chart:
-    """One rect per cell, tooltips with both tokens and the value (cells missing from ``df`` stay blank)."""
+def _positions(n: int) -> alt.Scale:
+    """An ordinal scale of the positions 0..n-1, all of them, so a row or column of blank cells keeps its place:
+    the list of n numbers, or, where that is shorter (8 or more), an expression that makes it in the browser."""
+    listed, made = list(range(n)), alt.ExprRef(f"sequence({n})")
+    return alt.Scale(domain=listed if len(json.dumps(listed)) < len(json.dumps(made.to_dict())) else made)
+
+
+def _heatmap_altair(df, lay: _Layout, names: dict[tuple, str] | None = None) -> alt.Chart:
+    """One rect per cell, tooltips with both tokens and the value (cells missing from ``df`` stay blank).
+    ``names``: the spec's label parameters (:func:`_label_expr`)."""
     n_r, n_c = lay.shape
     step_x, step_y = _step(n_c, lay.size), _step(n_r, lay.size)
     # clamp: a cell's value is read from its text (3 significant digits), which may round past the domain's end
@@ -204,13 +273,13 @@ def _heatmap_altair(df, lay: _Layout) -> alt.Chart:
         .encode(
             x=alt.X(
                 "c:O",
-                axis=_axis(list(lay.col_labels), lay.col_title, step=step_x),
-                scale=alt.Scale(domain=list(range(n_c))),
+                axis=_axis(list(lay.col_labels), lay.col_title, step=step_x, names=names),
+                scale=_positions(n_c),
             ),
             y=alt.Y(
                 "r:O",
-                axis=_axis(list(lay.row_labels), lay.row_title, angle=0, step=step_y),
-                scale=alt.Scale(domain=list(range(n_r))),
+                axis=_axis(list(lay.row_labels), lay.row_title, angle=0, step=step_y, names=names),
+                scale=_positions(n_r),
             ),
             color=alt.Color(
                 "v:Q",
@@ -239,15 +308,21 @@ def _skeleton(lay: _Layout) -> str:
     """The Vega-Lite spec of a heatmap without its data and colour domain, as JSON text, built by Altair once
     per layout. Altair validates every chart it serialises (tens of ms); the pages redraw the same layouts
     with new numbers and new colour ranges, so the skeleton is cached and the numbers are patched in.
-    ``autosize: pad`` keeps Vega from trying to fit a chart whose size is set by its cells (no warnings)."""
+    ``autosize: pad`` keeps Vega from trying to fit a chart whose size is set by its cells (no warnings).
+    A label list used more than once (an axis and the tooltip, rows and columns) travels once, as a parameter;
+    labels that count ("1".."64", "t1".."t8") are written from the index (:func:`_label_expr`)."""
     empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], "t": [""], lay.row_title: [""], lay.col_title: [""]})
-    spec = _heatmap_altair(empty, lay).to_dict()
+    short = [tuple(_short(str(t)) for t in labels) for labels in (lay.col_labels, lay.row_labels)]  # the axes'
+    names = _shared_labels(*short, lay.row_labels, lay.col_labels)  # and the tooltip's labels
+    spec = _heatmap_altair(empty, lay, names).to_dict()
     spec.pop("datasets", None)
     spec["data"] = {"name": "cells"}
-    spec["transform"] = [  # each cell's labels (tooltip), by its index: the labels travel once (after the cells')
-        {"calculate": f"{json.dumps(list(map(str, labels)))}[datum.{index}]", "as": name}
+    spec["transform"] = [  # each cell's labels (tooltip), by its index (after the cells')
+        {"calculate": _label_expr(labels, f"datum.{index}", names), "as": name}
         for labels, index, name in ((lay.row_labels, "r", lay.row_title), (lay.col_labels, "c", lay.col_title))
     ]
+    if names:
+        spec["params"] = _label_params(names)
     spec["autosize"] = {"type": "pad", "contains": "padding"}
     return json.dumps(spec)
 
