@@ -88,7 +88,7 @@ PROBE = """(() => {
             if (where(c) && !c.querySelector('svg path, svg rect, canvas')) return false;
         for (const img of main.querySelectorAll('[data-testid="stImage"] img'))
             if (where(img) && !(img.complete && img.naturalWidth > 0)) return false;
-        for (const live of deep(main, '.ae-live'))
+        for (const live of deep(main, '.ae-live, .ae-outputs'))
             if (where(live) && !(Number(live.getAttribute('data-frames')) > 0)) return false;
         return true;
     };

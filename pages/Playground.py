@@ -10,7 +10,7 @@ from attention_core import multi_head_attention, run_whatif, scaled_dot_product_
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
 from ui.classroom.mode import Prediction, predict, sharper_or_softer
 from ui.compute import cached_logit_std, cached_run, cached_saturation, cached_twin_saturation
-from ui.draw.charts import shared_domain, show_token_dims, stretching
+from ui.draw.charts import is_vector, shared_domain, show_token_dims, stretching
 from ui.draw.head_grid import show_head_grid
 from ui.draw.metrics import SATURATION_LABELS, metric_row, saturation_columns, saturation_metric, saturation_text
 from ui.draw.query_bars import query_bars
@@ -29,7 +29,17 @@ from ui.lessons.playground.text import (
     twin_question,
     xz_caption,
 )
-from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.live import (
+    CONTROLS,
+    Panel,
+    live_maps,
+    live_on,
+    live_outputs,
+    live_sync,
+    live_toggle,
+    release_into,
+    setting_of,
+)
 from ui.session.partial import rerun_body
 from ui.skeleton.controls import ALL_CONTROLS, LEAF_CONTROLS, SHARED, whatif_controls
 from ui.skeleton.lesson import Question
@@ -70,7 +80,9 @@ def _controls() -> tuple:
             setting = setting_of(cfg, head, query, stretching())
             own = tuple(c for c in CONTROLS if c not in hidden)
             panel = Panel("", run, setting, release_into(SHARED, pickers), controls=own, bars=True)
-            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300, partial=True)
+            # X and Z small enough to draw cell by cell: the browser draws them too, Z following the maps
+            outputs = is_vector((run.T, cfg.d_model))
+            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300, partial=True, outputs=outputs)
         elif shown := tuple(n for n in MAP_SETTINGS if n not in hidden):  # the same settings as widgets
             cols = st.columns(3)
             for col, name in zip(cols, shown):
@@ -192,14 +204,18 @@ def _saturation(cfg, run, head: int, sat, s: Sharpness) -> None:
     )
 
 
-def _inputs_outputs(cfg, run, head: int) -> float:
-    """X and Z on one colour scale, how far Z is from X, and (toggled) the picked head's Q, K and V; returns
-    ‖Z − X‖ / ‖X‖."""
+def _inputs_outputs(cfg, run, head: int, live: bool) -> float:
+    """X and Z on one colour scale (``live``: drawn by the browser, Z following the live maps), how far Z is from
+    X, and (toggled) the picked head's Q, K and V; returns ‖Z − X‖ / ‖X‖."""
     tokens = run.tokens
-    c1, c2 = st.columns(2)
     lim = float(max(np.abs(run.x).max(), np.abs(run.output).max())) or 1.0  # one colour scale for X and Z
-    kind = show_token_dims(run.x, tokens, title="X input", value_name="x", domain=(-lim, lim), container=c1)
-    show_token_dims(run.output, tokens, title="Z output", domain=(-lim, lim), container=c2)
+    if live:
+        live_outputs("pg_live", run)
+        kind = "live"
+    else:
+        c1, c2 = st.columns(2)
+        kind = show_token_dims(run.x, tokens, title="X input", value_name="x", domain=(-lim, lim), container=c1)
+        show_token_dims(run.output, tokens, title="Z output", domain=(-lim, lim), container=c2)
     change = relative_difference(run.output, run.x)
     st.caption(xz_caption(run.T, cfg.d_model, lim, kind, change))
     if st.session_state["pg_qkv"]:
@@ -261,7 +277,8 @@ def _draw(maps, io, scripts, revealed: bool) -> list[Question]:
             _weight_maps(cfg, run, head, query, sat, sharp.uniform)
             _saturation(cfg, run, head, sat, sharp)
     with io:
-        change = _inputs_outputs(cfg, run, head)
+        live = revealed and live_on() and is_vector((run.T, cfg.d_model))  # the live maps' feed carries X, V, W_o
+        change = _inputs_outputs(cfg, run, head, live)
         if revealed:
             _export(cfg, run, head)
         questions = check_questions(run.tokens, query, head, run.weights[head, query], revealed, tuple(sharp), change)

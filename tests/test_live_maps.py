@@ -18,8 +18,9 @@ import pytest
 
 from attention_core import WhatIf, causal_mask, combine_masks, padding_mask, run_whatif, saturation_metrics
 from attention_core.attention import scaled_dot_product_attention
-from tests.apptest_util import app, page_components, run_ok, texts
+from tests.apptest_util import app, chart_titles, page_components, run_ok, texts
 from ui import live
+from ui.text import fmt
 
 # ---- the pure functions of softmax.js against attention_core
 
@@ -246,7 +247,8 @@ def test_a_release_becomes_the_pages_setting_and_bad_values_are_dropped(released
 
 def test_the_playground_mounts_the_maps_and_their_feed_in_its_full_run():
     at = run_ok(app("pages/Playground.py", live=True))
-    assert len(page_components(at)) == 2  # the maps and their feed (a body-only rerun's sync is not drawn)
+    # the maps, their feed (a body-only rerun's sync is not drawn), and X and Z (at this size the browser draws them)
+    assert [c.key for c in page_components(at)] == ["pg_live", "pg_live_feed", "pg_live_outputs"]
     assert "The maps are drawn by your browser on one colour scale" in texts(at)
     at.toggle(key="live_maps").set_value(False)
     run_ok(at)
@@ -453,6 +455,124 @@ def test_the_keyboard_moves_the_live_slider_and_the_maps(browser_and_base):
         wait_for_app(page)
         page.wait_for_timeout(500)
         _assert_maps_show(page, WhatIf(seq_len=6, d_model=32, n_heads=2, temperature=tau, scaled=False))
+
+
+OUTPUTS = ".ae-outputs"
+READ_OUTPUTS = """el => {
+  const v = el.parentNode.__attentionExplorerLive;
+  return { Z: Array.from(v.Z), lim: v.lim, tau: v.setting.temperature, frames: v.frames,
+           labels: [...el.querySelectorAll("canvas[role=img]")].map((c) => c.getAttribute("aria-label")) };
+}"""
+
+
+def _wait_outputs(page) -> None:
+    """Until the inputs and outputs have drawn (they live in the component's shadow root: a locator, not a query)."""
+    outputs = page.locator(OUTPUTS).first
+    outputs.wait_for(timeout=60000)
+    page.wait_for_function("el => Number(el.dataset.frames) > 0", arg=outputs.element_handle(), timeout=60000)
+
+
+def _assert_outputs_show(page, cfg: WhatIf) -> dict:
+    """The browser's Z is attention_core's output for ``cfg``, on the page's scale max(|X|, |Z|)."""
+    got = page.locator(OUTPUTS).first.evaluate(READ_OUTPUTS)
+    run = run_whatif(cfg)
+    assert got["tau"] == cfg.temperature
+    # float32 scores, V and W_o against float64: a few units of 1e-7 of the values' size
+    np.testing.assert_allclose(np.reshape(got["Z"], run.output.shape), run.output, rtol=0, atol=1e-5)
+    lim = max(np.abs(run.x).max(), np.abs(run.output).max())
+    assert got["lim"] == pytest.approx(lim, rel=1e-5)
+    return got
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "query, cfg",
+    [
+        ("", WhatIf()),
+        (
+            "seq_len=5&d_model=32&heads=4&temperature=0.3&scaled=0",
+            WhatIf(seq_len=5, d_model=32, n_heads=4, temperature=0.3, scaled=False),
+        ),  # noqa: E501
+        (
+            "seq_len=12&d_model=48&heads=3&mask=causal%2Bpadding&pad=12",
+            WhatIf(seq_len=12, d_model=48, n_heads=3, mask="causal+padding", pad_count=12),
+        ),  # noqa: E501
+        ("seq_len=64&d_model=64&heads=16&temperature=10", WhatIf(seq_len=64, d_model=64, n_heads=16, temperature=10.0)),  # noqa: E501
+    ],
+    ids=["default", "unscaled-cold", "every-row-masked", "64x64-16-heads"],
+)
+def test_the_browsers_outputs_equal_attention_cores(browser_and_base, query, cfg):
+    """Where X and Z are drawn cell by cell, the browser draws them from X, V and W_o (sent once per input) and the
+    maps' weights: Z equals attention_core's output, on the scale the page's caption states, and the maps' text
+    alternatives name its largest and smallest values."""
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground" + (f"?{query}" if query else "")) as (page, _):
+        _wait_outputs(page)
+        got = _assert_outputs_show(page, cfg)
+        run = run_whatif(cfg)
+        z = run.output
+        i, j = np.unravel_index(int(np.argmax(z)), z.shape)
+        assert f"the largest, {fmt(z[i, j])}, at token '{run.tokens[i]}' and dim {j + 1}" in got["labels"][1]
+        lim = max(np.abs(run.x).max(), np.abs(z).max())
+        assert f"x and z: −{fmt(lim)} (blue) to {fmt(lim)} (red)" in page.locator(OUTPUTS).first.inner_text()
+        assert f"share one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red)" in page.inner_text("body")
+
+
+@pytest.mark.browser
+def test_the_outputs_follow_the_live_temperature_before_the_release(browser_and_base):
+    """Keys on the maps' temperature move Z at once (before any answer from the server); after the release Z is
+    attention_core's output at the new temperature, and a cell read by the keyboard states its value."""
+    from harness.server import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Playground?seq_len=6&d_model=32&heads=2&temperature=1.0") as (page, _):
+        _wait_outputs(page)
+        before = page.locator(OUTPUTS).first.evaluate(READ_OUTPUTS)
+        page.locator(f'{MAPS} input[aria-label^="temperature"]').first.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        moved = page.locator(OUTPUTS).first.evaluate(READ_OUTPUTS)
+        assert moved["frames"] > before["frames"] and moved["tau"] > 1.0 and moved["Z"] != before["Z"]
+        page.wait_for_url(lambda url: _url_temperature(url) == moved["tau"], timeout=60000)
+        wait_for_app(page)
+        page.wait_for_timeout(500)
+        cfg = WhatIf(seq_len=6, d_model=32, n_heads=2, temperature=moved["tau"])
+        _assert_outputs_show(page, cfg)
+        z = page.locator(f"{OUTPUTS} canvas[role=img]").nth(1)
+        z.focus()
+        for key in ("ArrowDown", "ArrowDown", "ArrowRight", "ArrowRight"):  # the first key reads a cell, then moves
+            page.keyboard.press(key)
+        tip = page.locator(f"{OUTPUTS} .ae-tip")
+        want = run_whatif(cfg)
+        # read (0, 0), then down one and right two
+        assert tip.inner_text() == f"Z output · token {want.tokens[1]} (#2) · dim 3: z = {fmt(want.output[1, 2])}"
+        assert tip.evaluate("el => el.childElementCount") == 0  # set as text
+
+
+def test_the_playground_draws_x_and_z_live_where_they_are_drawn_cell_by_cell():
+    """Live maps at a size where X and Z are vector maps: the browser draws them (one more component, no Vega map of
+    Z), and the feed carries X, V and W_o; larger, or with live maps off, the server draws them."""
+    at = run_ok(app("pages/Playground.py", live=True))
+    components = page_components(at)
+    assert len(components) == 3  # the maps, their feed, the inputs and outputs
+    outputs = next(c for c in components if c.key == "pg_live_outputs").proto
+    header = json.loads(json.loads(outputs.json))  # the data is the header as text, sent as a JSON string
+    run = run_whatif(WhatIf())
+    assert header["kind"] == "outputs" and header["rows"] == list(run.tokens) and (header["d"], header["H"]) == (64, 4)
+    held = {a.key: a.S for a in live._outputs_arrays(run)}
+    assert list(held) == [header["arrays"][k] for k in ("x", "v", "wo")]  # what the feed carries, by key
+    assert "X input" not in chart_titles(at) and "Z output" not in chart_titles(at)
+    assert "your browser draws them, and Z follows the temperature" in texts(at)
+    at.toggle(key="live_maps").set_value(False)
+    run_ok(at)
+    assert len(page_components(at)) == 0
+    assert {"X input", "Z output"} <= set(chart_titles(at))
+    big = run_ok(app("pages/Playground.py", {"seq_len": "8", "d_model": "128"}, live=True))
+    assert len(page_components(big)) == 2 and "drawn as images" in texts(big)
 
 
 @pytest.mark.browser

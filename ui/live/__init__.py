@@ -65,14 +65,16 @@ def lean(js: str) -> str:
 
 SOFTMAX_JS = lean((HERE / "softmax.js").read_text(encoding="utf-8"))
 MAPS_JS = lean((HERE / "maps.js").read_text(encoding="utf-8"))
+OUTPUTS_JS = lean((HERE / "outputs.js").read_text(encoding="utf-8"))
 FEED_JS = lean((HERE / "feed.js").read_text(encoding="utf-8"))
 SYNC_JS = lean((HERE / "sync.js").read_text(encoding="utf-8"))
 CSS = (HERE / "live.css").read_text(encoding="utf-8")
 
-# one ES module: softmax.js's pure functions, the feeds' reader, then the drawing (no build step, nothing fetched);
+# one ES module: softmax.js's pure functions, the feeds' reader, then the drawing of the maps and of the outputs that
+# follow them (no build step, nothing fetched);
 # the feed element carries only sync.js, which hands its data to this module
 _MAPS = st.components.v2.component(
-    "attention_explorer.live_maps", js="\n".join((SOFTMAX_JS, FEED_JS, MAPS_JS)), css=CSS
+    "attention_explorer.live_maps", js="\n".join((SOFTMAX_JS, FEED_JS, MAPS_JS, OUTPUTS_JS)), css=CSS
 )
 _SYNC = st.components.v2.component("attention_explorer.live_sync", js=SYNC_JS)
 
@@ -97,6 +99,19 @@ def _scores(run: WhatIfRun) -> Scores:
     def compute() -> Scores:
         S = np.ascontiguousarray(run.q @ np.swapaxes(run.k, -1, -2), np.float32)  # (H, T, T)
         return Scores(S, digest(S).hex())
+
+    return _SCORES.get_or_compute(key, compute)
+
+
+def _outputs_arrays(run: WhatIfRun) -> tuple[Scores, Scores, Scores]:
+    """X ``(1, T, d)``, V ``(H, T, d_k)`` and W_o ``(1, d, d)`` of ``run``'s input, float32, each with its key: what the
+    browser needs to draw X and Z = concat_h(A_h V_h) W_o for any temperature, scaling or mask (outputs.js)."""
+    cfg = run.config
+    key = ("outputs", cfg.replace(temperature=1.0, scaled=True, mask="none", pad_count=0))
+
+    def compute() -> tuple[Scores, Scores, Scores]:
+        parts = (run.x[None], run.v, run.w[3][None])
+        return tuple(Scores(a, digest(a).hex()) for a in (np.ascontiguousarray(p, np.float32) for p in parts))
 
     return _SCORES.get_or_compute(key, compute)
 
@@ -184,6 +199,7 @@ def live_maps(
     diff: tuple[str, str] | None = None,
     size: int = 150,
     partial: bool = False,
+    outputs: bool = False,
 ) -> None:
     """Mount live maps of ``panels`` on one colour scale (in the page's full run). ``shared`` controls (a common
     bar) move every panel at once; ``diff`` = (a, b) also draws b − a of their picked heads. When the learner
@@ -194,7 +210,8 @@ def live_maps(
     leaves the widgets, the maps and the rest of the page as the browser has them.
 
     Two elements: the maps, whose data holds nothing a release changes (Streamlit's message cache sends the same
-    bytes as a reference), and their feed: the settings, and the scores once per input and session."""
+    bytes as a reference), and their feed: the settings, and the scores once per input and session. With
+    ``outputs`` the feed also carries what :func:`live_outputs` draws the first panel's X and Z from (X, V, W_o)."""
     found, index = [], {}
     for p in panels:
         sc = _scores(p.run)
@@ -258,7 +275,29 @@ def live_maps(
         height="content",
     )
     settings = {p.name: p.setting for p in panels}
-    _SYNC(key=f"{key}_feed", data=_feed(key, settings, scores_key, found), height=0)
+    carried = found + [a for a in _outputs_arrays(panels[0].run) if a.key not in index] if outputs else found
+    _SYNC(key=f"{key}_feed", data=_feed(key, settings, scores_key, carried), height=0)
+
+
+def live_outputs(key: str, run: WhatIfRun, panel: str = "") -> None:
+    """X and Z of ``run`` drawn by the browser on one colour scale (outputs.js), Z following the weights of panel
+    ``panel`` of the live maps of ``key`` while a control moves. The maps' full run must have been drawn with
+    ``outputs=True`` (their feed carries X, V and W_o once per input); the element holds nothing a release changes,
+    so a body rerun sends it as a reference."""
+    x, v, wo = _outputs_arrays(run)
+    header = {
+        "kind": "outputs",
+        "sync": key,
+        "panel": panel,
+        "rows": list(run.tokens),
+        "d": int(run.config.d_model),
+        "H": int(run.config.n_heads),
+        "dk": int(run.config.d_k),
+        "arrays": {"x": x.key, "v": v.key, "wo": wo.key},
+        "lut_diverging": lut("diverging").tolist(),
+        "projector": projector(),
+    }
+    _MAPS(key=f"{key}_outputs", data=json.dumps(header, separators=(",", ":")), height="content")
 
 
 def live_sync(key: str, settings: dict[str, dict]) -> None:

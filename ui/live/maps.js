@@ -20,6 +20,7 @@
 // The maps draw once they hold the scores of their key and a setting; a feed naming scores that this page does not
 // hold (a reconnect lost them, a newer run dropped the feed that carried them) makes them ask for them (`need`).
 
+const FRAME_EVENT = "attention-explorer-live-frame"; // a LiveView drew a frame (outputs.js follows it)
 const headName = (h) => `head ${h + 1}`; // as the pages name a head (ui.text.head_name)
 const MAX_LABELLED = 16; // up to this many tokens a map has token labels and its cells are at least 12 px
 const LABEL_CHARS = 6;
@@ -143,6 +144,48 @@ class ControlBar {
 }
 
 /** One setting drawn: its scores, its weights for the setting under the thumb, and a map per head shown. */
+/** Size `canvas` to box.w x box.hh CSS px and draw an nr x nc map on it, one pixel a cell coloured by `colour(k)`
+ * (an [r, g, b]), scaled to box.cw x box.ch px a cell at (box.x, box.y); returns its 2-D context, for the labels. */
+function paintCells(canvas, box, nr, nc, colour) {
+  const dpr = window.devicePixelRatio || 1;
+  if (canvas.width !== Math.round(box.w * dpr) || canvas.height !== Math.round(box.hh * dpr)) {
+    canvas.width = Math.round(box.w * dpr);
+    canvas.height = Math.round(box.hh * dpr);
+    canvas.style.width = `${box.w}px`;
+    canvas.style.height = `${box.hh}px`;
+  }
+  if (!canvas.__pixels || canvas.__pixels.width !== nc || canvas.__pixels.height !== nr) {
+    canvas.__pixels = Object.assign(document.createElement("canvas"), { width: nc, height: nr });
+    canvas.__image = new ImageData(nc, nr);
+  }
+  const px = canvas.__image.data; // (nr, nc, 4) RGBA
+  for (let k = 0; k < nr * nc; k++) {
+    const rgb = colour(k);
+    px[4 * k] = rgb[0];
+    px[4 * k + 1] = rgb[1];
+    px[4 * k + 2] = rgb[2];
+    px[4 * k + 3] = 255;
+  }
+  canvas.__pixels.getContext("2d").putImageData(canvas.__image, 0, 0);
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, box.w, box.hh);
+  ctx.imageSmoothingEnabled = box.cw < 1;
+  ctx.imageSmoothingQuality = "high";
+  ctx.drawImage(canvas.__pixels, box.x, box.y, box.cw * nc, box.ch * nr);
+  return ctx;
+}
+
+/** A legend's ramp: the 256 colours of `lut` across its 160 x 10 canvas. */
+function paintRamp(canvas, lut) {
+  const c = canvas.getContext("2d");
+  for (let x = 0; x < 160; x++) {
+    const [r, g, b] = lut[Math.round((x / 159) * 255)];
+    c.fillStyle = `rgb(${r},${g},${b})`;
+    c.fillRect(x, 0, 1, 10);
+  }
+}
+
 class Panel {
   constructor(view, spec, shape) {
     this.view = view;
@@ -264,6 +307,8 @@ class LiveView {
       if (e.detail && e.detail.key === this.syncKey) this.feed(e.detail);
     };
     window.addEventListener(SYNC_EVENT, this.onSync);
+    // the views that follow these maps' weights (outputs.js) find them here, and hear of every frame drawn
+    (window.__attentionExplorerLiveViews = window.__attentionExplorerLiveViews || {})[this.syncKey] = this;
     // the maps shrink to share one row of the root's width, and the bars take it: redraw when it changes
     this.width = 0;
     if (typeof ResizeObserver === "function") {
@@ -398,6 +443,7 @@ class LiveView {
     if (this.frameTimes.length > 600) this.frameTimes.splice(0, 300);
     this.root.dataset.frames = String(this.frames);
     this.root.dataset.temperature = String(this.panels[0].setting.temperature);
+    window.dispatchEvent(new CustomEvent(FRAME_EVENT, { detail: { sync: this.syncKey, view: this } }));
   }
 
   /** A panel's maps as drawn last (cell size, label margins, canvas size in CSS px): drawing, the pointer's
@@ -429,35 +475,8 @@ class LiveView {
   }
 
   paint(canvas, L, rows, cols, colour) {
-    const dpr = window.devicePixelRatio || 1;
-    if (canvas.width !== Math.round(L.w * dpr) || canvas.height !== Math.round(L.hh * dpr)) {
-      canvas.width = Math.round(L.w * dpr);
-      canvas.height = Math.round(L.hh * dpr);
-      canvas.style.width = `${L.w}px`;
-      canvas.style.height = `${L.hh}px`;
-    }
-    // one pixel per cell, coloured by `colour(k)` (an [r, g, b]), then scaled onto the canvas
-    const nr = rows.length;
-    const nc = cols.length;
-    if (!canvas.__pixels || canvas.__pixels.width !== nc || canvas.__pixels.height !== nr) {
-      canvas.__pixels = Object.assign(document.createElement("canvas"), { width: nc, height: nr });
-      canvas.__image = new ImageData(nc, nr);
-    }
-    const px = canvas.__image.data; // (nr, nc, 4) RGBA
-    for (let k = 0; k < nr * nc; k++) {
-      const rgb = colour(k);
-      px[4 * k] = rgb[0];
-      px[4 * k + 1] = rgb[1];
-      px[4 * k + 2] = rgb[2];
-      px[4 * k + 3] = 255;
-    }
-    canvas.__pixels.getContext("2d").putImageData(canvas.__image, 0, 0);
-    const ctx = canvas.getContext("2d");
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, L.w, L.hh);
-    ctx.imageSmoothingEnabled = L.cell < 1;
-    ctx.imageSmoothingQuality = "high";
-    ctx.drawImage(canvas.__pixels, L.margin, L.margin, L.cell * nc, L.cell * nr);
+    const box = { w: L.w, hh: L.hh, x: L.margin, y: L.margin, cw: L.cell, ch: L.cell };
+    const ctx = paintCells(canvas, box, rows.length, cols.length, colour);
     if (L.labelled) this.labels(ctx, L, rows, cols);
     return ctx;
   }
@@ -668,12 +687,7 @@ class LiveView {
   }
 
   drawLegend(lo, hi, stretched) {
-    const c = this.legendBar.getContext("2d");
-    for (let x = 0; x < 160; x++) {
-      const [r, g, b] = this.h.lut[Math.round((x / 159) * 255)];
-      c.fillStyle = `rgb(${r},${g},${b})`;
-      c.fillRect(x, 0, 1, 10);
-    }
+    paintRamp(this.legendBar, this.h.lut);
     this.legendText.textContent = stretched
       ? `weight ${fmt(lo)} – ${fmt(hi)} (stretched, one scale for every map)`
       : "weight 0 – 1 (one scale for every map)";
@@ -792,6 +806,8 @@ class LiveView {
 
   destroy() {
     window.removeEventListener(SYNC_EVENT, this.onSync);
+    const views = window.__attentionExplorerLiveViews || {};
+    if (views[this.syncKey] === this) delete views[this.syncKey];
     if (this.resized) this.resized.disconnect();
     if (this.raf) cancelAnimationFrame(this.raf);
     this.root.remove();
@@ -804,7 +820,12 @@ export default function (component) {
   let view = parentElement.__attentionExplorerLive;
   if (!view || view.text !== text) {
     if (view) view.destroy();
-    view = new LiveView(parentElement, JSON.parse(text), setStateValue, setTriggerValue);
+    const header = JSON.parse(text);
+    // the same module draws the inputs and outputs that follow the maps (outputs.js)
+    view =
+      header.kind === "outputs"
+        ? new OutputView(parentElement, header)
+        : new LiveView(parentElement, header, setStateValue, setTriggerValue);
     view.text = text; // the same maps (the same scores and layout) keep their view; their feed brings the setting
     parentElement.__attentionExplorerLive = view;
   }

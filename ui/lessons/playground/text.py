@@ -109,12 +109,12 @@ def saturation_caption(
 
 def xz_caption(T: int, d_model: int, lim: float, kind: str, change: float) -> str:
     """Under X and Z: their shared colour scale, what Z is, and how far Z is from X (‖Z − X‖ / ‖X‖)."""
-    pale = (
-        "; drawn as images, each pixel averages a block of values, which pulls random values towards 0 and makes "
-        "large maps look pale"
-        if kind == "image"
-        else ""
-    )
+    pale = {
+        "image": "; drawn as images, each pixel averages a block of values, which pulls random values towards 0 and "
+        "makes large maps look pale",
+        "live": "; your browser draws them, and Z follows the temperature, the scaling and the mask above the maps "
+        "while you move them (this sentence states the setting you let go on)",
+    }.get(kind, "")
     return (
         f"X and Z ({T} x {d_model} each) share one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red), so their "
         f"colours compare directly{pale}. Each row of Z is a mix of the value rows, projected by W_o (the output "
