@@ -74,7 +74,7 @@ TAKEN = """() => {
   const kept = (window.__attentionExplorerLiveSync || {}).m;
   const held = (window.__attentionExplorerLiveScores || {}).m;
   return {
-    waiting: (window.__attentionExplorerLiveFeeds || []).length,
+    waiting: (window.__attentionExplorerLiveMounts || []).length,
     rev: kept ? kept.rev : null,
     scores: held && held.arrays.a ? Array.from(held.arrays.a) : null,
   };
@@ -98,12 +98,15 @@ def test_a_feed_that_arrives_before_the_maps_module_waits_for_it_and_one_unmount
 
     try:
         page.set_content("<html><body></body></html>")
-        page.add_script_tag(content=live.SYNC_JS.replace("export default function", "window.syncStub = function"))
+        stub = live.SYNC_JS.replace("KIND", "feed").replace("export default function", "window.syncStub = function")
+        page.add_script_tag(content=stub)
         page.evaluate(MOUNT_FEEDS, [feed(1, carried=True), feed(2), feed(5)])
         page.evaluate("() => window.undos[2]()")  # the newest unmounted before the maps' module loaded
         assert page.evaluate(TAKEN) == {"waiting": 2, "rev": None, "scores": None}
-        page.add_script_tag(content=live.FEED_JS, type="module")
-        page.wait_for_function("() => !!window.__attentionExplorerLiveTake")
+        # the module's reader of feeds, installed as the whole module's last part installs it
+        install = "window.__attentionExplorerLiveMount = mountQueued; mountQueued();"
+        page.add_script_tag(content=live.FEED_JS + install, type="module")
+        page.wait_for_function("() => !!window.__attentionExplorerLiveMount")
         got = page.evaluate(TAKEN)
         assert (got["waiting"], got["rev"]) == (0, 2)  # both taken in order; rev 5 was never taken
         np.testing.assert_array_equal(np.float32(got["scores"]), S.ravel())  # the first carried the scores
@@ -247,8 +250,9 @@ def test_a_release_becomes_the_pages_setting_and_bad_values_are_dropped(released
 
 def test_the_playground_mounts_the_maps_and_their_feed_in_its_full_run():
     at = run_ok(app("pages/Playground.py", live=True))
-    # the maps, their feed (a body-only rerun's sync is not drawn), and X and Z (at this size the browser draws them)
-    assert [c.key for c in page_components(at)] == ["pg_live", "pg_live_feed", "pg_live_outputs"]
+    # the module, the maps, their feed (a body-only rerun's sync is not drawn), and X and Z (the browser draws them
+    # at this size)
+    assert [c.key for c in page_components(at)] == ["pg_live_module", "pg_live", "pg_live_feed", "pg_live_outputs"]
     assert "The maps are drawn by your browser on one colour scale" in texts(at)
     at.toggle(key="live_maps").set_value(False)
     run_ok(at)
@@ -558,11 +562,13 @@ def test_the_playground_draws_x_and_z_live_where_they_are_drawn_cell_by_cell():
     Z), and the feed carries X, V and W_o; larger, or with live maps off, the server draws them."""
     at = run_ok(app("pages/Playground.py", live=True))
     components = page_components(at)
-    assert len(components) == 3  # the maps, their feed, the inputs and outputs
+    assert len(components) == 4  # the module, the maps, their feed, the inputs and outputs
     outputs = next(c for c in components if c.key == "pg_live_outputs").proto
     header = json.loads(json.loads(outputs.json))  # the data is the header as text, sent as a JSON string
     run = run_whatif(WhatIf())
-    assert header["kind"] == "outputs" and header["rows"] == list(run.tokens) and (header["d"], header["H"]) == (64, 4)
+    assert header["rows"] == list(run.tokens) and (header["d"], header["H"]) == (64, 4)
+    maps = json.loads(json.loads(next(c for c in components if c.key == "pg_live").proto.json))
+    assert header["scores"] == maps["key"]  # the outputs follow the frames of these maps only
     held = {a.key: a.S for a in live._outputs_arrays(run)}
     assert list(held) == [header["arrays"][k] for k in ("x", "v", "wo")]  # what the feed carries, by key
     assert "X input" not in chart_titles(at) and "Z output" not in chart_titles(at)
@@ -572,7 +578,7 @@ def test_the_playground_draws_x_and_z_live_where_they_are_drawn_cell_by_cell():
     assert len(page_components(at)) == 0
     assert {"X input", "Z output"} <= set(chart_titles(at))
     big = run_ok(app("pages/Playground.py", {"seq_len": "8", "d_model": "128"}, live=True))
-    assert len(page_components(big)) == 2 and "drawn as images" in texts(big)
+    assert len(page_components(big)) == 3 and "drawn as images" in texts(big)
 
 
 @pytest.mark.browser

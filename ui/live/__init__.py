@@ -70,13 +70,15 @@ FEED_JS = lean((HERE / "feed.js").read_text(encoding="utf-8"))
 SYNC_JS = lean((HERE / "sync.js").read_text(encoding="utf-8"))
 CSS = (HERE / "live.css").read_text(encoding="utf-8")
 
-# one ES module: softmax.js's pure functions, the feeds' reader, then the drawing of the maps and of the outputs that
-# follow them (no build step, nothing fetched);
-# the feed element carries only sync.js, which hands its data to this module
-_MAPS = st.components.v2.component(
-    "attention_explorer.live_maps", js="\n".join((SOFTMAX_JS, FEED_JS, MAPS_JS, OUTPUTS_JS)), css=CSS
-)
-_SYNC = st.components.v2.component("attention_explorer.live_sync", js=SYNC_JS)
+# one ES module: softmax.js's pure functions, the elements' reader, then the drawing of the maps and of the outputs
+# that follow them (no build step, nothing fetched), in an element of its own whose bytes never change: sent once per
+# session, then as a reference. The maps, their feed and the outputs carry sync.js, which hands each to the module,
+# so a new input sends the maps' data, not the module again.
+LIVE_JS = "\n".join((SOFTMAX_JS, FEED_JS, MAPS_JS, OUTPUTS_JS))
+_MODULE = st.components.v2.component("attention_explorer.live_module", js=LIVE_JS + "export default function () {}\n")
+_MAPS = st.components.v2.component("attention_explorer.live_maps", js=SYNC_JS.replace("KIND", "maps"), css=CSS)
+_SYNC = st.components.v2.component("attention_explorer.live_sync", js=SYNC_JS.replace("KIND", "feed"))
+_OUTPUTS = st.components.v2.component("attention_explorer.live_outputs", js=SYNC_JS.replace("KIND", "outputs"), css=CSS)
 
 MAGIC = b"AEL1"
 CONTROLS = ("temperature", "scaled", "mask")  # what the maps' own controls can move
@@ -158,6 +160,12 @@ def _sent() -> dict:
     return st.session_state.setdefault(_SENT, {})
 
 
+def _maps_key(found: list[Scores], runs: list[WhatIfRun]) -> str:
+    """The key of what a set of maps draws: its score arrays' keys and a digest of its panels' token labels."""
+    labels = json.dumps([list(run.tokens) for run in runs]).encode("utf-8")
+    return "-".join(sc.key for sc in found) + "-" + digest(np.frombuffer(labels, np.uint8)).hex()[:16]
+
+
 def _feed(key: str, settings: dict[str, dict], scores_key: str, found: list[Scores]) -> bytes:
     """The feed of the maps of ``key``: the panels' settings, the keys of the score arrays they draw, and those
     arrays this session has not sent (Compare: a new seq_len of A sends A's scores, not B's again).
@@ -218,8 +226,7 @@ def live_maps(
         if sc.key not in index:
             index[sc.key] = len(found)
             found.append(sc)
-    labels = json.dumps([list(p.run.tokens) for p in panels]).encode("utf-8")
-    scores_key = "-".join(sc.key for sc in found) + "-" + digest(np.frombuffer(labels, np.uint8)).hex()[:16]
+    scores_key = _maps_key(found, [p.run for p in panels])
     header = {
         "key": scores_key,
         "sync": key,
@@ -266,6 +273,7 @@ def live_maps(
         _sent().pop(key, None)
 
     text = json.dumps(header, separators=(",", ":"))
+    _MODULE(key=f"{key}_module", height=0)  # the same bytes every run: a reference from the session's second on
     _MAPS(
         key=key,
         data=text,
@@ -286,8 +294,8 @@ def live_outputs(key: str, run: WhatIfRun, panel: str = "") -> None:
     so a body rerun sends it as a reference."""
     x, v, wo = _outputs_arrays(run)
     header = {
-        "kind": "outputs",
         "sync": key,
+        "scores": _maps_key([_scores(run)], [run]),  # the maps of this input (a one-panel page's maps)
         "panel": panel,
         "rows": list(run.tokens),
         "d": int(run.config.d_model),
@@ -297,7 +305,7 @@ def live_outputs(key: str, run: WhatIfRun, panel: str = "") -> None:
         "lut_diverging": lut("diverging").tolist(),
         "projector": projector(),
     }
-    _MAPS(key=f"{key}_outputs", data=json.dumps(header, separators=(",", ":")), height="content")
+    _OUTPUTS(key=f"{key}_outputs", data=json.dumps(header, separators=(",", ":")), height="content")
 
 
 def live_sync(key: str, settings: dict[str, dict]) -> None:

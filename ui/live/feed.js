@@ -1,6 +1,6 @@
-// The live maps' feeds, taken in: part of the maps' module (ui/live/__init__.py joins softmax.js, this file and
-// maps.js), which Streamlit sends once and then as a reference. A feed element (sync.js, a few lines, sent with
-// every run that changes the setting) hands its data here, or queues it on the window until this module has loaded.
+// The live maps' feeds, taken in: part of the live module (ui/live/__init__.py joins softmax.js, this file, maps.js
+// and outputs.js), which Streamlit sends once and then as a reference. Every live element (sync.js, a few lines)
+// hands its component to this module, or queues it on the window until this module has loaded.
 //
 // A feed's data (bytes, packed by ui/live/__init__.py): "AEL1", a uint32 header length, the header JSON (utf-8,
 // padded to a multiple of 4 bytes), then one float32 array of raw scores S = Q Kᵀ (H, Tq, Tk) per entry of
@@ -56,12 +56,25 @@ function takeFeed(data) {
   };
 }
 
-/** Take every feed that sync.js queued (in arrival order); those already unmounted are dropped. */
-function takeFeeds() {
-  const queue = window.__attentionExplorerLiveFeeds || [];
-  window.__attentionExplorerLiveFeeds = [];
-  for (const feed of queue) if (!feed.gone) feed.undo = takeFeed(feed.data);
-}
+// what each kind of element does when the module takes it (mountMaps and mountOutputView are defined later in
+// the module, and called only once it has loaded: outputs.js, its last part, takes the queue first)
+const MOUNTS = {
+  feed: (component) => takeFeed(component.data),
+  maps: (component) => mountMaps(component),
+  outputs: (component) => mountOutputView(component),
+};
 
-window.__attentionExplorerLiveTake = takeFeeds;
-takeFeeds(); // the feeds that arrived before this module loaded
+/** Take every element that sync.js queued (in arrival order); those already unmounted are dropped, and one that
+ *  fails does not keep the others from being taken. */
+function mountQueued() {
+  const queue = window.__attentionExplorerLiveMounts || [];
+  window.__attentionExplorerLiveMounts = [];
+  for (const mount of queue) {
+    if (mount.gone) continue;
+    try {
+      mount.undo = MOUNTS[mount.kind](mount.component);
+    } catch (e) {
+      console.error(`attention explorer: a live ${mount.kind} element could not be taken`, e);
+    }
+  }
+}

@@ -814,18 +814,14 @@ class LiveView {
   }
 }
 
-export default function (component) {
+/** Draw the maps of one element (its data: the header above); returns what its unmounting undoes. */
+function mountMaps(component) {
   const { data, parentElement, setStateValue, setTriggerValue } = component;
   const text = typeof data === "string" ? data : JSON.stringify(data);
   let view = parentElement.__attentionExplorerLive;
   if (!view || view.text !== text) {
     if (view) view.destroy();
-    const header = JSON.parse(text);
-    // the same module draws the inputs and outputs that follow the maps (outputs.js)
-    view =
-      header.kind === "outputs"
-        ? new OutputView(parentElement, header)
-        : new LiveView(parentElement, header, setStateValue, setTriggerValue);
+    view = new LiveView(parentElement, JSON.parse(text), setStateValue, setTriggerValue);
     view.text = text; // the same maps (the same scores and layout) keep their view; their feed brings the setting
     parentElement.__attentionExplorerLive = view;
   }

@@ -1,11 +1,12 @@
 // The input X and the output Z = concat_h(A_h V_h) W_o, live: drawn by the browser on one colour scale, Z following
 // the weights the maps draw (maps.js's LiveView announces every frame) while a control moves. Part of the maps'
-// module (ui/live/__init__.py joins the files); Python draws it only where X and Z are small enough to be drawn
-// cell by cell (ui.draw.charts.is_vector), and X, V and W_o travel in the maps' feed once per input, as the scores.
+// module (ui/live/__init__.py joins the files); its element carries sync.js, which hands it here. Python
+// draws it only where X and Z are small enough to be drawn cell by cell (ui.draw.charts.is_vector), and X, V and
+// W_o travel in the maps' feed once per input, as the scores.
 //
 // Data (JSON text, from ui/live/__init__.py's live_outputs): nothing a release changes.
-//   kind     "outputs"
 //   sync     the maps' key: their feed brings the arrays, their frames the weights
+//   scores   the key of the scores the maps draw: only their frames are this input's
 //   panel    the maps' panel whose weights Z mixes ("" on the Playground)
 //   rows     the token labels (drawn as canvas text, never as HTML)
 //   d, H, dk d_model, the heads and d_k = d / H
@@ -43,7 +44,8 @@ class OutputView {
       this.resized.observe(this.root);
     }
     const view = (window.__attentionExplorerLiveViews || {})[this.syncKey];
-    if (view) this.take(view); // the maps drew before this view was mounted (a body rerun, a page that scrolled)
+    // the maps drew this input before this view was mounted (a body rerun); not a frame still to come
+    if (view && view.frames > 0 && !view.raf) this.take(view);
   }
 
   build() {
@@ -91,8 +93,10 @@ class OutputView {
 
   /** The weights the maps drew this frame: Z for them, then both maps on the scale of the larger of |X| and |Z|. */
   take(view) {
+    // the maps of another input (a full run's new maps draw before the old outputs are replaced) are not ours
+    if (view.key !== this.h.scores) return;
     const p = view.panels.find((q) => q.name === this.h.panel);
-    if (!p || !p.S || !view.settled || !this.arrays()) return;
+    if (!p || !p.S || !view.settled || p.Tq !== this.T || p.H !== this.h.H || !this.arrays()) return;
     this.compute(p.A);
     this.setting = { ...p.setting };
     this.draw();
@@ -261,3 +265,22 @@ class OutputView {
     this.root.remove();
   }
 }
+
+/** Draw the inputs and outputs of one element (its data: the header above); returns what its unmounting undoes. */
+function mountOutputView({ data, parentElement }) {
+  const text = typeof data === "string" ? data : JSON.stringify(data);
+  let view = parentElement.__attentionExplorerLive;
+  if (!view || view.text !== text) {
+    if (view) view.destroy();
+    view = new OutputView(parentElement, JSON.parse(text));
+    view.text = text; // the same input keeps its view
+    parentElement.__attentionExplorerLive = view;
+  }
+  return () => {
+    view.destroy();
+    delete parentElement.__attentionExplorerLive;
+  };
+}
+
+window.__attentionExplorerLiveMount = mountQueued; // feed.js: the elements sync.js hands over from now on
+mountQueued(); // and those that arrived before this module loaded (its last part: every view is defined)

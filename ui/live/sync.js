@@ -1,14 +1,15 @@
-// The live maps' feed, sent with every run that hands the maps a setting: it passes its data to the maps' module
-// (feed.js, sent once with the maps), queued on the window until that module has loaded, so that a change sends
-// these few lines and not the feed's code.
+// What the live maps' elements carry (the maps, their feed, the inputs and outputs; ui/live/__init__.py names each
+// one's KIND): a few lines that hand the element to the live module (feed.js, maps.js, outputs.js: one element of its
+// own, whose bytes never change, so Streamlit sends it once and then as a reference), queued on the window until
+// that module has loaded. So a change sends an element's data, not the module again.
 export default function (component) {
-  const feed = { data: component.data, gone: false, undo: null };
-  (window.__attentionExplorerLiveFeeds = window.__attentionExplorerLiveFeeds || []).push(feed);
-  if (window.__attentionExplorerLiveTake) window.__attentionExplorerLiveTake();
+  const mount = { kind: "KIND", component, gone: false, undo: null };
+  (window.__attentionExplorerLiveMounts = window.__attentionExplorerLiveMounts || []).push(mount);
+  if (window.__attentionExplorerLiveMount) window.__attentionExplorerLiveMount();
   return () => {
-    feed.gone = true; // unmounted before the maps' module took it: not taken, and not kept on the window
-    const queue = window.__attentionExplorerLiveFeeds;
-    if (queue && queue.includes(feed)) queue.splice(queue.indexOf(feed), 1);
-    if (feed.undo) feed.undo();
+    mount.gone = true; // unmounted before the module took it: not taken, and not kept on the window
+    const queue = window.__attentionExplorerLiveMounts;
+    if (queue && queue.includes(mount)) queue.splice(queue.indexOf(mount), 1);
+    if (mount.undo) mount.undo();
   };
 }
