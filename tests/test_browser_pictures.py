@@ -217,13 +217,17 @@ def test_a_stretched_maps_colours_keep_the_weights_apart_that_three_digits_would
 
 def test_a_heatmaps_tooltip_names_its_cell_and_writes_its_value_as_the_page_does(browser_and_base):
     """A heatmap's cells travel as their texts; each cell's row and column come from its place and the row and
-    column labels are looked up in the spec by index (ui.draw.charts._skeleton). Hovering a cell of the Playground's X and Z maps (static charts, at the
-    default setting) shows that cell's token, its dimension and its value as ui.text.fmt writes it."""
+    column labels are looked up in the spec by index (ui.draw.charts._skeleton). Hovering a cell of the Playground's
+    X and Z maps (static charts, at the default setting: with the live maps off, else the browser draws them) shows
+    that cell's token, its dimension and its value as ui.text.fmt writes it."""
+    from harness.server import wait_for_app
     from ui.text import fmt
 
     browser, base = browser_and_base
     run = run_whatif(WhatIf())
     with opened(browser, base + "/Playground", (1400, 1000)) as (page, _):
+        page.get_by_text("live maps (redraw").first.click()
+        wait_for_app(page)
         assert_no_errors(page)
         d = run.x.shape[1]
         for title, m in (("X input", run.x), ("Z output", run.output)):
