@@ -119,8 +119,8 @@ PAGES: tuple[PageInfo, ...] = (
         details=(
             "every head's weights, redrawn by the browser while the temperature, the scaling or the mask "
             "moves (their controls sit above the maps, the input's in the sidebar); pick a head and a query to see its row; whether "
-            "the rows are sharp or soft, from the measured max weight; X and Z on one colour scale (and "
-            "Q, K, V); per-head saturation (entropy, max weight, effective tokens, near-one-hot rows) "
+            "the rows are sharp or soft, from the measured max weight; X and Z on one colour scale, Z "
+            "following the drag up to 64 x 64 (and Q, K, V); per-head saturation (entropy, max weight, effective tokens, near-one-hot rows) "
             'against the scaled/unscaled twin; CSV downloads with their size and "reproduce in Python" '
             "scripts"
         ),
