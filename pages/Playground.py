@@ -70,6 +70,7 @@ def _controls() -> tuple:
     query = index_picker("query token", run.tokens, key="pg_query", container=c2, on_change=rerun_body)
     revealed = predict(_twin_question(cfg, head))
     maps = st.container()
+    live_io = False  # X and Z drawn by the browser: the maps' feed carries X, V and W_o (set below)
     with maps:
         if revealed:  # the maps answer the prediction question: before the reveal, nothing of them
             st.subheader(f"Attention weights, one map per head ({cfg.n_heads})")
@@ -81,8 +82,8 @@ def _controls() -> tuple:
             own = tuple(c for c in CONTROLS if c not in hidden)
             panel = Panel("", run, setting, release_into(SHARED, pickers), controls=own, bars=True)
             # X and Z small enough to draw cell by cell: the browser draws them too, Z following the maps
-            outputs = is_vector((run.T, cfg.d_model))
-            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300, partial=True, outputs=outputs)
+            live_io = is_vector((run.T, cfg.d_model))
+            live_maps("pg_live", [panel], size=150 if cfg.n_heads > 1 else 300, partial=True, outputs=live_io)
         elif shown := tuple(n for n in MAP_SETTINGS if n not in hidden):  # the same settings as widgets
             cols = st.columns(3)
             for col, name in zip(cols, shown):
@@ -94,7 +95,7 @@ def _controls() -> tuple:
     # downloads stay in the body: a release's request is a full run's, which drops the files of every download
     # button before the callback turns it into a body rerun, so a button outside the body would lead nowhere
     scripts = st.expander("Show the reproduce scripts", key="pg_scripts", on_change="rerun") if revealed else None
-    return maps, io, scripts, revealed
+    return maps, io, scripts, revealed, live_io
 
 
 def _twin_question(cfg, head: int) -> Prediction:
@@ -262,7 +263,7 @@ def _export(cfg, run, head: int) -> None:
     )
 
 
-def _draw(maps, io, scripts, revealed: bool) -> list[Question]:
+def _draw(maps, io, scripts, revealed: bool, live_io: bool) -> list[Question]:
     """Every head's map, one query's bars, saturation against the twin, X/Z, export (into the places)."""
     cfg = page.setting()
     run = cached_run(cfg)
@@ -277,8 +278,7 @@ def _draw(maps, io, scripts, revealed: bool) -> list[Question]:
             _weight_maps(cfg, run, head, query, sat, sharp.uniform)
             _saturation(cfg, run, head, sat, sharp)
     with io:
-        live = revealed and live_on() and is_vector((run.T, cfg.d_model))  # the live maps' feed carries X, V, W_o
-        change = _inputs_outputs(cfg, run, head, live)
+        change = _inputs_outputs(cfg, run, head, live_io)
         if revealed:
             _export(cfg, run, head)
         questions = check_questions(run.tokens, query, head, run.weights[head, query], revealed, tuple(sharp), change)
