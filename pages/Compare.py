@@ -142,6 +142,31 @@ def _sharper_question(cfg_a, cfg_b) -> Prediction:
     return Prediction("compare.sharper", question, ("A", "B", "the same"), correct, reveal, signature=(cfg_a, cfg_b))
 
 
+def _outputs(cfg_a, cfg_b, run_a, run_b, cmp) -> None:
+    """A's Z, B's Z and (same shape) B − A, on one colour scale, with what separates them."""
+    st.subheader("Outputs")
+    c1, c2 = st.columns(2)
+    z_domain = shared_domain(run_a.output, run_b.output, symmetric=True)  # one colour scale for both outputs
+    for col, run, name in ((c1, run_a, "A"), (c2, run_b, "B")):
+        show_token_dims(run.output, run.tokens, title=f"{name}: Z", domain=z_domain, group="Z", container=col, size=240)
+    c1, c2 = st.columns(2)
+    shape_a, shape_b = (run_a.T, cfg_a.d_model), (run_b.T, cfg_b.d_model)
+    if cmp.output_diff is not None:
+        show_token_dims(  # on the outputs' own scale: a small change looks small
+            cmp.output_diff,
+            run_a.tokens,
+            title="Z: B − A",
+            value_name="Δ z",
+            domain=z_domain,
+            group="Z",
+            container=c1,
+            size=240,
+        )
+        c2.caption(outputs_caption(z_domain[1], cmp.output_change, shape_a, shape_b))
+    else:
+        c1.info(no_output_diff_notice(shape_a, shape_b))
+
+
 def _draw(top_left, maps, revealed: bool) -> list[Question]:
     """What differs between A and B, then their weights, saturation, outputs and the differences."""
     cfg_a, cfg_b = page.setting(A_SET), page.setting(B_SET)
@@ -183,27 +208,7 @@ def _draw(top_left, maps, revealed: bool) -> list[Question]:
     with st.expander("The words on this page"):
         st.markdown(scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "relative_change"))
 
-    st.subheader("Outputs")
-    c1, c2 = st.columns(2)
-    z_domain = shared_domain(run_a.output, run_b.output, symmetric=True)  # one colour scale for both outputs
-    for col, run, name in ((c1, run_a, "A"), (c2, run_b, "B")):
-        show_token_dims(run.output, run.tokens, title=f"{name}: Z", domain=z_domain, group="Z", container=col, size=240)
-    c1, c2 = st.columns(2)
-    shape_a, shape_b = (run_a.T, cfg_a.d_model), (run_b.T, cfg_b.d_model)
-    if cmp.output_diff is not None:
-        show_token_dims(  # on the outputs' own scale: a small change looks small
-            cmp.output_diff,
-            run_a.tokens,
-            title="Z: B − A",
-            value_name="Δ z",
-            domain=z_domain,
-            group="Z",
-            container=c1,
-            size=240,
-        )
-        c2.caption(outputs_caption(z_domain[1], cmp.output_change, shape_a, shape_b))
-    else:
-        c1.info(no_output_diff_notice(shape_a, shape_b))
+    _outputs(cfg_a, cfg_b, run_a, run_b, cmp)
     return check_questions(diffs, (la, ma), (lb, mb), cmp.output_change)
 
 
