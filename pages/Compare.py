@@ -24,7 +24,7 @@ from ui.lessons.compare.text import (
 )
 from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
 from ui.session.partial import rerun_body
-from ui.skeleton.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle
+from ui.skeleton.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle, whatif_controls
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
 from ui.skeleton.widgets import head_picker
@@ -32,12 +32,13 @@ from ui.text import head_name
 
 page = Page(
     __file__,
-    "Two settings side by side, A and B, each with its own controls in the sidebar: their weights, saturation "
-    "and outputs, and the difference B − A.",
+    "Two settings side by side, A and B: their weights, saturation and outputs, and the difference B − A. Each one's "
+    "input and size are set in the sidebar; its temperature, scaling and mask right above the maps.",
 )
 shared = page.setting()
 A_SET, B_SET = ControlSet("whatif_a", "a_", "a_"), ControlSet("whatif_b", "b_", "b_")
-SHOW = ("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed")
+SHOW = ("input_kind", "seq_len", "d_model", "n_heads", "seed")  # each set's sidebar controls
+MAP_SETTINGS = ("scaled", "temperature", "mask")  # set above the maps (live: the maps' own controls), nowhere else
 
 
 def _reset() -> None:
@@ -51,7 +52,9 @@ def _mean(sat, key):
 
 
 def _controls() -> tuple:
-    """The full-run part: A's and B's controls in the sidebar, the reset, the head picker; the body's places."""
+    """The full-run part: A's and B's input controls in the sidebar, the reset, the head picker, the maps with A's
+    and B's temperature, scaling and mask above them; the body's places. A release of the live maps' own controls
+    reruns only the body: no widget of the full run shows those settings."""
     page.keep_in_url()  # the shared setting stays in the link (the reset goes back to it)
     live = live_on()
     leaf = LEAF_CONTROLS - {"seed", "positional"} if live else LEAF_CONTROLS  # live maps hold the scores
@@ -68,7 +71,9 @@ def _controls() -> tuple:
     if revealed:  # before the reveal nothing is drawn under them: no heading without its maps
         st.subheader("Attention weights")
         live_toggle()
-    if live and revealed:
+    hidden = page.hides(MAP_SETTINGS)
+    if live and revealed:  # A's and B's own controls above their maps set the temperature, the scaling and the mask
+        own = tuple(c for c in CONTROLS if c not in hidden)
         panels = [
             Panel(
                 name,
@@ -76,12 +81,15 @@ def _controls() -> tuple:
                 setting_of(cfg, min(head, cfg.n_heads - 1), 0, stretching()),
                 release_into(cs, {"head": "cmp_head"}),
                 title=name,
-                controls=CONTROLS,
+                controls=own,
                 heads="picked",
             )
             for name, cfg, cs in (("A", cfg_a, A_SET), ("B", cfg_b, B_SET))
         ]
-        live_maps("cmp_live", panels, diff=("A", "B"), size=150)
+        live_maps("cmp_live", panels, diff=("A", "B"), size=150, partial=True)
+    elif shown := tuple(n for n in MAP_SETTINGS if n not in hidden):  # the same settings as widgets, A beside B
+        for col, cs, name in zip(st.columns(2), (A_SET, B_SET), "AB"):
+            whatif_controls(col, cs, shown, label_suffix=f" ({name})", leaf=LEAF_CONTROLS)
     return top_left, st.container(), revealed
 
 

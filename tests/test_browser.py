@@ -62,6 +62,14 @@ def assert_no_errors(page):
     ).all_inner_texts()
 
 
+def live_maps_off(page) -> None:
+    """Turn the live maps off (kept for the session): the page's temperature, scaling and mask are then widgets of
+    the page's, drawn above the server's maps."""
+    page.get_by_text("live maps (redraw").first.click()
+    page.locator('[data-testid="stMain"] [data-testid="stSlider"]').filter(has_text="temperature").first.wait_for()
+    wait_for_app(page)
+
+
 def horizontal_overflow(page) -> list[str]:
     """Streamlit elements of the main area (charts, images, tables, text blocks...) that reach past the
     window's right edge, and the page or main area if it scrolls sideways. Graphics inside a chart (SVG
@@ -228,6 +236,7 @@ COUNT_ELEMENTS = """() => Object.fromEntries(['stVegaLiteChart', 'stImage', 'stH
 @pytest.mark.parametrize(
     "path, toggle, url, before_text, after_text, kept",
     [
+        # Compare's scaling is set above its maps (with the live maps off, a toggle of the page's)
         ("/Compare", "scale by 1/√d_k (A)", "a_scaled=0", "A and B differ in one setting", "A and B are the same", ""),
         (
             "/Step_by_step",
@@ -246,11 +255,13 @@ def test_a_leaf_change_redraws_the_body_in_place(browser_and_base, path, toggle,
     (Step by step's steps 1 to 5) stays on the page."""
     browser, base = browser_and_base
     with opened(browser, base + path) as (page, _):
+        if path == "/Compare":
+            live_maps_off(page)
         before = page.evaluate(COUNT_ELEMENTS)
         main = page.locator('[data-testid="stMain"]')
         assert before_text in main.inner_text()
         for _ in range(3):  # scaling off, on, off: three body reruns
-            page.locator('[data-testid="stSidebar"] label').filter(has_text=toggle).first.click()
+            page.locator("label").filter(has_text=toggle).first.click()
             page.wait_for_timeout(300)
             wait_for_app(page)
         page.wait_for_url(f"**{url}**", timeout=60000)
@@ -438,7 +449,8 @@ def test_fast_arrow_keys_end_with_the_slider_and_the_url_on_the_last_value(brows
     its notice."""
     browser, base = browser_and_base
     with opened(browser, base + "/Compare?preset=2_why_scale") as (page, _):
-        thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="temperature (A)"]')
+        live_maps_off(page)  # A's temperature is then a slider of the page's, above the maps
+        thumb = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[aria-label^="temperature (A)"]')
         thumb.first.focus()
         # Playwright's own presses take longer than a held key's 30 a second here, so the page sends them itself;
         # each key goes up 5 ms after it went down, as a finger's does (a keyup in the same task as its keydown
@@ -467,7 +479,7 @@ def test_fast_arrow_keys_end_with_the_slider_and_the_url_on_the_last_value(brows
                     const v = el && el.getAttribute('aria-valuetext');
                     return v && location.search.includes('a_temperature=' + v);
                 }""",
-                arg='[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="temperature (A)"]',
+                arg='[data-testid="stMain"] [data-testid="stSlider"] input[aria-label^="temperature (A)"]',
                 timeout=30000,
                 polling=200,
             )
@@ -484,14 +496,14 @@ def test_fast_arrow_keys_end_with_the_slider_and_the_url_on_the_last_value(brows
 
 
 LEAF_PAGES = {  # pages whose body a sidebar temperature reruns alone, and the label of that temperature (the
-    # Playground's temperature is above its maps: tests/test_live_maps.py releases it)
+    # Playground's and Compare's temperatures are above their maps: tests/test_live_maps.py and the test below
+    # release them)
     "/Step_by_step": "temperature",
     "/Softmax_saturation": "temperature",
     "/Multi-head": "temperature",
     "/Masks": "temperature",
     "/Positional_encoding": "temperature",
     "/Cross-attention": "temperature",
-    "/Compare": "temperature (A)",
     "/Implementations": "temperature",
     "/Transformer_block": "temperature",
 }
@@ -520,3 +532,37 @@ def test_body_reruns_keep_the_page_whole(browser_and_base, path):
         assert_no_errors(page)
         assert not dialogs
         assert_accessible(page)
+
+
+def test_a_release_of_compares_live_temperature_reruns_its_body_in_place(browser_and_base):
+    """A's temperature is the live maps' own control: three arrow keys move A's maps at once, and the release
+    becomes A's setting (the URL, the opening sentence): every element drawn once, the sidebar as it was, no error.
+    (That the release reruns only the body is counted at the protocol level: tests/test_live_feed.py.)"""
+    from tests.test_live_maps import MAPS
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Compare") as (page, dialogs):
+        page.wait_for_selector(MAPS, timeout=120000)
+        page.wait_for_function(
+            "el => el.parentNode.__attentionExplorerLive && el.parentNode.__attentionExplorerLive.frames > 0",
+            arg=page.locator(MAPS).first.element_handle(),
+            timeout=60000,
+        )
+        before = page.evaluate(COUNT_ELEMENTS)
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "temperature (A)" not in sidebar and "seq_len (tokens) (A)" in sidebar
+        page.locator(f'{MAPS} input[aria-label^="temperature τ (A)"]').first.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        tau = page.locator(MAPS).first.evaluate(
+            "el => el.parentNode.__attentionExplorerLive.panels[0].setting.temperature"
+        )
+        assert tau > 1
+        page.wait_for_url(lambda url: f"a_temperature={tau:g}" in url, timeout=60000)
+        main = page.locator('[data-testid="stMain"]')
+        main.get_by_text(f"temperature (A {tau:g}, B 1)").first.wait_for(timeout=60000)
+        wait_for_app(page)
+        assert page.evaluate(COUNT_ELEMENTS) == before
+        assert page.locator('[data-testid="stSidebar"]').inner_text() == sidebar  # not redrawn, nothing moved
+        assert_no_errors(page)
+        assert not dialogs

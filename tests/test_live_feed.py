@@ -131,20 +131,22 @@ class PathClient(CountingClient):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "path, most, images",
+    "path, panel, param, most, images",
     [
         # a full run sent 58 KB per new temperature here; the body rerun about 20 KB over the websocket, and the
         # output map drawn by the server as an image, 15-45 KB (docs/BENCHMARKS.md says what the rest is)
-        (PLAYGROUND, 24_000, False),
+        (PLAYGROUND, "", "temperature", 24_000, False),
         # the default size: X and Z drawn by the browser too, and any image the browser would fetch counted
-        ("Playground", 20_000, True),
+        ("Playground", "", "temperature", 20_000, True),
+        # A's and B's temperature, scaling and mask are set above their maps only: a release reruns the body too
+        ("Compare", "A", "a_temperature", 20_000, True),
     ],
-    ids=["128x8", "default"],
+    ids=["128x8", "default", "compare"],
 )
-def test_a_playground_release_reruns_only_the_body(app_server, path, most, images):
-    """The Playground draws the temperature nowhere but in the live maps, so a release that moves only it reruns the
-    page's body: of the sidebar only the share box is sent again, the page's widgets stay, the URL and the
-    sentences follow."""
+def test_a_release_reruns_only_the_body(app_server, path, panel, param, most, images):
+    """The Playground and Compare draw the temperature nowhere but in the live maps, so a release that moves only it
+    reruns the page's body: of the sidebar only the share box is sent again, the page's widgets stay, the URL and
+    the sentences follow."""
 
     async def go():
         c = PathClient(app_server[0], path, timeout=120)
@@ -156,13 +158,14 @@ def test_a_playground_release_reruns_only_the_body(app_server, path, most, image
         try:
             for tau in (0.398, 2.512):  # temperatures this session has not had
                 c.paths = []
-                sent = await _release(c, tau)
-                assert c.query_params["temperature"] == str(tau)
+                sent = await _release(c, tau, panel)
+                assert c.query_params[param] == str(tau)
                 # of the sidebar, only the share box (its link names the new temperature); none of its widgets
                 assert len({p[:2] for p in c.paths if p[0] == 1}) == 1, sorted(set(c.paths))
                 assert {w.label for w in c.page.widgets()} == widgets
                 assert sent.total < most, sent.parts
-            assert any(f"τ = {2.512:g}" in t or "2.512" in t for t in c.page.texts())
+            said = "**temperature** (A 2.512, B 1)" if panel else "2.512"
+            assert any(said in t for t in c.page.texts()), c.page.texts()
         finally:
             await c.close()
 

@@ -1,5 +1,7 @@
 """AppTest: the Compare page (pages/Compare.py)."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -51,16 +53,45 @@ def test_compare_page_shows_differences():
     assert (linked["a_seq_len"], linked["b_seq_len"], linked["a_heads"], linked["b_scaled"]) == ("8", "8", "4", "0")
 
 
-def test_results_come_before_the_controls():
+def _keys(block, *types) -> list:
+    return [e.key for t in types for e in block.get(t)]
+
+
+def test_the_inputs_are_set_in_the_sidebar_and_the_map_settings_right_above_the_maps():
     at = run_ok(app(CMP))
-    assert not at.main.get("slider") and not at.main.get("select_slider")  # every control is in the sidebar
-    assert at.sidebar.slider(key="a_seq_len") and at.sidebar.slider(key="b_seq_len")
-    assert at.main.get("vega_lite_chart")  # the maps are the first thing in the page body
+    widgets = ("slider", "select_slider", "toggle", "selectbox", "number_input", "radio")
+    side, main = _keys(at.sidebar, *widgets), _keys(at.main, *widgets)
+    assert {"a_seq_len", "b_seq_len", "a_d_model", "b_n_heads", "a_seed"} <= set(side)
+    settings = {f"{s}_{n}" for s in "ab" for n in ("temperature", "scaled", "mask")}
+    assert settings <= set(main) and not settings & set(side)  # A's and B's, above the maps, not in the sidebar
+    assert at.main.select_slider(key="b_temperature").label == "temperature (B)"
+    elements = list(_walk(at.main))
+    shown = [(e.type, getattr(e, "key", None)) for e in elements]
+    shown_maps = [e for e in elements if e.type == "vega_lite_chart"]
+    first_map = next(i for i, (kind, _) in enumerate(shown) if kind == "vega_lite_chart")
+    assert shown[first_map - 6 : first_map] == [  # the settings of A, then B's, then at once A's map
+        ("toggle", "a_scaled"),
+        ("select_slider", "a_temperature"),
+        ("selectbox", "a_mask"),
+        ("toggle", "b_scaled"),
+        ("select_slider", "b_temperature"),
+        ("selectbox", "b_mask"),
+    ]
+    assert json.loads(shown_maps[0].proto.spec)["title"].startswith("A: head 1")
+
+
+def _walk(block):
+    """Every element of ``block`` in page order (AppTest's tree, depth first)."""
+    for child in block.children.values():
+        if hasattr(child, "children") and child.type in ("flex_container", "column", "vertical", "transparent"):
+            yield from _walk(child)
+        else:
+            yield child
 
 
 def test_same_setting_says_so():
     at = run_ok(app(CMP))
-    at.sidebar.toggle(key="b_scaled").set_value(True)
+    at.toggle(key="b_scaled").set_value(True)
     run_ok(at)
     assert "A and B are the **same setting** right now" in texts(at)
     assert "None: A and B are the same setting." in texts(at)

@@ -87,12 +87,15 @@ def two_servers():
 
 @pytest.mark.slow
 def test_leaf_change_is_a_body_run_and_survives_a_new_session(two_servers):
+    from benchmarks.classroom import LIVE_TOGGLE
     from benchmarks.protocol import StreamlitClient
 
     first, second = two_servers
 
     async def go():
         async with StreamlitClient(first, "Compare") as c:
+            # with live maps A's temperature is the maps' own control (its release: tests/test_live_feed.py)
+            assert (await c.change(LIVE_TOGGLE, False)).ok
             r = await c.change("temperature (A)", "0.501", param="a_temperature")
             assert r.ok and r.status == "fragment finished", r
             assert any("0.501" in t for t in c.page.texts()), "the body's sentence names A's temperature"
@@ -105,6 +108,7 @@ def test_leaf_change_is_a_body_run_and_survives_a_new_session(two_servers):
             try:
                 r = await again.change("temperature (A)", "2.0")
                 assert r.status == "finished" and not r.errors, "a new session runs the whole page, not nothing"
+                assert (await again.change(LIVE_TOGGLE, False)).ok  # a new session starts with live maps on
                 r = await again.change("temperature (A)", "0.2", param="a_temperature")
                 assert r.ok and r.status == "fragment finished", "and then the body alone again"
                 assert again.query_params["a_seq_len"] == "9"

@@ -94,12 +94,12 @@ def run(coro):
 LIVE_TOGGLE = "live maps (redraw in the browser while a control moves)"
 
 
-async def static_maps(c: StreamlitClient) -> None:
-    """Turn the Playground's live maps off: its temperature is then a widget of the page's (with live maps on it is
-    the maps' own control, in the browser)."""
+async def static_maps(c: StreamlitClient, label: str = "temperature") -> None:
+    """Turn the live maps off (the Playground's, Compare's): the temperature is then a widget of the page's (with
+    live maps on it is the maps' own control, in the browser)."""
     r = await c.change(LIVE_TOGGLE, False)
     assert r.ok, r.errors
-    c.page.widget("temperature")  # there now
+    c.page.widget(label)  # there now
 
 
 @pytest.mark.slow
@@ -190,6 +190,7 @@ def test_a_flood_beside_a_small_class_is_folded_paced_and_told(server):
 
     async def student():
         async with StreamlitClient(server, sc.path) as c:
+            await static_maps(c, sc.label)
             out = []
             for _ in range(3):
                 w = c.page.widget(sc.label)
@@ -199,6 +200,7 @@ def test_a_flood_beside_a_small_class_is_folded_paced_and_told(server):
 
     async def flooder():
         async with StreamlitClient(server, sc.path) as c:
+            await static_maps(c, sc.label)
             await asyncio.sleep(0.2)
             w = c.page.widget(sc.label)
             return await flood(c, sc.label, flood_values(w.options, w.value, 400), sc.param, timeout=60)

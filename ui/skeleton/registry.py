@@ -134,7 +134,8 @@ PAGES: tuple[PageInfo, ...] = (
         "difference B − A.",
         predicts=True,
         details=(
-            "two settings side by side (A and B in the URL) on one colour scale, live: the sentence names"
+            "two settings side by side (A and B in the URL) on one colour scale, live: each one's temperature, "
+            "scaling and mask above the maps, its input in the sidebar; the sentence names"
             " what really differs, the preset's story, weights, outputs, saturation and B − A on the "
             "scale of a weight"
         ),
