@@ -8,7 +8,10 @@ from ui.lessons.compare.text import check_questions, differences, live_weights_c
 
 def test_the_opening_sentence_for_no_one_and_several_differences():
     a = WhatIf(scaled=True)
-    assert differences(a, a) == "A and B are the **same setting** right now: change A or B in the sidebar to compare."
+    assert differences(a, a) == (
+        "A and B are the **same setting** right now: change A or B (the input in the sidebar, the temperature, "
+        "scaling and mask above the maps) to compare."
+    )
     assert differences(a, a.replace(scaled=False)) == (
         "A and B differ in one setting: **scaling by 1/√d_k** (A on, B off). Everything else is the same."
     )

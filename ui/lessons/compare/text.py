@@ -40,7 +40,10 @@ def differences(cfg_a: WhatIf, cfg_b: WhatIf) -> str:
         for f, a, b in differing_settings(cfg_a, cfg_b)
     ]
     if not parts:
-        return "A and B are the **same setting** right now: change A or B in the sidebar to compare."
+        return (
+            "A and B are the **same setting** right now: change A or B (the input in the sidebar, the temperature, "
+            "scaling and mask above the maps) to compare."
+        )
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     count = "one setting" if len(parts) == 1 else f"{len(parts)} settings"
     return f"A and B differ in {count}: {listed}. Everything else is the same."
