@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.protocol import PeakRSS, RunResult, StreamlitClient, Widget, cpu_seconds, machine, start_server  # noqa: E402
 from harness.server import CHROMIUM_FLAGS  # noqa: E402
 from ui.classroom.presets import load_presets  # noqa: E402
+from ui.skeleton.controls import TEMPERATURES  # noqa: E402
 
 CAPACITY_THINK = (1.5, 2.5)  # seconds between a student's changes in --capacity runs: a change about every 2 s
 
@@ -71,8 +72,9 @@ class Scenario:
     name: str  # command-line name
     title: str  # row title in the report
     path: str  # page and query string, as in the shared link
-    label: str  # label of the slider every student moves
+    label: str  # label of the slider every student moves (with the live maps off)
     param: str  # URL parameter that must name the new value after a change
+    panel: str = ""  # the live maps' panel whose temperature is that slider (Compare: "A")
 
 
 def scenarios() -> dict[str, Scenario]:
@@ -83,7 +85,9 @@ def scenarios() -> dict[str, Scenario]:
         page = Path(p.page).stem.replace("_", " ")
         compare = p.page.endswith("Compare.py")
         label, param = ("temperature (A)", "a_temperature") if compare else ("temperature", "temperature")
-        out[name] = Scenario(name, f'{page}, preset "{p.name}"', p.link("").lstrip("/"), label, param)
+        out[name] = Scenario(
+            name, f'{page}, preset "{p.name}"', p.link("").lstrip("/"), label, param, "A" if compare else ""
+        )
     out["playground_128x8"] = Scenario(
         "playground_128x8",
         "Playground, 128 tokens x 8 heads (d_model 512)",
@@ -140,11 +144,10 @@ async def student(
         await asyncio.sleep(rng.uniform(0, arrive))  # students open the link over a few seconds
         r = await client.open(timeout=OPEN_TIMEOUT)  # not timed: a busy server may take long to draw 30 first pages
         ok = r.ok
-        if ok and sc.label not in {w.label for w in client.page.widgets()}:
-            # the Playground's temperature is the live maps' own control (drawn in the browser) while they are on:
-            # the student turns them off, as the protocol tests do, and moves the server-drawn page's slider
-            r = await client.change(LIVE_TOGGLE, False)
-            ok = r.ok
+        # the Playground's and Compare's temperatures are the live maps' own controls (drawn in the browser) while
+        # they are on, as they are when a student opens the link: the student lets go of the maps' slider, as a
+        # browser reports it (benchmarks/protocol.StreamlitClient.release)
+        live = ok and sc.label not in {w.label for w in client.page.widgets()}
         if not ok:
             errors.append("; ".join(r.errors) or r.status)
     except Exception as exc:  # noqa: BLE001 - a student who cannot connect is a result
@@ -157,7 +160,12 @@ async def student(
             await asyncio.sleep(rng.uniform(*think))
         if ok:
             try:
-                r = await client.change(sc.label, pick(client.page.widget(sc.label), rng), param=sc.param)
+                if live:
+                    now = client.live_settings()[sc.panel]["temperature"]
+                    tau = rng.choice([t for t in TEMPERATURES if t != now])
+                    r = await client.release(sc.panel, tau, sc.param)
+                else:
+                    r = await client.change(sc.label, pick(client.page.widget(sc.label), rng), param=sc.param)
             except LookupError as exc:
                 r = RunResult(0.0, 0, 0, 0, "closed", (str(exc)[:200],), False)
             results.append(r)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import statistics
 import struct
@@ -43,12 +42,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
-from streamlit.proto.ClientState_pb2 import ClientState  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
-from benchmarks.protocol import StreamlitClient, cpu_seconds, machine, start_server, widget_state  # noqa: E402
+from benchmarks.protocol import LIVE_COMPONENTS, StreamlitClient, cpu_seconds, machine, start_server  # noqa: E402
 from ui.skeleton.controls import TEMPERATURES  # noqa: E402
 
 SIZES = {
@@ -57,7 +54,6 @@ SIZES = {
     "512 x 16": "seq_len=512&d_model=1024&heads=16",
 }
 PAGES = {"Playground": ("", "temperature", "seq_len"), "Compare": ("A", "a_temperature", "a_seq_len")}
-LIVE = "attention_explorer.live_"  # the live maps' components (their maps, their sync)
 PARTS = ("scores", "live maps, other", "other elements", "Streamlit's own", "images (HTTP)")
 THINK = 1.5  # seconds between two changes, as a student's (a request within 1 s of a run's end is sent without
 # references to the browser's message cache: ui/server/fairness.py's CACHE_GRACE)
@@ -81,7 +77,9 @@ class Tally:
         kind = msg.WhichOneof("type")
         if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             el = msg.delta.new_element
-            if el.WhichOneof("type") == "bidi_component" and el.bidi_component.component_name.startswith(LIVE):
+            if el.WhichOneof("type") == "bidi_component" and el.bidi_component.component_name.startswith(
+                LIVE_COMPONENTS
+            ):
                 s = score_bytes(el.bidi_component.bytes)
                 self.parts["scores"] += s
                 self.parts["live maps, other"] += size - s
@@ -120,23 +118,6 @@ class CountingClient(StreamlitClient):
         fetched.add(url)
         with urllib.request.urlopen(self.origin + url, timeout=60) as r:  # a small PNG from the loopback server
             self.tally.parts["images (HTTP)"] += len(r.read())
-
-    def maps_id(self) -> str:
-        for kind, proto, _ in self.page.nodes.values():
-            if kind == "bidi_component" and proto.component_name == LIVE + "maps":
-                return proto.id
-        raise LookupError("no live maps on the page")
-
-    def release_state(self, panels: dict[str, dict]) -> ClientState:
-        """The ClientState the browser sends when the learner lets go of the live temperature: every widget's
-        state and the maps component's ``setting``."""
-        cs = ClientState(query_string=self.query_string, page_script_hash=self.page_script_hash)
-        for w in self.page.widgets():
-            if w.kind != "button" and not w.disabled and w.value is not None:
-                cs.widget_states.widgets.append(widget_state(w, w.value))
-        value = {"setting": {"panels": panels, "changed": "temperature"}}
-        cs.widget_states.widgets.append(WidgetState(id=self.maps_id(), json_value=json.dumps(value)))
-        return cs
 
 
 def _setting(tau: float) -> dict:

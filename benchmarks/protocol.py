@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
+import struct
 import subprocess
 import threading
 import time
@@ -35,6 +37,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
 
 from harness.server import free_port, stop, streamlit_command, wait_healthy
+
+LIVE_COMPONENTS = "attention_explorer.live_"  # the live maps' components (ui/live): their maps, their feed
 
 ROOT = Path(__file__).resolve().parents[1]
 FINISHED = {
@@ -345,6 +349,55 @@ class StreamlitClient:
             got = self.query_params.get(param)
             same = same and got is not None and _same(got, value)
         return same
+
+    # ---- the live maps (ui/live): their own controls are drawn by the browser, not widgets of the page's
+
+    def live_maps_id(self) -> str:
+        """The widget id of the page's live maps (the component that reports a release)."""
+        for kind, proto, _ in self.page.nodes.values():
+            if kind == "bidi_component" and proto.component_name == LIVE_COMPONENTS + "maps":
+                return proto.id
+        raise LookupError("no live maps on the page")
+
+    def live_settings(self) -> dict[str, dict]:
+        """The live maps' settings by panel ("" on the Playground, "A" and "B" on Compare), as the newest of their
+        feeds states them (the full run's, or a body rerun's)."""
+        newest: dict = {}
+        for kind, proto, _ in self.page.nodes.values():
+            if kind != "bidi_component" or proto.component_name != LIVE_COMPONENTS + "sync":
+                continue
+            data = proto.bytes
+            if data[:4] == b"AEL1":  # "AEL1", the header's length, the header (ui.live.pack)
+                header = json.loads(data[8 : 8 + struct.unpack("<I", data[4:8])[0]])
+                if header.get("rev", 0) >= newest.get("rev", 0):
+                    newest = header
+        if not newest:
+            raise LookupError("no live maps' feed on the page")
+        return newest["panels"]
+
+    def release_state(self, panels: dict[str, dict]) -> ClientState:
+        """The ClientState the browser sends when the learner lets go of a live control: every widget's state and the
+        maps component's ``setting`` (``panels``: each panel's whole setting, as ``live_settings`` gives it)."""
+        cs = ClientState(query_string=self.query_string, page_script_hash=self.page_script_hash)
+        for w in self.page.widgets():
+            if w.kind != "button" and not w.disabled and w.value is not None:
+                cs.widget_states.widgets.append(widget_state(w, w.value))
+        value = {"setting": {"panels": panels, "changed": "temperature"}}
+        cs.widget_states.widgets.append(WidgetState(id=self.live_maps_id(), json_value=json.dumps(value)))
+        return cs
+
+    async def release(self, panel: str, temperature: float, param: str) -> RunResult:
+        """Let go of panel ``panel``'s live temperature at ``temperature`` and wait for the rerun; verified when the
+        URL parameter ``param`` names the new value (the maps draw it in the browser; the page states it)."""
+        setting = dict(self.live_settings()[panel], temperature=temperature)
+        result = await self._run(self.release_state({panel: setting}))
+        if result.status in ("closed", "timeout"):
+            return result
+        got = self.query_params.get(param)
+        verified = got is not None and _same(got, temperature)
+        return RunResult(
+            result.seconds, result.bytes, result.wire_bytes, result.messages, result.status, result.errors, verified
+        )
 
     def rerun_message(self, cs: ClientState) -> bytes:
         """The serialized ``BackMsg.rerun_script`` for ``cs``, naming the messages this client has cached."""

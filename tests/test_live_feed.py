@@ -94,7 +94,7 @@ def test_every_new_session_and_a_browser_that_lacks_them_are_sent_the_scores(app
         try:
             assert first.tally.parts["scores"] == second.tally.parts["scores"] == SCORES_128x8
             assert (await _release(second, 0.5)).parts["scores"] == 0
-            maps = second.maps_id()
+            maps = second.live_maps_id()
             feed = [
                 p
                 for k, p, _ in second.page.nodes.values()
@@ -168,5 +168,25 @@ def test_a_release_reruns_only_the_body(app_server, path, panel, param, most, im
             assert any(said in t for t in c.page.texts()), c.page.texts()
         finally:
             await c.close()
+
+    asyncio.run(go())
+
+
+@pytest.mark.slow
+def test_the_protocol_client_lets_go_of_the_live_temperature_as_a_browser_does(app_server):
+    """benchmarks/protocol.StreamlitClient.release (a classroom benchmark's student on a live page): the release
+    becomes the panel's setting, in the URL and in the newest feed, and a value the URL does not name is not
+    counted as verified."""
+    from benchmarks.protocol import StreamlitClient
+
+    async def go():
+        async with StreamlitClient(app_server[0], "Compare", timeout=120) as c:
+            assert c.live_settings()["A"]["temperature"] == 1.0 and c.live_settings()["B"]["scaled"] is False
+            r = await c.release("A", 0.5, "a_temperature")
+            assert r.ok and r.verified and r.status == "fragment finished", r
+            assert c.live_settings()["A"]["temperature"] == 0.5  # the body's feed, newer than the full run's
+            assert c.live_settings()["B"]["temperature"] == 1.0
+            r = await c.release("A", 0.7, "b_temperature")  # the wrong parameter: B's stays at 1
+            assert not r.errors and r.verified is False and not r.ok
 
     asyncio.run(go())
