@@ -566,11 +566,13 @@ def test_the_playground_draws_x_and_z_live_where_they_are_drawn_cell_by_cell():
     outputs = next(c for c in components if c.key == "pg_live_outputs").proto
     header = json.loads(json.loads(outputs.json))  # the data is the header as text, sent as a JSON string
     run = run_whatif(WhatIf())
-    assert header["rows"] == list(run.tokens) and (header["d"], header["H"]) == (64, 4)
+    ours = header["runs"][""]  # the maps' one panel
+    assert ours["rows"] == list(run.tokens) and (ours["d"], ours["H"]) == (64, 4)
+    assert [(m["kind"], m["title"]) for m in header["maps"]] == [("x", "X input"), ("z", "Z output")]
     maps = json.loads(json.loads(next(c for c in components if c.key == "pg_live").proto.json))
     assert header["scores"] == maps["key"]  # the outputs follow the frames of these maps only
     held = {a.key: a.S for a in live._outputs_arrays(run)}
-    assert list(held) == [header["arrays"][k] for k in ("x", "v", "wo")]  # what the feed carries, by key
+    assert list(held) == [ours["arrays"][k] for k in ("x", "v", "wo")]  # what the feed carries, by key
     assert "X input" not in chart_titles(at) and "Z output" not in chart_titles(at)
     assert "your browser draws them, and Z follows the temperature" in texts(at)
     at.toggle(key="live_maps").set_value(False)
