@@ -136,7 +136,7 @@ PAGES: tuple[PageInfo, ...] = (
         details=(
             "two settings side by side (A and B in the URL) on one colour scale, live: the sentence names"
             " what really differs, the preset's story, weights, outputs, saturation and B − A on the "
-            "scale of a weight"
+            "scale of a weight; A's Z, B's Z and their B − A on one scale, Z following the drag up to 64 x 64"
         ),
         long_settings=True,
     ),
