@@ -159,7 +159,7 @@ def _feed_arrays(at) -> tuple[dict, list[np.ndarray]]:
     return header, arrays
 
 
-def test_with_live_maps_the_browser_draws_the_outputs_and_a_release_sends_their_element_as_before():
+def test_with_live_maps_the_browser_draws_the_outputs_and_a_release_leaves_their_element_unchanged():
     """At the default the page mounts the outputs element (no Z chart of the server's) after the maps and their
     feed, states the scale and that the browser draws them; a new temperature of A leaves the element's data as it
     was (the message cache sends it as a reference) and the sentence follows the setting let go on."""
