@@ -7,7 +7,16 @@ from attention_core import run_whatif
 from attention_core.readout import compare_runs, differing_settings, sharpness, uniform_max_weight
 from ui.classroom.mode import Prediction, predict
 from ui.compute import cached_comparison, cached_run, cached_saturation
-from ui.draw.charts import Axes, shared_domain, show_heatmap, show_token_dims, show_weights, stretching, weight_scale
+from ui.draw.charts import (
+    Axes,
+    is_vector,
+    shared_domain,
+    show_heatmap,
+    show_token_dims,
+    show_weights,
+    stretching,
+    weight_scale,
+)
 from ui.draw.metrics import metric_row, saturation_metric
 from ui.glossary import defined, scale_sentence
 from ui.lessons.compare.text import (
@@ -18,11 +27,23 @@ from ui.lessons.compare.text import (
     no_output_diff_notice,
     no_weight_diff_notice,
     outputs_caption,
+    outputs_live_caption,
     saturation_caption,
     sharper_prediction,
     weight_diff_caption,
 )
-from ui.live import CONTROLS, Panel, live_maps, live_on, live_sync, live_toggle, release_into, setting_of
+from ui.live import (
+    CONTROLS,
+    OutputMap,
+    Panel,
+    live_maps,
+    live_on,
+    live_outputs,
+    live_sync,
+    live_toggle,
+    release_into,
+    setting_of,
+)
 from ui.session.partial import rerun_body
 from ui.skeleton.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle, whatif_controls
 from ui.skeleton.lesson import Question
@@ -72,6 +93,7 @@ def _controls() -> tuple:
         st.subheader("Attention weights")
         live_toggle()
     hidden = page.hides(MAP_SETTINGS)
+    live_io = False  # A's Z, B's Z and B − A drawn by the browser: the maps' feed carries X, V and W_o (set below)
     if live and revealed:  # A's and B's own controls above their maps set the temperature, the scaling and the mask
         own = tuple(c for c in CONTROLS if c not in hidden)
         panels = [
@@ -86,11 +108,13 @@ def _controls() -> tuple:
             )
             for name, cfg, cs in (("A", cfg_a, A_SET), ("B", cfg_b, B_SET))
         ]
-        live_maps("cmp_live", panels, diff=("A", "B"), size=150, partial=True)
+        # both outputs small enough to be drawn cell by cell: the browser draws them too, Z following the maps
+        live_io = is_vector((panels[0].run.T, cfg_a.d_model)) and is_vector((panels[1].run.T, cfg_b.d_model))
+        live_maps("cmp_live", panels, diff=("A", "B"), size=150, partial=True, outputs=live_io)
     elif shown := tuple(n for n in MAP_SETTINGS if n not in hidden):  # the same settings as widgets, A beside B
         for col, cs, name in zip(st.columns(2), (A_SET, B_SET), "AB"):
             whatif_controls(col, cs, shown, label_suffix=f" ({name})", leaf=LEAF_CONTROLS)
-    return top_left, st.container(), revealed
+    return top_left, st.container(), revealed, live_io
 
 
 def _static_weights(box, run_a, run_b, ha: int, hb: int, cmp) -> None:
@@ -150,15 +174,29 @@ def _sharper_question(cfg_a, cfg_b) -> Prediction:
     return Prediction("compare.sharper", question, ("A", "B", "the same"), correct, reveal, signature=(cfg_a, cfg_b))
 
 
-def _outputs(cfg_a, cfg_b, run_a, run_b, cmp) -> None:
-    """A's Z, B's Z and (same shape) B − A, on one colour scale, with what separates them."""
+def _outputs(cfg_a, cfg_b, run_a, run_b, cmp, live: bool) -> None:
+    """A's Z, B's Z and (same shape) B − A, on one colour scale, with what separates them (``live``: drawn by the
+    browser, each Z following its side's live maps)."""
     st.subheader("Outputs")
-    c1, c2 = st.columns(2)
     z_domain = shared_domain(run_a.output, run_b.output, symmetric=True)  # one colour scale for both outputs
+    shape_a, shape_b = (run_a.T, cfg_a.d_model), (run_b.T, cfg_b.d_model)
+    if live:
+        maps = [OutputMap("z", "A", "A: Z"), OutputMap("z", "B", "B: Z")]
+        scope = "one scale for A's Z and B's Z"
+        if cmp.output_diff is not None:
+            maps.append(OutputMap("diff", "B", "Z: B − A", base="A"))
+            scope = "one scale for A's Z, B's Z and B − A"
+        live_outputs("cmp_live", {"A": run_a, "B": run_b}, maps, scope=scope)
+        if cmp.output_diff is not None:
+            st.caption(outputs_caption(z_domain[1], cmp.output_change, shape_a, shape_b, live=True))
+        else:
+            st.info(no_output_diff_notice(shape_a, shape_b))
+            st.caption(outputs_live_caption(z_domain[1]))
+        return
+    c1, c2 = st.columns(2)
     for col, run, name in ((c1, run_a, "A"), (c2, run_b, "B")):
         show_token_dims(run.output, run.tokens, title=f"{name}: Z", domain=z_domain, group="Z", container=col, size=240)
     c1, c2 = st.columns(2)
-    shape_a, shape_b = (run_a.T, cfg_a.d_model), (run_b.T, cfg_b.d_model)
     if cmp.output_diff is not None:
         show_token_dims(  # on the outputs' own scale: a small change looks small
             cmp.output_diff,
@@ -175,7 +213,7 @@ def _outputs(cfg_a, cfg_b, run_a, run_b, cmp) -> None:
         c1.info(no_output_diff_notice(shape_a, shape_b))
 
 
-def _draw(top_left, maps, revealed: bool) -> list[Question]:
+def _draw(top_left, maps, revealed: bool, live_io: bool) -> list[Question]:
     """What differs between A and B, then their weights, saturation, outputs and the differences."""
     cfg_a, cfg_b = page.setting(A_SET), page.setting(B_SET)
     diffs = differing_settings(cfg_a, cfg_b)
@@ -216,7 +254,7 @@ def _draw(top_left, maps, revealed: bool) -> list[Question]:
     with st.expander("The words on this page"):
         st.markdown(scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "relative_change"))
 
-    _outputs(cfg_a, cfg_b, run_a, run_b, cmp)
+    _outputs(cfg_a, cfg_b, run_a, run_b, cmp, live_io)
     return check_questions(diffs, (la, ma), (lb, mb), cmp.output_change)
 
 

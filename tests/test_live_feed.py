@@ -63,19 +63,34 @@ def test_a_release_sends_no_scores_and_a_new_input_sends_them_once(app_server):
     asyncio.run(go())
 
 
+def _outputs_bytes(seq_len: int, than: int | None = None) -> int:
+    """Bytes of X, V and W_o of Compare's input at ``seq_len`` (d_model 64, 4 heads), less those of the input at
+    ``than`` that it shares (by key, as the feed counts what the browser holds)."""
+    from attention_core import WhatIf, run_whatif
+    from ui.live import _outputs_arrays
+
+    def arrays(T: int) -> dict:
+        return {a.key: a.S.nbytes for a in _outputs_arrays(run_whatif(WhatIf(seq_len=T, d_model=64, n_heads=4)))}
+
+    held = arrays(than) if than else {}
+    return sum(n for k, n in arrays(seq_len).items() if k not in held)
+
+
 @pytest.mark.slow
 def test_on_compare_a_release_sends_no_scores_and_a_new_seq_len_of_a_sends_only_as(app_server):
     async def go():
         c = await _open(app_server[0], "Compare?seq_len=16&d_model=64&heads=4")
         try:
-            assert c.tally.parts["scores"] == 4 * 16 * 16 * 4  # A and B share one input: one array
+            # A and B share one input: one array of scores, and one X, V and W_o (the browser draws both Z from them)
+            assert c.tally.parts["scores"] == 4 * 16 * 16 * 4 + _outputs_bytes(16)
             sent = await _release(c, 0.5, panel="A")
             assert c.query_params["a_temperature"] == "0.5" and sent.parts["scores"] == 0
             await asyncio.sleep(CACHE_GRACE + 0.2)
             c.tally = Tally()
             r = await c.change("seq_len (tokens) (A)", 15, param="a_seq_len")
             assert r.ok, r.errors
-            assert c.tally.parts["scores"] == 4 * 15 * 15 * 4  # A's new scores; B's, which the browser holds, not
+            # A's new scores, X and V; B's, and W_o (one d_model and seed), which the browser holds, not
+            assert c.tally.parts["scores"] == 4 * 15 * 15 * 4 + _outputs_bytes(15, than=16)
         finally:
             await c.close()
 

@@ -566,11 +566,13 @@ def test_the_playground_draws_x_and_z_live_where_they_are_drawn_cell_by_cell():
     outputs = next(c for c in components if c.key == "pg_live_outputs").proto
     header = json.loads(json.loads(outputs.json))  # the data is the header as text, sent as a JSON string
     run = run_whatif(WhatIf())
-    assert header["rows"] == list(run.tokens) and (header["d"], header["H"]) == (64, 4)
+    ours = header["runs"][""]  # the maps' one panel
+    assert ours["rows"] == list(run.tokens) and (ours["d"], ours["H"]) == (64, 4)
+    assert [(m["kind"], m["title"]) for m in header["maps"]] == [("x", "X input"), ("z", "Z output")]
     maps = json.loads(json.loads(next(c for c in components if c.key == "pg_live").proto.json))
     assert header["scores"] == maps["key"]  # the outputs follow the frames of these maps only
     held = {a.key: a.S for a in live._outputs_arrays(run)}
-    assert list(held) == [header["arrays"][k] for k in ("x", "v", "wo")]  # what the feed carries, by key
+    assert list(held) == [ours["arrays"][k] for k in ("x", "v", "wo")]  # what the feed carries, by key
     assert "X input" not in chart_titles(at) and "Z output" not in chart_titles(at)
     assert "your browser draws them, and Z follows the temperature" in texts(at)
     at.toggle(key="live_maps").set_value(False)
@@ -579,6 +581,119 @@ def test_the_playground_draws_x_and_z_live_where_they_are_drawn_cell_by_cell():
     assert {"X input", "Z output"} <= set(chart_titles(at))
     big = run_ok(app("pages/Playground.py", {"seq_len": "8", "d_model": "128"}, live=True))
     assert len(page_components(big)) == 3 and "drawn as images" in texts(big)
+
+
+READ_CMP_OUTPUTS = """el => {
+  const v = el.parentNode.__attentionExplorerLive;
+  return { maps: v.maps.map((m) => ({ kind: m.kind, title: m.title, values: Array.from(v.values(m)) })),
+           lim: v.lim, tau: v.setting.temperature, frames: v.frames,
+           legend: el.querySelector(".ae-legend-text").textContent,
+           labels: [...el.querySelectorAll("canvas[role=img]")].map((c) => c.getAttribute("aria-label")) };
+}"""
+
+
+def _assert_compare_outputs_show(page, a: WhatIf, b: WhatIf) -> dict:
+    """The browser's A's Z, B's Z and (one shape) B − A are attention_core's, on the scale Python states:
+    shared_domain(Z_A, Z_B), in the legend and the page's caption."""
+    from ui.draw.charts import shared_domain
+
+    got = page.locator(OUTPUTS).first.evaluate(READ_CMP_OUTPUTS)
+    za, zb = run_whatif(a).output, run_whatif(b).output
+    same = za.shape == zb.shape
+    want = [("z", "A: Z", za), ("z", "B: Z", zb)] + ([("diff", "Z: B − A", zb - za)] if same else [])
+    assert [(m["kind"], m["title"]) for m in got["maps"]] == [(k, t) for k, t, _ in want]
+    for m, (_, _, z) in zip(got["maps"], want):
+        np.testing.assert_allclose(np.reshape(m["values"], z.shape), z, rtol=0, atol=1e-5)
+    lim = shared_domain(za, zb, symmetric=True)[1]
+    assert got["lim"] == pytest.approx(lim, rel=1e-5) and got["tau"] == a.temperature
+    scope = "one scale for A's Z, B's Z and B − A" if same else "one scale for A's Z and B's Z"
+    assert got["legend"] == f"z: −{fmt(lim)} (blue) to {fmt(lim)} (red), {scope}"
+    return got
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "query, a, b",
+    [
+        ("", WhatIf(scaled=True), WhatIf(scaled=False)),
+        (  # two inputs: no B − A map, and each Z from its own panel of the same frame
+            "a_seq_len=8&b_seq_len=5&b_heads=2",
+            WhatIf(seq_len=8, scaled=True),
+            WhatIf(seq_len=5, n_heads=2, scaled=False),
+        ),
+        (  # every row of A masked: A's Z is zero, B − A is B's Z
+            "a_mask=causal%2Bpadding&a_pad=8",
+            WhatIf(scaled=True, mask="causal+padding", pad_count=8),
+            WhatIf(scaled=False),
+        ),
+    ],
+    ids=["default", "different-seq_len", "every-row-of-A-masked"],
+)
+def test_compare_draws_as_and_bs_outputs_and_their_difference_as_attention_core(browser_and_base, query, a, b):
+    """On Compare the browser draws A's Z, B's Z and (one shape) B − A from X, V and W_o (the maps' feed) and the
+    live maps' weights: each equals attention_core's output, on the page's one scale, and the text alternative of
+    the last map names its largest value."""
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Compare" + (f"?{query}" if query else "")) as (page, dialogs):
+        _wait_outputs(page)
+        got = _assert_compare_outputs_show(page, a, b)
+        ra, rb = run_whatif(a), run_whatif(b)
+        last, run = (rb.output - ra.output, ra) if ra.output.shape == rb.output.shape else (rb.output, rb)
+        i, j = np.unravel_index(int(np.argmax(last)), last.shape)
+        assert f"the largest, {fmt(last[i, j])}, at token '{run.tokens[i]}' and dim {j + 1}" in got["labels"][-1]
+        assert f"share one colour scale (±{fmt(got['lim'])})" in page.inner_text("body")
+        assert not dialogs
+
+
+@pytest.mark.browser
+def test_compares_outputs_follow_as_live_temperature_before_the_release(browser_and_base):
+    """Keys on A's live temperature move A's Z and B − A at once (before any answer from the server) and leave B's Z;
+    after the release all three are attention_core's at the new temperature."""
+    from harness.server import wait_for_app
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Compare?seq_len=6&d_model=32&heads=2") as (page, _):
+        _wait_outputs(page)
+        a, b = (
+            WhatIf(seq_len=6, d_model=32, n_heads=2, scaled=True),
+            WhatIf(seq_len=6, d_model=32, n_heads=2, scaled=False),
+        )
+        before = _assert_compare_outputs_show(page, a, b)
+        page.locator(f'{MAPS} input[aria-label^="temperature τ (A)"]').first.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        moved = page.locator(OUTPUTS).first.evaluate(READ_CMP_OUTPUTS)
+        assert moved["frames"] > before["frames"] and moved["tau"] > 1.0
+        assert moved["maps"][0]["values"] != before["maps"][0]["values"]  # A's Z moved
+        assert moved["maps"][1]["values"] == before["maps"][1]["values"]  # B's did not
+        tau = moved["tau"]
+        page.wait_for_url(lambda u: "a_temperature=" in u and float(re.search(r"a_temperature=([\d.]+)", u)[1]) == tau)
+        wait_for_app(page)
+        page.wait_for_timeout(500)
+        _assert_compare_outputs_show(page, a.replace(temperature=tau), b)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [(390, 844), (1280, 800)], ids=["phone", "1280"])
+def test_compares_outputs_stack_on_a_phone_and_share_a_row_at_1280(browser_and_base, size):
+    """A's Z, B's Z and B − A: one above the other on a 390 px phone, side by side at 1280 px; inside the page."""
+    from tests.test_browser import opened
+
+    browser, base = browser_and_base
+    with opened(browser, base + "/Compare", size=size) as (page, _):
+        _wait_outputs(page)
+        boxes = [f.bounding_box() for f in page.locator(f"{OUTPUTS} figure").all()]
+        assert len(boxes) == 3
+        tops = [round(b["y"]) for b in boxes]
+        if size[0] < 400:
+            assert tops == sorted(tops) and len(set(tops)) == 3  # stacked
+        else:
+            assert len(set(tops)) == 1  # one row
+        assert all(b["x"] >= 0 and b["x"] + b["width"] <= size[0] for b in boxes)
 
 
 @pytest.mark.browser

@@ -159,3 +159,124 @@ def test_largest_weight_change_is_the_measured_one_also_when_a_equals_b():
     run_ok(at)
     page = texts(at)
     assert "A and B are the **same setting**" in page and "Largest change of a weight: 0." in page
+
+
+# ---- live maps on: A's Z, B's Z and B − A drawn by the browser where they are drawn cell by cell
+
+Z_TITLES = {"A: Z", "B: Z", "Z: B − A"}
+
+
+def _component(at, key: str):
+    from tests.apptest_util import page_components
+
+    return next((c for c in page_components(at) if c.key == key), None)
+
+
+def _feed_arrays(at) -> tuple[dict, list[np.ndarray]]:
+    """The header of the live maps' feed and the float32 arrays it carries (ui.live.pack's layout)."""
+    import json
+    import struct
+
+    data = _component(at, "cmp_live_feed").proto.bytes
+    n = struct.unpack("<I", data[4:8])[0]
+    header = json.loads(data[8 : 8 + n])
+    start, arrays = 8 + n + (-n) % 4, []
+    for shape in header.get("shapes", []):
+        count = shape["H"] * shape["Tq"] * shape["Tk"]
+        arrays.append(
+            np.frombuffer(data[start : start + 4 * count], "<f4").reshape(shape["H"], shape["Tq"], shape["Tk"])
+        )
+        start += 4 * count
+    return header, arrays
+
+
+def test_with_live_maps_the_browser_draws_the_outputs_and_a_release_leaves_their_element_unchanged():
+    """At the default the page mounts the outputs element (no Z chart of the server's) after the maps and their
+    feed, states the scale and that the browser draws them; a new temperature of A leaves the element's data as it
+    was (the message cache sends it as a reference) and the sentence follows the setting let go on."""
+    import json
+
+    from tests.apptest_util import page_components
+
+    at = run_ok(app(CMP, live=True))
+    assert [c.key for c in page_components(at)] == ["cmp_live_module", "cmp_live", "cmp_live_feed", "cmp_live_outputs"]
+    assert not Z_TITLES & set(chart_titles(at))
+    ra, rb = run_whatif(WhatIf(scaled=True)), run_whatif(WhatIf(scaled=False))
+    lim = float(max(np.abs(ra.output).max(), np.abs(rb.output).max()))
+    page = texts(at)
+    assert f"A's Z, B's Z and their difference share one colour scale (±{lim:.3g})" in page
+    assert "your browser draws them, and each Z follows its side's temperature" in page
+    data = _component(at, "cmp_live_outputs").proto.json
+    header = json.loads(json.loads(data))
+    assert [(m["kind"], m["panel"], m["base"]) for m in header["maps"]] == [
+        ("z", "A", ""),
+        ("z", "B", ""),
+        ("diff", "B", "A"),
+    ]
+    assert list(header["runs"]) == ["A", "B"] and header["runs"]["A"]["rows"] == list(ra.tokens)
+    maps = json.loads(json.loads(_component(at, "cmp_live").proto.json))
+    assert header["scores"] == maps["key"]  # it follows the frames of these maps only
+    # another temperature of A (what a release makes the page's setting; its release: tests/test_live_feed.py)
+    at = run_ok(app(CMP, {"a_temperature": "0.5"}, live=True))
+    a = at.session_state["whatif_a"]
+    assert a == WhatIf(scaled=True, temperature=0.5)
+    assert _component(at, "cmp_live_outputs").proto.json == data  # nothing in it a release changes
+    za = run_whatif(a).output
+    change = np.linalg.norm(rb.output - za) / np.linalg.norm(za)
+    assert f"The outputs differ by {100 * change:.3g}% of A's size" in texts(at)
+
+
+@pytest.mark.parametrize(
+    "query, live",
+    [({}, False), ({"a_d_model": "128"}, True), ({"d_model": "128"}, True)],
+    ids=["live-maps-off", "A-at-d_model-128", "both-at-d_model-128"],
+)
+def test_without_live_maps_or_where_a_z_is_an_image_the_server_draws_the_outputs(query, live):
+    """Live maps off, or either Z too large to be drawn cell by cell: the server's charts (or images), as before,
+    and no outputs element."""
+    at = run_ok(app(CMP, query, live=live))
+    assert _component(at, "cmp_live_outputs") is None
+    assert {"A: Z", "B: Z"} <= set(chart_titles(at))
+    assert "your browser draws them" not in texts(at)
+    if live:  # the maps' feed carries no X, V or W_o: only the scores
+        header, _ = _feed_arrays(at)
+        assert len(header["arrays"]) == len({live_scores_key(c) for c in _sides(at)})
+
+
+def _sides(at):
+    return at.session_state["whatif_a"], at.session_state["whatif_b"]
+
+
+def live_scores_key(cfg) -> str:
+    from ui import live
+
+    return live._scores(run_whatif(cfg)).key
+
+
+@pytest.mark.parametrize("query", [{}, {"a_seq_len": "8", "b_seq_len": "5", "b_heads": "2"}], ids=["one-input", "two"])
+def test_the_feed_carries_x_v_and_w_o_of_both_inputs_once_each(query):
+    """The maps' feed carries, besides the scores, X, V and W_o of A's and of B's input (what the browser draws
+    both outputs from), every array once: one input shares them all; two inputs of one d_model and seed share
+    W_o. Each array carried holds attention_core's numbers."""
+    from ui import live
+
+    at = run_ok(app(CMP, query, live=True))
+    header, arrays = _feed_arrays(at)
+    runs = [run_whatif(cfg) for cfg in _sides(at)]
+    want = {}
+    for run in runs:
+        want[live._scores(run).key] = live._scores(run).S
+        want |= {a.key: a.S for a in live._outputs_arrays(run)}
+    assert len(header["arrays"]) == len(set(header["arrays"])) == len(want)  # each once
+    assert set(header["arrays"]) == set(want)
+    assert header["carried"] == list(range(len(want)))  # a new session holds none of them
+    for i, got in zip(header["carried"], arrays):
+        np.testing.assert_array_equal(got, want[header["arrays"][i]])
+    a, b = runs
+    xs = {live._outputs_arrays(r)[0].key for r in runs}
+    assert len(xs) == (1 if a.x.shape == b.x.shape else 2)
+    for r in runs:  # X, V and W_o of each side are its own input's
+        x, v, wo = live._outputs_arrays(r)
+        np.testing.assert_array_equal(x.S[0], r.x.astype(np.float32))
+        np.testing.assert_array_equal(v.S, r.v.astype(np.float32))
+        np.testing.assert_array_equal(wo.S[0], r.w[3].astype(np.float32))

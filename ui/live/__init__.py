@@ -16,6 +16,10 @@ frame; the server hears about the value once, on release. The split:
   reruns: a widget of the same setting shows the value (Compare's A and B), the URL and the share link carry it,
   the sentences are computed for it. On a page that draws no other control for those settings (the Playground)
   a release that picks nothing reruns only the page's body.
+- Where the inputs and outputs are small enough to be drawn cell by cell, the browser draws them too
+  (:func:`live_outputs`, ``outputs.js``): X and Z on the Playground, A's Z, B's Z and B − A on Compare, Z following
+  the maps' weights at every frame. The maps' feed carries X, V and W_o of every panel's input once per input and
+  session, as the scores; the element holds nothing a release changes.
 - A sidebar change that reruns only the page's body (ui/session/partial.py) hands the maps the new setting through
   :func:`live_sync`, a feed without scores.
 - A browser that lacks the scores the feed names (a reconnect that lost them, a feed dropped by a newer run) asks
@@ -219,13 +223,9 @@ def live_maps(
 
     Two elements: the maps, whose data holds nothing a release changes (Streamlit's message cache sends the same
     bytes as a reference), and their feed: the settings, and the scores once per input and session. With
-    ``outputs`` the feed also carries what :func:`live_outputs` draws the first panel's X and Z from (X, V, W_o)."""
-    found, index = [], {}
-    for p in panels:
-        sc = _scores(p.run)
-        if sc.key not in index:
-            index[sc.key] = len(found)
-            found.append(sc)
+    ``outputs`` the feed also carries what :func:`live_outputs` draws every panel's X and Z from (X, V and W_o of
+    each panel's input, each array once)."""
+    found, index = _found([p.run for p in panels])
     scores_key = _maps_key(found, [p.run for p in panels])
     header = {
         "key": scores_key,
@@ -283,25 +283,94 @@ def live_maps(
         height="content",
     )
     settings = {p.name: p.setting for p in panels}
-    carried = found + [a for a in _outputs_arrays(panels[0].run) if a.key not in index] if outputs else found
+    carried = found + _outputs_carried([p.run for p in panels], index) if outputs else found
     _SYNC(key=f"{key}_feed", data=_feed(key, settings, scores_key, carried), height=0)
 
 
-def live_outputs(key: str, run: WhatIfRun, panel: str = "") -> None:
-    """X and Z of ``run`` drawn by the browser on one colour scale (outputs.js), Z following the weights of panel
-    ``panel`` of the live maps of ``key`` while a control moves. The maps' full run must have been drawn with
-    ``outputs=True`` (their feed carries X, V and W_o once per input); the element holds nothing a release changes,
-    so a body rerun sends it as a reference."""
-    x, v, wo = _outputs_arrays(run)
+def _found(runs: list[WhatIfRun]) -> tuple[list[Scores], dict[str, int]]:
+    """The score arrays of ``runs``, each once (Compare's A and B often share an input), and {key: its index}."""
+    found, index = [], {}
+    for run in runs:
+        sc = _scores(run)
+        if sc.key not in index:
+            index[sc.key] = len(found)
+            found.append(sc)
+    return found, index
+
+
+def _outputs_carried(runs: list[WhatIfRun], held: dict[str, int]) -> list[Scores]:
+    """X, V and W_o of every run, each array once (by its key) and none the feed carries already (``held``): A and
+    B of one input share X, and W_o unless their d_model or seed differ."""
+    seen, out = set(held), []
+    for run in runs:
+        for a in _outputs_arrays(run):
+            if a.key not in seen:
+                seen.add(a.key)
+                out.append(a)
+    return out
+
+
+@dataclass(frozen=True)
+class OutputMap:
+    """One map :func:`live_outputs` draws: X (an input), Z of a panel, or the difference Z of ``panel`` − Z of
+    ``base``."""
+
+    kind: str  # "x", "z" or "diff"
+    panel: str  # the live maps' panel whose input (x) or weights (z, diff: the minuend) it draws
+    title: str  # drawn above the map, and the first words of its text alternative and its hover ("A: Z")
+    base: str = ""  # diff: the panel subtracted
+    value: str = ""  # what a cell holds, in the hover ("z"); default: the kind's ("x", "z", "Δ z")
+
+
+def live_outputs(
+    key: str,
+    runs: WhatIfRun | dict[str, WhatIfRun],
+    maps: list[OutputMap] | None = None,
+    *,
+    scope: str = "one scale for both maps",
+) -> None:
+    """Inputs and outputs drawn by the browser on one colour scale (outputs.js), each Z following the weights of its
+    panel of the live maps of ``key`` while a control moves.
+
+    ``runs``: the run of each panel of those maps by name, in the maps' order (a single run: the Playground's one
+    panel, ""). ``maps``: what to draw (default: X and Z of that run, "X input" and "Z output"). The colour scale is
+    the largest |value| of the maps other than a difference (the Playground: max(|X|, |Z|); Compare: max(|Z_A|,
+    |Z_B|)); a difference is drawn on that same scale. ``scope`` ends the legend: what the scale covers.
+
+    The maps' full run must have been drawn with ``outputs=True`` (their feed carries X, V and W_o once per input);
+    the element holds nothing a release changes, so a rerun sends it as a reference."""
+    if not isinstance(runs, dict):
+        runs = {"": runs}
+    if maps is None:
+        (name,) = runs
+        maps = [OutputMap("x", name, "X input"), OutputMap("z", name, "Z output")]
+    values = {"x": "x", "z": "z", "diff": "Δ z"}
+    names = []  # the legend names what its scale covers: "x and z", or "z"
+    for m in maps:
+        if m.kind != "diff" and values[m.kind] not in names:
+            names.append(values[m.kind])
+    order = list(runs.values())
+
+    def described(run: WhatIfRun) -> dict:
+        x, v, wo = _outputs_arrays(run)
+        return {
+            "rows": list(run.tokens),
+            "d": int(run.config.d_model),
+            "H": int(run.config.n_heads),
+            "dk": int(run.config.d_k),
+            "arrays": {"x": x.key, "v": v.key, "wo": wo.key},
+        }
+
     header = {
         "sync": key,
-        "scores": _maps_key([_scores(run)], [run]),  # the maps of this input (a one-panel page's maps)
-        "panel": panel,
-        "rows": list(run.tokens),
-        "d": int(run.config.d_model),
-        "H": int(run.config.n_heads),
-        "dk": int(run.config.d_k),
-        "arrays": {"x": x.key, "v": v.key, "wo": wo.key},
+        "scores": _maps_key(_found(order)[0], order),  # the maps of these inputs: only their frames are ours
+        "runs": {name: described(run) for name, run in runs.items()},
+        "maps": [
+            {"kind": m.kind, "panel": m.panel, "base": m.base, "title": m.title, "value": m.value or values[m.kind]}
+            for m in maps
+        ],
+        "legend": " and ".join(names),
+        "scope": scope,
         "lut_diverging": lut("diverging").tolist(),
         "projector": projector(),
     }

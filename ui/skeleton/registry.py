@@ -137,7 +137,7 @@ PAGES: tuple[PageInfo, ...] = (
             "two settings side by side (A and B in the URL) on one colour scale, live: each one's temperature, "
             "scaling and mask above the maps, its input in the sidebar; the sentence names"
             " what really differs, the preset's story, weights, outputs, saturation and B − A on the "
-            "scale of a weight"
+            "scale of a weight; A's Z, B's Z and their B − A on one scale, Z following the drag up to 64 x 64"
         ),
         long_settings=True,
     ),

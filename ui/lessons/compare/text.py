@@ -99,14 +99,28 @@ def saturation_caption(a: tuple[str, float, float], b: tuple[str, float, float])
     )
 
 
-def outputs_caption(z_lim: float, change: float, shape_a: tuple[int, int], shape_b: tuple[int, int]) -> str:
+LIVE_OUTPUTS = (
+    "your browser draws them, and each Z follows its side's temperature, scaling and mask above the maps while you "
+    "move them (these sentences state the setting you let go on)"
+)
+
+
+def outputs_caption(
+    z_lim: float, change: float, shape_a: tuple[int, int], shape_b: tuple[int, int], live: bool = False
+) -> str:
     """Beside Z's B − A map: the shared colour scale (±``z_lim``), the relative change of Z and both shapes
-    (T, d_model)."""
+    (T, d_model); ``live``: the browser draws the maps, Z following the live controls."""
+    drawn = f"; {LIVE_OUTPUTS}" if live else ""
     return (
         f"A's Z, B's Z and their difference share one colour scale (±{fmt(z_lim)}), so a pale difference "
-        f"is a small one. The outputs differ by {fmt(100 * change)}% of A's size (relative Frobenius "
+        f"is a small one{drawn}. The outputs differ by {fmt(100 * change)}% of A's size (relative Frobenius "
         f"norm ‖Z_B − Z_A‖ / ‖Z_A‖). A's Z is {shape_a[0]} x {shape_a[1]}, B's {shape_b[0]} x {shape_b[1]}."
     )
+
+
+def outputs_live_caption(z_lim: float) -> str:
+    """Under A's and B's Z drawn by the browser when their shapes differ (no B − A map): their shared scale."""
+    return f"A's Z and B's Z share one colour scale (±{fmt(z_lim)}); {LIVE_OUTPUTS}."
 
 
 def no_output_diff_notice(shape_a: tuple[int, int], shape_b: tuple[int, int]) -> str:
