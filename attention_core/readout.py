@@ -131,20 +131,22 @@ def logit_std(q, k, scaled: bool = True, temperature: float = 1.0, mask=None) ->
 def differing_settings(a: WhatIf, b: WhatIf) -> tuple[tuple[str, object, object], ...]:
     """The settings in which two what-ifs really differ, as ``(field, value in a, value in b)``.
 
-    Fields that neither side uses are left out: the sentence unless a side reads a sentence, the pattern
-    unless a side uses one-hot symbols, seq_len when both sides read a sentence, pad_count unless a side pads.
+    A field counts only where both sides use it (where one side alone does, the input kind or the mask already
+    differs, and the other side's value means nothing): the sentence when both read a sentence, the pattern when
+    both use one-hot symbols, seq_len unless a side reads a sentence (its words set its length), pad_count when both
+    pad.
     """
     if not isinstance(a, WhatIf) or not isinstance(b, WhatIf):
         raise ValueError(f"a and b must be WhatIf; got {type(a).__name__} and {type(b).__name__}")
     kinds = {a.input_kind, b.input_kind}
     unused = set()
-    if "sentence" not in kinds:
+    if kinds != {"sentence"}:
         unused.add("sentence")
-    if "one_hot" not in kinds:
+    if kinds != {"one_hot"}:
         unused.add("pattern")
-    if kinds == {"sentence"}:
+    if "sentence" in kinds:
         unused.add("seq_len")
-    if not (a.padded or b.padded):
+    if not (a.padded and b.padded):
         unused.add("pad_count")
     out = []
     for f in dataclasses.fields(WhatIf):

@@ -155,8 +155,17 @@ def test_differing_settings_lists_only_what_matters():
     )
     assert differing_settings(base, base.replace(sentence="a b")) == ()  # neither side reads a sentence
     assert differing_settings(base, base.replace(pad_count=3)) == ()  # nobody pads
+    # one side pads: the mask differs, and the other side's pad count means nothing
+    assert differing_settings(base, base.replace(mask="padding", pad_count=3)) == (("mask", "none", "padding"),)
+    padded = base.replace(mask="padding")
+    assert differing_settings(padded, padded.replace(pad_count=3)) == (("pad_count", 2, 3),)
     s = base.replace(input_kind="sentence")
     assert differing_settings(s, s.replace(seq_len=20, sentence="a b")) == (("sentence", s.sentence, "a b"),)
+    # one side reads a sentence: its words set its length, and the other's sentence is not read
+    assert differing_settings(base, s.replace(seq_len=20, sentence="a b")) == (("input_kind", "random", "sentence"),)
+    one_hot = base.replace(input_kind="one_hot")
+    assert differing_settings(base, one_hot.replace(pattern="a b")) == (("input_kind", "random", "one_hot"),)
+    assert differing_settings(one_hot, one_hot.replace(pattern="a b")) == (("pattern", one_hot.pattern, "a b"),)
     with pytest.raises(ValueError, match="must be WhatIf"):
         differing_settings(base, {})
 
