@@ -220,13 +220,19 @@ async def chromium_tab(
             page = await browser.new_page(viewport={"width": 1300, "height": 900})
             await page.goto(f"{url.rstrip('/')}/{sc.path}", timeout=REDRAW_TIMEOUT_MS)
             await page.wait_for_function(IDLE_JS, timeout=REDRAW_TIMEOUT_MS, polling=50)
-            await page.evaluate(WATCH_JS)
-            opened.set()
             slider = (
                 page.locator('[data-testid="stSlider"]')
                 .filter(has=page.locator(f'input[type="range"][aria-label^="{sc.label}"]'))
                 .first
             )
+            if not await slider.count():
+                # the slider is the live maps' own control: the tab turns them off, as one student may, and moves
+                # the page's slider (the protocol students let go of the live maps' slider)
+                await page.get_by_text(LIVE_TOGGLE).first.click()
+                await slider.wait_for(timeout=REDRAW_TIMEOUT_MS)
+                await page.wait_for_function(IDLE_JS, timeout=REDRAW_TIMEOUT_MS, polling=50)
+            await page.evaluate(WATCH_JS)
+            opened.set()
             i = 0
             while not done.is_set() and i < changes:
                 await asyncio.sleep(rng.uniform(*think))

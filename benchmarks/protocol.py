@@ -388,9 +388,11 @@ class StreamlitClient:
 
     async def release(self, panel: str, temperature: float, param: str) -> RunResult:
         """Let go of panel ``panel``'s live temperature at ``temperature`` and wait for the rerun; verified when the
-        URL parameter ``param`` names the new value (the maps draw it in the browser; the page states it)."""
-        setting = dict(self.live_settings()[panel], temperature=temperature)
-        result = await self._run(self.release_state({panel: setting}))
+        URL parameter ``param`` names the new value (the maps draw it in the browser; the page states it). As the
+        browser does, the release reports every panel's setting, the others as they are."""
+        panels = self.live_settings()
+        panels[panel] = dict(panels[panel], temperature=temperature)
+        result = await self._run(self.release_state(panels))
         if result.status in ("closed", "timeout"):
             return result
         got = self.query_params.get(param)

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.classroom import scenarios, table  # noqa: E402
 from benchmarks.protocol import PeakRSS, StreamlitClient, cpu_seconds, machine, rss_bytes, start_server  # noqa: E402
+from ui.skeleton.controls import TEMPERATURES  # noqa: E402
 
 LARGEST = "seq_len=512&d_model=1024&heads=16"
 
@@ -96,15 +97,39 @@ def three_values(w) -> list:
     return [start, start + 1, start + 2]
 
 
+def live_release(c: StreamlitClient, label: str):
+    """Where the temperature ``label`` is the live maps' own control (the Playground's, Compare's A), the three
+    temperatures to cycle and how to let go of one, as the browser reports it; None elsewhere."""
+    if label not in ("temperature", "temperature (A)") or any(w.label == label for w in c.page.widgets()):
+        return None
+    try:
+        settings = c.live_settings()
+    except LookupError:
+        return None
+    panel, param = ("", "temperature") if "" in settings else ("A", "a_temperature")  # Compare: A's
+    now = settings[panel]["temperature"]
+    i = TEMPERATURES.index(now) if now in TEMPERATURES else 0
+    values = [TEMPERATURES[(i + k) % len(TEMPERATURES)] for k in (0, 1, 2)]
+    return values, lambda v: c.release(panel, v, param)
+
+
 async def measure(url: str, pid: int, case: Case, changes: int) -> Cost:
     async with StreamlitClient(url, case.path, timeout=120) as c:
-        w = slider_of(c, case.label)
-        values = three_values(w)
+        live = live_release(c, case.label)
+        if live:
+            values, change = live
+        else:
+            w = slider_of(c, case.label)
+            values = three_values(w)
+
+            def change(v, label=w.label):
+                return c.change(label, v)
+
         seq = [values[(i + 1) % 3] for i in range(6 + changes)]  # never "change" to the value it shows
         cpu, wall, kb, errors = [], [], [], 0
         for i, v in enumerate(seq):
             c0 = cpu_seconds(pid)
-            r = await c.change(w.label, v)
+            r = await change(v)
             c1 = cpu_seconds(pid)
             if i >= 6:  # two warm-up passes over the three values
                 cpu.append(1e3 * (c1 - c0))

@@ -45,6 +45,7 @@ from ui.live import (
     setting_of,
 )
 from ui.session.partial import rerun_body
+from ui.session.url import URL_NAMES
 from ui.skeleton.controls import LEAF_CONTROLS, ControlSet, set_current, stretch_toggle, whatif_controls
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
@@ -93,6 +94,11 @@ def _controls() -> tuple:
         st.subheader("Attention weights")
         live_toggle()
     hidden = page.hides(MAP_SETTINGS)
+    if hidden:  # as the sidebar's sets say it for theirs (ui.skeleton.page.Page.whatif_set)
+        fixed = [
+            f"{URL_NAMES[n]} = {getattr(cfg_a, n)} (A), {getattr(cfg_b, n)} (B)" for n in MAP_SETTINGS if n in hidden
+        ]
+        st.caption("This lesson's link fixes " + "; ".join(fixed) + "; those controls are hidden.")
     live_io = False  # A's Z, B's Z and B − A drawn by the browser: the maps' feed carries X, V and W_o (set below)
     if live and revealed:  # A's and B's own controls above their maps set the temperature, the scaling and the mask
         own = tuple(c for c in CONTROLS if c not in hidden)
@@ -100,7 +106,9 @@ def _controls() -> tuple:
             Panel(
                 name,
                 cached_run(cfg),
-                setting_of(cfg, min(head, cfg.n_heads - 1), 0, stretching()),
+                # the picked head as the picker shows it: the maps show a side with fewer heads its last, and a
+                # release hands each side's head back, where one out of a side's range is dropped (release_into)
+                setting_of(cfg, head, 0, stretching()),
                 release_into(cs, {"head": "cmp_head"}),
                 title=name,
                 controls=own,
@@ -230,7 +238,7 @@ def _draw(top_left, maps, revealed: bool, live_io: bool) -> list[Question]:
     cmp = cached_comparison(cfg_a, cfg_b, ha, hb)
     if live_on():
         live_sync(
-            "cmp_live", {"A": setting_of(cfg_a, ha, 0, stretching()), "B": setting_of(cfg_b, hb, 0, stretching())}
+            "cmp_live", {"A": setting_of(cfg_a, head, 0, stretching()), "B": setting_of(cfg_b, head, 0, stretching())}
         )
         _weights_said(maps, cmp)
     else:

@@ -524,8 +524,7 @@ def test_body_reruns_keep_the_page_whole(browser_and_base, path):
             page.wait_for_timeout(400)
             wait_for_app(page)
         shown = thumb.get_attribute("aria-valuetext")
-        param = "a_temperature" if "(A)" in LEAF_PAGES[path] else "temperature"
-        page.wait_for_url(f"**{param}={shown}**", timeout=60000)
+        page.wait_for_url(f"**temperature={shown}**", timeout=60000)
         errors = [t for kind, t in page.console if kind == "error" and "Failed to load resource" not in t]
         assert errors == [], errors
         assert page.locator('[data-testid="stMainBlockContainer"] h1').count() == 1

@@ -45,3 +45,13 @@ def test_the_live_caption_stretches_only_a_change_there_is():
     assert "B − A on −1 to 1," in live_weights_caption(0.0, True)
     assert "B − A on stretched to ±0.25," in live_weights_caption(0.25, True)
     assert "B − A on −1 to 1," in live_weights_caption(0.25, False)
+
+
+def test_a_mask_only_one_side_pads_is_said_with_its_pads():
+    a = WhatIf()
+    assert "**mask** (A none, B causal\\+padding with 8 pads)." in differences(
+        a, a.replace(mask="causal+padding", pad_count=8)
+    )
+    assert "**mask** (A padding with 1 pad, B none)." in differences(a.replace(mask="padding", pad_count=1), a)
+    both = differences(a.replace(mask="padding"), a.replace(mask="causal+padding", pad_count=3))
+    assert "**mask** (A padding, B causal\\+padding) and **pad count** (A 2, B 3)." in both

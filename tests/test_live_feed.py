@@ -205,3 +205,23 @@ def test_the_protocol_client_lets_go_of_the_live_temperature_as_a_browser_does(a
             assert not r.errors and r.verified is False and not r.ok
 
     asyncio.run(go())
+
+
+@pytest.mark.slow
+def test_on_compare_a_release_keeps_the_picked_head_when_one_side_has_fewer_heads(app_server):
+    """A has 8 heads, B one; head 6 is picked (B's maps show its only head). Letting go of A's temperature hands
+    both sides' heads back: B's head 6, out of its range, is dropped, so the picker keeps head 6 and the release
+    reruns only the body (a side's head clamped to its range came back as a new pick: a full run, head 1)."""
+    from benchmarks.protocol import StreamlitClient
+
+    async def go():
+        async with StreamlitClient(app_server[0], "Compare?a_heads=8&b_heads=1", timeout=120) as c:
+            r = await c.change("head", "head 6")
+            assert r.ok, r
+            assert {p: s["head"] for p, s in c.live_settings().items()} == {"A": 5, "B": 5}
+            for tau in (0.5, 2.0):
+                r = await c.release("A", tau, "a_temperature")
+                assert r.ok and r.verified and r.status == "fragment finished", r
+                assert c.page.widget("head").value == "head 6"
+
+    asyncio.run(go())

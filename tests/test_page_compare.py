@@ -190,7 +190,7 @@ def _feed_arrays(at) -> tuple[dict, list[np.ndarray]]:
     return header, arrays
 
 
-def test_with_live_maps_the_browser_draws_the_outputs_and_a_release_leaves_their_element_unchanged():
+def test_with_live_maps_the_browser_draws_the_outputs_and_another_temperature_of_a_leaves_their_element_unchanged():
     """At the default the page mounts the outputs element (no Z chart of the server's) after the maps and their
     feed, states the scale and that the browser draws them; a new temperature of A leaves the element's data as it
     was (the message cache sends it as a reference) and the sentence follows the setting let go on."""
@@ -274,9 +274,23 @@ def test_the_feed_carries_x_v_and_w_o_of_both_inputs_once_each(query):
         np.testing.assert_array_equal(got, want[header["arrays"][i]])
     a, b = runs
     xs = {live._outputs_arrays(r)[0].key for r in runs}
-    assert len(xs) == (1 if a.x.shape == b.x.shape else 2)
+    assert len(xs) == (1 if np.array_equal(a.x, b.x) else 2)  # one X where A and B read one input
+    assert len(xs) == (1 if not query else 2)
     for r in runs:  # X, V and W_o of each side are its own input's
         x, v, wo = live._outputs_arrays(r)
         np.testing.assert_array_equal(x.S[0], r.x.astype(np.float32))
         np.testing.assert_array_equal(v.S, r.v.astype(np.float32))
         np.testing.assert_array_equal(wo.S[0], r.w[3].astype(np.float32))
+
+
+def test_a_link_that_hides_a_map_setting_says_what_it_fixes_on_both_sides():
+    at = run_ok(app(CMP, {"hide": "temperature,mask", "a_temperature": "0.5", "b_mask": "causal"}))
+    keys = _keys(at.main, "select_slider", "selectbox", "toggle")
+    assert not {"a_temperature", "b_temperature", "a_mask", "b_mask"} & set(keys) and {"a_scaled", "b_scaled"} <= set(
+        keys
+    )
+    assert (
+        "This lesson's link fixes temperature = 0.5 (A), 1.0 (B); mask = none (A), causal (B); those controls are hidden."
+        in texts(at)
+    )
+    assert "**temperature** (A 0.5, B 1)" in texts(at)  # the hidden values still apply

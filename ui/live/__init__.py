@@ -13,9 +13,9 @@ frame; the server hears about the value once, on release. The split:
   draws every map on one colour scale, the picked query's bars and each head's figures.
 - On release the component reports ``setting``; :func:`live_maps`' callback puts it into the page's own controls
   (the what-if set's temperature, scaling, mask and pad count, the page's head and query pickers), and the page
-  reruns: a widget of the same setting shows the value (Compare's A and B), the URL and the share link carry it,
-  the sentences are computed for it. On a page that draws no other control for those settings (the Playground)
-  a release that picks nothing reruns only the page's body.
+  reruns: a widget of the same setting shows the value (the sidebar's temperature on Masks and Multi-head), the
+  URL and the share link carry it, the sentences are computed for it. On a page that draws no other control for
+  those settings (the Playground, Compare) a release that picks nothing reruns only the page's body.
 - Where the inputs and outputs are small enough to be drawn cell by cell, the browser draws them too
   (:func:`live_outputs`, ``outputs.js``): X and Z on the Playground, A's Z, B's Z and B − A on Compare, Z following
   the maps' weights at every frame. The maps' feed carries X, V and W_o of every panel's input once per input and
@@ -217,7 +217,7 @@ def live_maps(
     bar) move every panel at once; ``diff`` = (a, b) also draws b − a of their picked heads. When the learner
     lets go of a control or picks a map cell, each panel's ``on_release`` receives its setting and the page reruns
     whole (the sidebar, the URL and the sentences follow). With ``partial`` (a page that draws no other control
-    for the panels' live settings: the Playground), a release that moved only those settings, not a picker,
+    for the panels' live settings: the Playground, Compare), a release that moved only those settings, not a picker,
     reruns only the page's body (ui/session/partial.py), which sends the sentences and the URL of the new setting and
     leaves the widgets, the maps and the rest of the page as the browser has them.
 

@@ -35,8 +35,17 @@ def setting_value(field: str, v) -> str:
 
 def differences(cfg_a: WhatIf, cfg_b: WhatIf) -> str:
     """What differs between A and B, as the page's opening sentence says it."""
+
+    both_pad = cfg_a.padded and cfg_b.padded  # then the pad count is a difference of its own, if it differs
+
+    def said(f, v, cfg: WhatIf) -> str:  # a mask only one side pads, with its pads (named nowhere else then)
+        n = cfg.pad_count
+        return setting_value(f, v) + (
+            f" with {n} pad{'s' * (n != 1)}" if f == "mask" and cfg.padded and not both_pad else ""
+        )
+
     parts = [
-        f"**{LABELS[f]}** (A {setting_value(f, a)}, B {setting_value(f, b)})"
+        f"**{LABELS[f]}** (A {said(f, a, cfg_a)}, B {said(f, b, cfg_b)})"
         for f, a, b in differing_settings(cfg_a, cfg_b)
     ]
     if not parts:
