@@ -126,6 +126,12 @@ def pace_of(session_id: str, now: float) -> Pace:
         return pace
 
 
+def forget(session_id: str) -> None:
+    """Drop the record of session ``session_id``: its next run starts as a new session's first."""
+    with _paces_lock:
+        _paces.pop(session_id, None)
+
+
 def notice_text(requests: float, seconds: float, pace: float = PACE) -> str:
     """What a session that had to wait is told: how many requests it sent in how long, and what happens now."""
     n = int(round(requests))
