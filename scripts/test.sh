@@ -35,4 +35,6 @@ fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 
-exec .venv/bin/python -m pytest "$@"
+# Two workers (pytest-xdist), a module's tests on one of them (--dist loadfile: its browser, servers and images are
+# made once), the longest modules first (tests/conftest.py). TEST_WORKERS=0 runs everything in this process.
+exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"

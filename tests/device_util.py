@@ -66,11 +66,10 @@ def cut_elements(page) -> list[str]:
     return page.evaluate(CUT)
 
 
-def touch_context(browser, size):
-    """A browser context as a phone or tablet: ``size`` (CSS px), touch events, a mobile viewport."""
-    return browser.new_context(
-        viewport={"width": size[0], "height": size[1]}, has_touch=True, is_mobile=True, device_scale_factor=2
-    )
+def touch_options(size) -> dict:
+    """A browser context's options as a phone or tablet: ``size`` (CSS px), touch events, a mobile viewport."""
+    return {"viewport": {"width": size[0], "height": size[1]}, "has_touch": True, "is_mobile": True,
+            "device_scale_factor": 2}  # fmt: skip
 
 
 # chart text drawn smaller than MIN_CHART_PX (CSS px on the screen, after any scaling of the chart), as

@@ -17,6 +17,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
+from tests.page_pool import borrowed_page
 from ui.skeleton.registry import PAGES as REGISTRY
 
 pytestmark = pytest.mark.browser
@@ -31,26 +32,18 @@ def page_url(path: str) -> str:
     return "/" + path.split("/")[-1][:-3]
 
 
-def open_page(browser, url: str, size=(1400, 1000)):
-    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = ctx.new_page()
-    dialogs, console = [], []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.on("console", lambda m: console.append((m.type, m.text)))
-    page.goto(url)
-    wait_for_app(page)
-    page.console = console
-    return ctx, page, dialogs
-
-
 @contextlib.contextmanager
 def opened(browser, url: str, size=(1400, 1000)):
-    """A fresh browser context on ``url``; yields (page, dialogs) and always closes the context."""
-    ctx, page, dialogs = open_page(browser, url, size)
-    try:
+    """A clean page of ``size`` on ``url`` (tests/page_pool.py: a page an earlier test left blank, or a new context);
+    yields (page, dialogs), the page's console messages in ``page.console``."""
+    with borrowed_page(browser, viewport={"width": size[0], "height": size[1]}) as page:
+        dialogs, console = [], []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("console", lambda m: console.append((m.type, m.text)))
+        page.goto(url)
+        wait_for_app(page)
+        page.console = console
         yield page, dialogs
-    finally:
-        ctx.close()
 
 
 def assert_no_errors(page):

@@ -20,7 +20,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
-from tests.device_util import PHONE, TOUCH_SIZES, cut_elements, small_chart_text, touch_context
+from tests.device_util import PHONE, TOUCH_SIZES, cut_elements, small_chart_text, touch_options
+from tests.page_pool import borrowed_page
 from tests.test_browser import LONG_PAGES, assert_no_errors, full_screenshot, page_url
 
 pytestmark = pytest.mark.browser
@@ -30,14 +31,12 @@ CHUNK_FAILED = "Failed to fetch dynamically imported module"
 
 @contextlib.contextmanager
 def on_device(browser, url: str, size):
-    """``url`` in a fresh touch context of ``size``; yields the page and always closes the context.
+    """``url`` in a clean touch page of ``size`` (tests/page_pool.py); yields the page.
 
     On a machine busy with other work, Chromium now and then failed to fetch one of Streamlit's script chunks (the
     page shows "Failed to fetch dynamically imported module") or drew nothing in 45 s; that is the machine's load,
     not the page's layout, so the page is loaded once more (a second failure fails the test)."""
-    ctx = touch_context(browser, size)
-    try:
-        page = ctx.new_page()
+    with borrowed_page(browser, **touch_options(size)) as page:
         page.goto(url)
         try:
             wait_for_app(page, timeout_ms=45000)
@@ -48,8 +47,6 @@ def on_device(browser, url: str, size):
             page.reload()
             wait_for_app(page)
         yield page
-    finally:
-        ctx.close()
 
 
 def _url(base: str, path: str) -> str:

@@ -6,6 +6,7 @@ import contextlib
 import pytest
 
 from harness.server import wait_for_app
+from tests.page_pool import borrowed_page
 from tests.test_browser import assert_no_errors
 
 pytestmark = pytest.mark.browser
@@ -24,18 +25,14 @@ PAGES = {
 
 @contextlib.contextmanager
 def page_at(browser, url: str, size):
-    """A fresh context of ``size`` on ``url``, with the console messages collected; always closed."""
-    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = ctx.new_page()
-    console = []
-    page.on("console", lambda m: console.append((m.type, m.text)))
-    page.goto(url)
-    wait_for_app(page)
-    page.wait_for_timeout(500)  # Vega logs while it renders
-    try:
+    """A clean page of ``size`` on ``url`` (tests/page_pool.py), with the console messages collected."""
+    with borrowed_page(browser, viewport={"width": size[0], "height": size[1]}) as page:
+        console = []
+        page.on("console", lambda m: console.append((m.type, m.text)))
+        page.goto(url)
+        wait_for_app(page)
+        page.wait_for_timeout(500)  # Vega logs while it renders
         yield page, console
-    finally:
-        ctx.close()
 
 
 def overflowing(page) -> list[str]:

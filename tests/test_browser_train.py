@@ -7,6 +7,7 @@ import re
 import pytest
 
 from harness.server import wait_for_app
+from tests.page_pool import borrowed_page
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, horizontal_overflow
 
 pytestmark = pytest.mark.browser
@@ -47,11 +48,9 @@ LIVE = "?mode=live&task=previous&layers=1&heads=2&d_model=16&batch=16&steps=200&
 @pytest.mark.parametrize("query", ["", LIVE])
 def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path):
     browser, base = browser_and_base
-    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    page = ctx.new_page()
-    console = []
-    page.on("console", lambda m: console.append((m.type, m.text)))
-    try:
+    with borrowed_page(browser, viewport={"width": size[0], "height": size[1]}) as page:
+        console = []
+        page.on("console", lambda m: console.append((m.type, m.text)))
         page.goto(base + URL + query)
         wait_for_app(page, timeout_ms=240000)
         page.screenshot(path=str(tmp_path / f"train{'_live' if query else ''}_{size[0]}x{size[1]}.png"), full_page=True)
@@ -71,15 +70,11 @@ def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path
         assert len(lessons) >= 3 and all(c["plot"] >= 200 for c in lessons), lessons  # the cliff is seen
         for c in charts:  # labels never pile up: every axis label a line from the next, no text mark on another
             assert all(g >= 0.8 for g in c["gaps"]) and c["pile"] == [], c
-    finally:
-        ctx.close()
 
 
 def test_play_trains_in_the_browser(browser_and_base, tmp_path):
     browser, base = browser_and_base
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = ctx.new_page()
-    try:
+    with borrowed_page(browser, viewport={"width": 1400, "height": 1000}) as page:
         page.goto(base + URL + LIVE)
         wait_for_app(page, timeout_ms=240000)
         page.get_by_role("button", name="▶ Play").click()
@@ -96,5 +91,3 @@ def test_play_trains_in_the_browser(browser_and_base, tmp_path):
         page.get_by_role("button", name="⏸ Pause").click()
         wait_for_app(page, timeout_ms=240000)
         page.screenshot(path=str(tmp_path / "train_live_played.png"), full_page=True)
-    finally:
-        ctx.close()

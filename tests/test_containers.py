@@ -29,6 +29,7 @@ from harness.server import ROOT, free_port
 from tests.test_pulse_live import RIGHT, WRONG, join, ok, start
 
 MISSING = cu.missing_tools()
+COST_SECONDS = 200  # the image built, compose up and down, thirty students: tests/conftest.py runs it first
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(bool(MISSING), reason=MISSING or "-")]
 DEPLOY = ROOT / "deploy"
 STUDENTS = 30
