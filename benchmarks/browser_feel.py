@@ -39,13 +39,13 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
-from benchmarks.protocol import cpu_seconds, machine, ws_frame_bytes  # noqa: E402
+from benchmarks.protocol import cpu_seconds, machine, size_query, ws_frame_bytes  # noqa: E402
 from harness.server import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_for_app  # noqa: E402
 
 SCENARIOS = {
     "Playground, default (8 tokens, 4 heads)": "Playground?seq_len=8&d_model=64&heads=4",
-    "Playground, 128 tokens x 8 heads": "Playground?seq_len=128&d_model=512&heads=8",
-    "Playground, 512 tokens x 16 heads": "Playground?seq_len=512&d_model=1024&heads=16",
+    "Playground, 128 tokens x 8 heads": f"Playground?{size_query(128, 8)}",
+    "Playground, 512 tokens x 16 heads": f"Playground?{size_query(512, 16)}",
     'Compare, "Why scale?"': "Compare?preset=2_why_scale",
 }
 LIVE = ".ae-live"

@@ -45,14 +45,10 @@ import numpy as np  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
-from benchmarks.protocol import LIVE_COMPONENTS, StreamlitClient, cpu_seconds, machine, start_server  # noqa: E402
+from benchmarks.protocol import LIVE_COMPONENTS, StreamlitClient, cpu_seconds, machine, size_query, start_server  # noqa: E402
 from ui.skeleton.controls import TEMPERATURES  # noqa: E402
 
-SIZES = {
-    "default": "",
-    "128 x 8": "seq_len=128&d_model=512&heads=8",
-    "512 x 16": "seq_len=512&d_model=1024&heads=16",
-}
+SIZES = {"default": "", "128 x 8": size_query(128, 8), "512 x 16": size_query(512, 16)}
 PAGES = {"Playground": ("", "temperature", "seq_len"), "Compare": ("A", "a_temperature", "a_seq_len")}
 PARTS = ("scores", "live maps, other", "other elements", "Streamlit's own", "images (HTTP)")
 THINK = 1.5  # seconds between two changes, as a student's (a request within 1 s of a run's end is sent without

@@ -45,13 +45,13 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from benchmarks._timing import table  # noqa: E402
-from benchmarks.protocol import cpu_seconds, machine  # noqa: E402
+from benchmarks.protocol import cpu_seconds, machine, size_query  # noqa: E402
 from harness.server import CHROMIUM_FLAGS, chromium_path, streamlit_server  # noqa: E402
 
 PAGES = {
     "Home": "",
     "Playground, default (8 tokens, 4 heads)": "Playground",
-    "Playground, 128 tokens x 8 heads": "Playground?seq_len=128&d_model=512&heads=8",
+    "Playground, 128 tokens x 8 heads": f"Playground?{size_query(128, 8)}",
     'Compare, "Why scale?"': "Compare?preset=2_why_scale",
     "Multi-head": "Multi-head",
     "Transformer block": "Transformer_block",

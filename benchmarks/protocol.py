@@ -40,6 +40,13 @@ from harness.server import free_port, stop, streamlit_command, wait_healthy
 
 LIVE_COMPONENTS = "attention_explorer.live_"  # the live maps' components (ui/live): their maps, their feed
 
+
+def size_query(T: int, H: int) -> str:
+    """The query string of the shared what-if at ``T`` tokens and ``H`` heads, d_model 64 a head: the large sizes the
+    benchmarks open the Playground and Compare at (``size_query(128, 8)``: "seq_len=128&d_model=512&heads=8")."""
+    return f"seq_len={T}&d_model={64 * H}&heads={H}"
+
+
 ROOT = Path(__file__).resolve().parents[1]
 FINISHED = {
     ForwardMsg.FINISHED_SUCCESSFULLY: "finished",

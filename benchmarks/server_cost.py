@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.classroom import scenarios, table  # noqa: E402
-from benchmarks.protocol import PeakRSS, StreamlitClient, cpu_seconds, machine, rss_bytes, start_server  # noqa: E402
+from benchmarks.protocol import PeakRSS, StreamlitClient, cpu_seconds, machine, rss_bytes, size_query, start_server  # noqa: E402
 from ui.skeleton.controls import TEMPERATURES  # noqa: E402
 
-LARGEST = "seq_len=512&d_model=1024&heads=16"
+LARGEST = size_query(512, 16)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from ui.draw.tables import show_table
 from ui.lessons.real_model.head_view import head_view_chart
 from ui.lessons.real_model.model import default_head, hf_model_ui, role_sentences, roles_tables
 from ui.lessons.real_model.model_view import pick_model_view_head, show_model_view
+from ui.lessons.real_model.text import check_questions, truncation_note
 from ui.lessons.real_model.words import word_section
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
@@ -87,30 +88,7 @@ def _draw() -> list[Question]:
         nv, qi, kj = _neuron_view(core, attn, tokens, layer, head, hide)
     _parity_section(core, L)
 
-    W = attn[layer, head]
-    questions = [
-        (
-            f"In layer {layer + 1}, {head_name(head)}, which key does query {md_escape(tokens[row])} (#{row + 1}) "
-            "look at most, and with what weight?",
-            f"**{md_escape(tokens[top])}** (#{top + 1}), weight {fmt(float(W[row, top]))}.",
-        )
-    ]
-    if nv is not None:
-        questions.append(
-            (
-                f"How is the weight from query “{md_escape(tokens[qi])}” to key “{md_escape(tokens[kj])}” made "
-                "from q and k?",
-                f"q · k = {fmt(nv.dot)}; times the scale {fmt(core.scale)} gives the logit {fmt(nv.logit)}; the "
-                f"softmax over the row's {nv.visible} visible keys turns it into {fmt(nv.weight)}.",
-            )
-        )
-    questions.append(
-        (
-            "How many attention maps does the model view draw?",
-            f"{L} layer{'s' if L != 1 else ''} x {H} head{'s' if H != 1 else ''} = {L * H} maps, each {T} x {T}.",
-        )
-    )
-    return questions
+    return check_questions(tokens, attn[layer, head], (layer, head), (row, top), (nv, qi, kj), core.scale, L, H)
 
 
 def _sentence() -> tuple[str, int]:
@@ -133,15 +111,7 @@ def _sentence() -> tuple[str, int]:
 def _truncation_note(arun, max_tokens: int) -> None:
     """Say so when the sentence had more tokens than the model read."""
     if arun.truncated:
-        st.info(
-            f"The sentence has {arun.sentence_tokens} tokens; the model reads the first {max_tokens} "
-            "(special tokens included) and the rest is cut. "
-            + (
-                f"Raise 'Read at most' to read more (up to {TOKEN_LIMITS[-1]})."
-                if max_tokens < TOKEN_LIMITS[-1]
-                else f"{TOKEN_LIMITS[-1]} is the most the page reads (the embedded model's longest input)."
-            )
-        )
+        st.info(truncation_note(arun.sentence_tokens, max_tokens))
 
 
 def _shown_tokens(arun) -> tuple[bool, np.ndarray, list[str]]:

@@ -24,6 +24,7 @@ from ui.lessons.sinks_and_linear_attention.charts import (
     memory_chart,
     parse_sinks,
 )
+from ui.lessons.sinks_and_linear_attention.text import check_questions, share
 from ui.session.state import keep
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
@@ -45,11 +46,6 @@ WINDOW = PageParam(
 )
 
 
-def share(v: float) -> str:
-    """A sum of weights near 1 as "1 − 2.3e-09", so that it does not round to 1.0000 on screen."""
-    return f"{v:.4f}" if 1 - v >= 5e-5 else f"1 − {1 - v:.1e}" if v < 1 else "1 (to float rounding)"
-
-
 def _draw() -> list[Question]:
     """Per-head sink logits, StreamingLLM's window, and linear attention as an RNN."""
     cfg = page.whatif(show=("input_kind", "seq_len", "d_model", "n_heads", "scaled", "temperature", "mask", "seed"))
@@ -62,7 +58,7 @@ def _draw() -> list[Question]:
     n_sink, window, kept = _streaming_section(labels, T)
     lin = _linear_section(cfg, head, labels, T)
     hungriest = int(np.argmax(sinks)) if not no_sink else head
-    return _questions(hungriest, sinks, no_sink, mean_sum, n_sink, window, kept, lin, T)
+    return check_questions(hungriest, sinks, no_sink, mean_sum, n_sink, window, kept, lin, T)
 
 
 def sinks_param(H: int) -> PageParam:
@@ -271,33 +267,6 @@ def _linear_section(cfg, head: int, labels: list[str], T: int):
         )
     )
     return lin
-
-
-def _questions(hungriest, sinks, no_sink, mean_sum, n_sink, window, kept, lin, T) -> list[Question]:
-    """What to predict: the hungriest head's weight on real tokens, the window's keys, linear attention's state."""
-    return [
-        Question(
-            f"How much of its weight does {head_name(hungriest)} leave on the real tokens, on average over its rows?",
-            (
-                f"{share(mean_sum[hungriest])}: its sink logit s = {sinks[hungriest]:g} is the highest, so its sink "
-                "takes the most."
-                if not no_sink
-                else f"All of it ({mean_sum[hungriest]:.4f} with fully masked rows counted as 0): with no sink the "
-                "softmax spends the whole weight on the real tokens."
-            ),
-        ),
-        Question(
-            f"With n_sink = {n_sink} and w = {window}, how many keys can any query keep, and how many does the last "
-            f"query keep of {T}?",
-            f"At most n_sink + w = {n_sink + window}; the last query keeps {len(kept)} of {T}, so the key/value cache "
-            f"stays at {min(T, n_sink + window)} entries.",
-        ),
-        Question(
-            f"How many numbers does linear attention keep per head at T = {T}, and softmax attention's weights?",
-            f"{lin.state_numbers:,} (S of {lin.d_k} × {lin.d_v} plus z of {lin.d_k}), whatever T is; the weights "
-            f"hold T² = {T * T:,}.",
-        ),
-    ]
 
 
 page.run(

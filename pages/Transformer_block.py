@@ -23,6 +23,7 @@ from ui.draw.charts import (
     weight_scale,
 )
 from ui.draw.tables import show_table
+from ui.lessons.transformer_block.text import chain_caption, check_questions
 from ui.session.partial import full_run, rerun_body
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
@@ -75,21 +76,6 @@ def _controls() -> tuple:
     return encoder, looks, st.container()
 
 
-def chain_caption(lim: float, hidden_max: float) -> str:
-    """What the colours of the encoder's maps mean: one diverging scale for the residual stream, the hidden layer's
-    own sequential one."""
-    hidden = (
-        f"its own scale runs from 0 (dark) to its largest value, {fmt(hidden_max)} (yellow)"
-        if hidden_max > 0
-        else "here it is 0 everywhere"
-    )
-    return (
-        f"Every map of the residual stream (input to output) shares one colour scale, −{fmt(lim)} (blue) to "
-        f"{fmt(lim)} (red), white at 0: a paler map holds smaller numbers. The hidden layer ReLU(xW₁+b₁) is never "
-        f"negative; {hidden}."
-    )
-
-
 def _draw(encoder, looks, decoder) -> list[Question]:
     """The encoder and decoder diagrams, their maps and the residual figures, into the places."""
     cfg = page.setting()
@@ -103,7 +89,8 @@ def _draw(encoder, looks, decoder) -> list[Question]:
         it, top_it = _where_it_looks(run)
     with decoder:
         _decoder_section(run, cfg.d_model, T_dec)
-        return _questions(run, cfg.d_model, T_dec, it, top_it)
+        head = st.session_state.get("tb_head")  # the encoder head "it" is shown for (picked when the input has "it")
+        return check_questions(run, cfg.d_model, T_dec, it, top_it, head)
 
 
 def _encoder_maps(run, D: int, norm_first: bool) -> None:
@@ -281,34 +268,6 @@ def _decoder_section(run, D: int, T_dec: int) -> None:
         hide_index=True,
         width="stretch",
     )
-
-
-def _questions(run, D: int, T_dec: int, it: int | None, top_it: int | None) -> list[tuple[str, str]]:
-    """The cross-attention map's shape, where "it" looks (if the input has it), the hidden layer's size."""
-    enc, tokens, T = run.encoder, run.tokens, run.T
-    questions = [
-        (
-            "What shape is the decoder's cross-attention map here, and why?",
-            f"{T_dec} x {T}: one row per decoder token (the queries) and one column per encoder output token "
-            f"(the keys and values).",
-        )
-    ]
-    if it is not None:
-        head = st.session_state["tb_head"]
-        questions.append(
-            (
-                f'In encoder {head_name(head)}, which token does "it" attend to most, and with what weight?',
-                f"**{md_escape(tokens[top_it])}**, with weight {fmt(float(enc.weights[head, it, top_it]))} "
-                "(random weights: a trained model would differ).",
-            )
-        )
-    questions.append(
-        (
-            "How many numbers does the feed-forward hidden layer hold for this input?",
-            f"{T} tokens x {4 * D} = {T * 4 * D:,} (d_ff, the feed-forward hidden layer's width, = 4 x d_model = {4 * D}).",
-        )
-    )
-    return questions
 
 
 page.run(_draw, _controls, code=(run_block, encoder_block, decoder_block))

@@ -1,1 +1,1 @@
-"""The Real model page: model picker and loading, where one word looks, the head view and the model view."""
+"""The Real model page: model picker and loading, where one word looks, the head and model views, its sentences."""

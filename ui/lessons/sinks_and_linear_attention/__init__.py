@@ -1,1 +1,1 @@
-"""The Sinks and linear attention page: the sinks URL list and the memory chart."""
+"""The Sinks and linear attention page: its sentences, the sinks URL list and the memory chart."""

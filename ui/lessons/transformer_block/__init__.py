@@ -1,0 +1,1 @@
+"""The Transformer block page's sentences."""
