@@ -21,9 +21,14 @@ from __future__ import annotations
 
 import contextlib
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from harness.server import wait_for_app
+
 # (id of the browser, the context's options as a sorted tuple) -> (context, page, listeners Playwright itself keeps)
 _kept: dict[tuple, tuple] = {}
 
+CHUNK_FAILED = "Failed to fetch dynamically imported module"
 CLEAR_STORAGE = "() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }"
 
 
@@ -88,3 +93,21 @@ def release(browser) -> None:
     """Close the pages kept for ``browser`` (before it closes: its id may be another browser's later)."""
     for key in [k for k in _kept if k[0] == id(browser)]:
         _kept.pop(key)[0].close()
+
+
+def load_app(page, url: str) -> None:
+    """Open ``url`` and wait until the app has drawn it.
+
+    On a machine busy with other work (two test workers, a browser each), Chromium now and then failed to fetch one
+    of Streamlit's script chunks (the page shows "Failed to fetch dynamically imported module") or drew nothing in
+    45 s; that is the machine's load, not the page, so the page is loaded once more (a second failure fails the
+    test)."""
+    page.goto(url)
+    try:
+        wait_for_app(page, timeout_ms=45000)
+        failed = page.get_by_text(CHUNK_FAILED).count() > 0
+    except PlaywrightTimeout:
+        failed = True
+    if failed:
+        page.reload()
+        wait_for_app(page)

@@ -17,7 +17,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
-from tests.page_pool import borrowed_page
+from tests.page_pool import borrowed_page, load_app
 from ui.skeleton.registry import PAGES as REGISTRY
 
 pytestmark = pytest.mark.browser
@@ -34,14 +34,14 @@ def page_url(path: str) -> str:
 
 @contextlib.contextmanager
 def opened(browser, url: str, size=(1400, 1000)):
-    """A clean page of ``size`` on ``url`` (tests/page_pool.py: a page an earlier test left blank, or a new context);
-    yields (page, dialogs), the page's console messages in ``page.console``."""
+    """A clean page of ``size`` on ``url`` (tests/page_pool.py: a page an earlier test left blank, or a new context;
+    loaded once more if the machine's load kept it from drawing); yields (page, dialogs), the page's console
+    messages in ``page.console``."""
     with borrowed_page(browser, viewport={"width": size[0], "height": size[1]}) as page:
         dialogs, console = [], []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.on("console", lambda m: console.append((m.type, m.text)))
-        page.goto(url)
-        wait_for_app(page)
+        load_app(page, url)
         page.console = console
         yield page, dialogs
 

@@ -15,37 +15,23 @@ import contextlib
 import re
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.server import wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.device_util import PHONE, TOUCH_SIZES, cut_elements, small_chart_text, touch_options
-from tests.page_pool import borrowed_page
+from tests.page_pool import borrowed_page, load_app
 from tests.test_browser import LONG_PAGES, assert_no_errors, full_screenshot, page_url
 
 pytestmark = pytest.mark.browser
 
-CHUNK_FAILED = "Failed to fetch dynamically imported module"
-
 
 @contextlib.contextmanager
 def on_device(browser, url: str, size):
-    """``url`` in a clean touch page of ``size`` (tests/page_pool.py); yields the page.
-
-    On a machine busy with other work, Chromium now and then failed to fetch one of Streamlit's script chunks (the
-    page shows "Failed to fetch dynamically imported module") or drew nothing in 45 s; that is the machine's load,
-    not the page's layout, so the page is loaded once more (a second failure fails the test)."""
+    """``url`` in a clean touch page of ``size`` (tests/page_pool.py: loaded once more if the machine's load kept it
+    from drawing); yields the page."""
     with borrowed_page(browser, **touch_options(size)) as page:
-        page.goto(url)
-        try:
-            wait_for_app(page, timeout_ms=45000)
-            failed = page.get_by_text(CHUNK_FAILED).count() > 0
-        except PlaywrightTimeout:
-            failed = True
-        if failed:
-            page.reload()
-            wait_for_app(page)
+        load_app(page, url)
         yield page
 
 
