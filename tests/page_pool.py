@@ -1,9 +1,9 @@
 """Browser pages kept open from one test to the next: a test borrows a page, and the next test of the same browser
 and kind of device gets it back, cleaned, instead of a new context.
 
-A new context costs Chromium a renderer process and a cold script cache: Streamlit's page at the default Playground
-took 4.3 s of CPU (both cores) in a fresh context and 1.8 s in a page that had drawn it before (measured on this
-project's 2-core machine), and the browser tests open about three hundred pages. What a test could leave behind is
+A new context costs Chromium a renderer process and a cold script cache: the default Playground took 4.2 s of the
+machine's CPU in a new context and 1.6 s in a page that had drawn the app before (``benchmarks/browser_pages.py`` on
+this project's 2-core machine), and the browser tests open hundreds of pages. What a test could leave behind is
 taken back before the page is lent again:
 
 - the listeners the test added (console, dialogs, requests, websockets), so the next test hears only its own;
