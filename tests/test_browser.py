@@ -558,3 +558,35 @@ def test_a_release_of_compares_live_temperature_reruns_its_body_in_place(browser
         assert page.locator('[data-testid="stSidebar"]').inner_text() == sidebar  # not redrawn, nothing moved
         assert_no_errors(page)
         assert not dialogs
+
+
+def test_a_lent_page_comes_back_clean_and_a_failed_tests_page_is_not_lent_again(browser_and_base):
+    """tests/page_pool.py: the next test gets the same page with none of the last test's listeners, storage or
+    cookies, on about:blank; a page whose test failed is closed, and the next test gets a new one."""
+    from tests.page_pool import borrowed_page
+
+    browser, base = browser_and_base
+    heard = []
+    size = {"viewport": {"width": 1000, "height": 700}}  # a size of its own: no other test's page
+    with borrowed_page(browser, **size) as page:
+        page.on("console", lambda m: heard.append(m.text))
+        page.goto(base + "/_stcore/health")
+        page.evaluate("() => { localStorage.setItem('aexp', '1'); sessionStorage.setItem('aexp', '1'); }")
+        page.context.add_cookies([{"name": "aexp", "value": "1", "url": base}])
+        page.set_viewport_size({"width": 500, "height": 500})
+        first = page
+    with borrowed_page(browser, **size) as page:
+        assert page is first and page.url == "about:blank"
+        assert page.viewport_size == size["viewport"]
+        assert page.context.cookies() == []
+        page.goto(base + "/_stcore/health")
+        assert page.evaluate("() => [localStorage.length, sessionStorage.length]") == [0, 0]
+        page.evaluate("() => console.log('after')")
+        page.wait_for_timeout(200)
+        assert heard == []
+    with pytest.raises(RuntimeError), borrowed_page(browser, **size) as page:
+        assert page is first
+        raise RuntimeError("a failed test")
+    assert first.is_closed()
+    with borrowed_page(browser, **size) as page:
+        assert page is not first and not page.is_closed()

@@ -353,3 +353,30 @@ def test_a_run_folded_behind_another_does_not_refer_to_the_browsers_cache(script
     r2.request_rerun(rerun("3", cached_message_hashes=cached))
     script_thread(True)
     assert r2.on_scriptrunner_ready().rerun_data.cached_message_hashes == cached
+
+
+def test_apptests_in_a_row_are_never_paced_and_share_one_component_registry():
+    """harness/apptest.py: AppTest gives every run one session id, two requests a run; eight AppTests in a row were
+    taken for a flooding student from the fifth on (each such run slept about a second). Each run is now its own
+    session's first, and the component registry is scanned once."""
+    from harness.apptest import APPTEST_SESSION
+    from tests.apptest_util import app, run_ok
+
+    held, registries = [], set()
+    original = Pace.started
+
+    def started(self, now, was_held):
+        held.append(was_held or self.flooding)
+        original(self, now, was_held)
+
+    for _ in range(8):
+        at = app("streamlit_app.py")
+        Pace.started = started
+        try:
+            run_ok(at)
+        finally:
+            Pace.started = original
+        registries.add(id(at._bidi_component_manager))
+    assert len(held) >= 8 and not any(held), held
+    assert len(registries) == 1
+    assert APPTEST_SESSION in fairness._paces  # the record the runs were counted in is the one forgotten

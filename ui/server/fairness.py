@@ -34,8 +34,10 @@ and :func:`install` if a config turned it on again):
   an arrow key was pressed 60 times on Compare). Such a run costs bytes, not CPU. (With fastReruns on, the
   stopped run never reports finishing, so the browser never evicts in between.)
 
-A student who changes a setting every few seconds, or clicks twice quickly, never waits; AppTest's runs come
-one after the other and never pile up. ``tests/test_fairness.py`` pins the wrapped signatures.
+A student who changes a setting every few seconds, or clicks twice quickly, never waits. AppTest gives every run
+of every test one session id, and each of its runs is two requests: the test harness forgets that session's record
+before each run (:func:`forget`, ``harness/apptest.py``), or four AppTests in two seconds would be paced like a
+flooding student. ``tests/test_fairness.py`` pins the wrapped signatures.
 """
 
 from __future__ import annotations
