@@ -20,6 +20,7 @@ contexts.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -95,19 +96,22 @@ def release(browser) -> None:
         _kept.pop(key)[0].close()
 
 
-def load_app(page, url: str) -> None:
-    """Open ``url`` and wait until the app has drawn it.
+def load_app(page, url: str | None, ready: Callable[[int], None] | None = None) -> None:
+    """Open ``url`` (None: the page is already on its way) and wait until the app has drawn it: ``ready(timeout_ms)``
+    waits (default :func:`harness.server.wait_for_app`; a test that lands elsewhere first waits for that too).
 
     On a machine busy with other work (two test workers, a browser each), Chromium now and then failed to fetch one
     of Streamlit's script chunks (the page shows "Failed to fetch dynamically imported module") or drew nothing in
-    45 s; that is the machine's load, not the page, so the page is loaded once more (a second failure fails the
-    test)."""
-    page.goto(url)
+    45 s (a CI run: a new context's first page, 90 s without a title); that is the machine's load, not the page, so
+    the page is loaded once more (a second failure fails the test)."""
+    wait = ready or (lambda timeout_ms: wait_for_app(page, timeout_ms=timeout_ms))
+    if url is not None:
+        page.goto(url)
     try:
-        wait_for_app(page, timeout_ms=45000)
+        wait(45000)
         failed = page.get_by_text(CHUNK_FAILED).count() > 0
     except PlaywrightTimeout:
         failed = True
     if failed:
         page.reload()
-        wait_for_app(page)
+        wait(90000)

@@ -164,8 +164,7 @@ def test_every_page_fits_1280x720_at_every_length(browser_and_base, seq_len):
     problems = []
     with opened(browser, f"{base}/?seq_len={seq_len}", (1280, 720)) as (page, _):
         for path in PAGES:
-            page.goto(f"{base}{page_url(path)}?seq_len={seq_len}")
-            wait_for_app(page)
+            load_app(page, f"{base}{page_url(path)}?seq_len={seq_len}")
             assert_no_errors(page)
             problems += [f"{path}: {o}" for o in horizontal_overflow(page)]
     assert problems == []

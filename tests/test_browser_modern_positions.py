@@ -6,7 +6,7 @@ import contextlib
 import pytest
 
 from harness.server import wait_for_app
-from tests.page_pool import borrowed_page
+from tests.page_pool import borrowed_page, load_app
 from tests.test_browser import assert_no_errors
 
 pytestmark = pytest.mark.browser
@@ -29,8 +29,7 @@ def page_at(browser, url: str, size):
     with borrowed_page(browser, viewport={"width": size[0], "height": size[1]}) as page:
         console = []
         page.on("console", lambda m: console.append((m.type, m.text)))
-        page.goto(url)
-        wait_for_app(page)
+        load_app(page, url)
         page.wait_for_timeout(500)  # Vega logs while it renders
         yield page, console
 

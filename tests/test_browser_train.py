@@ -7,7 +7,7 @@ import re
 import pytest
 
 from harness.server import wait_for_app
-from tests.page_pool import borrowed_page
+from tests.page_pool import borrowed_page, load_app
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, horizontal_overflow
 
 pytestmark = pytest.mark.browser
@@ -51,8 +51,7 @@ def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path
     with borrowed_page(browser, viewport={"width": size[0], "height": size[1]}) as page:
         console = []
         page.on("console", lambda m: console.append((m.type, m.text)))
-        page.goto(base + URL + query)
-        wait_for_app(page, timeout_ms=240000)
+        load_app(page, base + URL + query, lambda ms: wait_for_app(page, timeout_ms=max(ms, 240000)))
         page.screenshot(path=str(tmp_path / f"train{'_live' if query else ''}_{size[0]}x{size[1]}.png"), full_page=True)
         assert_no_errors(page)
         assert page.get_by_text("Every head on the probe at step").count() >= 1
@@ -75,8 +74,7 @@ def test_train_page_loads_without_errors(browser_and_base, size, query, tmp_path
 def test_play_trains_in_the_browser(browser_and_base, tmp_path):
     browser, base = browser_and_base
     with borrowed_page(browser, viewport={"width": 1400, "height": 1000}) as page:
-        page.goto(base + URL + LIVE)
-        wait_for_app(page, timeout_ms=240000)
+        load_app(page, base + URL + LIVE, lambda ms: wait_for_app(page, timeout_ms=max(ms, 240000)))
         page.get_by_role("button", name="▶ Play").click()
         page.wait_for_function(
             "() => /Step ([1-9][0-9]*)\\*?\\*? of/.test(document.body.innerText) || "
