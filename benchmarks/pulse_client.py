@@ -23,6 +23,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from benchmarks.protocol import Page, RunResult, StreamlitClient, widget_state
 
 HEADER = re.compile(r"Class (\w+)\*\* · (\d+) answers? to (\d+) questions?")
+NOT_A_PLACE = ("teacher", "view", "join", "classroom", "lead")
 TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")  # ui.classroom.pulse_panel.tally_lines
 
 
@@ -160,6 +161,16 @@ class PulseClient(StreamlitClient):
         """The teacher's bars: choice ("#3 t3") -> answers (each bar's line says its count)."""
         return {m.group(1): int(m.group(2)) for m in map(TALLY_LINE.match, self.page.texts()) if m}
 
+    async def switch_page(self, page_name: str) -> RunResult:
+        """Open another page of the app in this session, as a click in the sidebar's page list does (its settings
+        and the class come along in the query)."""
+        return await self._run(ClientState(query_string=self.query_string, page_name=page_name))
+
+    def place(self) -> tuple[str, dict[str, str]]:
+        """What the page shows, as the class compares it: its page and its query without the parameters that say
+        who looks (the teacher's token, the projector view, classroom mode, which a students' link locks)."""
+        return self.page_script_hash, {k: v for k, v in self.query_params.items() if k not in NOT_A_PLACE}
+
     async def teacher_link(self) -> str:
         """The teacher's link of the class (the share box shows it behind a switch)."""
         if not self.has("Show my teacher link"):
@@ -168,3 +179,43 @@ class PulseClient(StreamlitClient):
         if not r.ok:
             raise AssertionError(r.errors)
         return next(t for t in self.page.texts() if "teacher=" in t)
+
+
+async def follow_step(teacher: PulseClient, students: list[PulseClient], act, timeout: float = 30.0):
+    """The teacher does ``act()`` (a coroutine function: a change, a page switch) while every student's page takes
+    what the server sends it unasked. Returns (the act's result, per student: seconds from the act's start until
+    its page was at the teacher's page and setting, and until a full run there had finished; None when not within
+    ``timeout``). A student's place is compared with the teacher's after the act (:meth:`PulseClient.place`); each
+    page's places are noted as its messages arrive, so a page faster than the teacher's own run is timed right."""
+    t0 = time.monotonic()
+    runs = [s.full_runs for s in students]
+    first_at: list[dict] = [{} for _ in students]  # per student: place -> when its page first showed it
+    drawn_at: list[dict] = [{} for _ in students]  # place -> when a full run there ended
+    target: list = []
+
+    keys: dict[tuple[str, str], tuple] = {}  # (page, query string) -> the place it is (parsed once per string)
+
+    def note(i: int, c: PulseClient) -> bool:  # after every message: kept cheap (the class's clients share a core)
+        raw = (c.page_script_hash, c.query_string)
+        if raw not in keys:
+            hash_, query = c.place()
+            keys[raw] = (hash_, tuple(sorted(query.items())))
+        key = keys[raw]
+        now = time.monotonic() - t0
+        first_at[i].setdefault(key, now)
+        if c.full_runs > runs[i]:
+            drawn_at[i].setdefault(key, now)
+        return bool(target) and target[0] in drawn_at[i]
+
+    async def student(i: int, c: PulseClient) -> None:
+        while time.monotonic() - t0 < timeout:
+            await c.listen(0.05, until=lambda page, i=i: note(i, page))
+            if note(i, c):
+                return
+
+    tasks = [asyncio.create_task(student(i, c)) for i, c in enumerate(students)]
+    result = await act()
+    hash_, query = teacher.place()
+    target.append((hash_, tuple(sorted(query.items()))))
+    await asyncio.gather(*tasks)
+    return result, [(first_at[i].get(target[0]), drawn_at[i].get(target[0])) for i in range(len(students))]

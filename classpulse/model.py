@@ -109,6 +109,26 @@ def voter_signed(digest: str, code: str, voter: object) -> bool:
 
 
 LINK_PATTERN = re.compile(r"[A-Za-z0-9_-]{0,60}(\?[A-Za-z0-9_.,%=&+-]{0,1900})?")  # "Playground?seq_len=6&class=…"
+# The stored link is also where the class is led: the students' pages follow it (ui/classroom/follow.py) unless the
+# teacher let them explore freely, which the link says with this parameter (never part of a student's address).
+FREE_PARAM = "lead"
+FREE = f"{FREE_PARAM}=free"
+
+
+def split_lead(link: str) -> tuple[str, bool]:
+    """A stored link without its "explore freely" mark, and whether it had one."""
+    page, _, query = link.partition("?")
+    items = [item for item in query.split("&") if item]
+    kept = [item for item in items if item.split("=", 1)[0] != FREE_PARAM]
+    return (f"{page}?{'&'.join(kept)}" if kept else page), FREE in items
+
+
+def lead_link(link: str, free: bool) -> str:
+    """``link`` (a page name and its query) with the "explore freely" mark when ``free``."""
+    link = split_lead(link)[0]
+    if not free:
+        return link
+    return f"{link}{'&' if '?' in link else '?'}{FREE}"
 
 
 def _clip(text: object, n: int) -> str:

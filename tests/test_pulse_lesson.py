@@ -227,7 +227,11 @@ def test_home_has_a_join_box():
 def test_a_full_class_strands_nobody(fresh_store, monkeypatch):  # noqa: F811
     monkeypatch.setattr(classpulse.sqlite_store, "MAX_QUESTIONS", 1)
     teacher, student_link, _ = start_class()  # the teacher's page asks the one question the class holds
-    other = run_ok(app(PLAYGROUND, {**query(student_link), "seed": "9"}))  # another setting: a new question
+    other = run_ok(app(PLAYGROUND, query(student_link)))
+    other.button(key="follow_leave").click()  # a student who explores alone (the class follows the teacher's page)
+    run_ok(other)
+    other.number_input(key="ctl_seed").set_value(9)  # another setting: a new question
+    run_ok(other)
     predict(other, ANSWER)
     shown = texts(other)
     assert "is full" in shown and "predict and reveal on your own" in shown

@@ -16,7 +16,7 @@ import threading
 import pytest
 import yaml
 
-from benchmarks.pulse_client import PulseClient
+from benchmarks.pulse_client import PulseClient, follow_step
 from harness.redis_server import redis_binary, redis_server
 from harness.server import streamlit_server
 from tests.test_browser import CHART_WARNINGS, assert_no_errors, opened
@@ -130,6 +130,50 @@ def test_a_class_on_one_server_with_the_embedded_store():
         asyncio.run(lesson(base))
 
 
+@pytest.mark.slow
+def test_a_class_of_thirty_follows_the_teachers_steps_and_a_student_who_explores_alone_stays():
+    """The teacher's change of setting and of page reaches thirty students' pages unasked (ui/classroom/follow.py,
+    pushed by ui/classroom/pulse_push.py); one who chose to explore alone is never moved and rejoins with one tap;
+    the teacher's "explore freely" moves nobody until it is off again."""
+
+    async def lesson(base):
+        teacher = await start(base)
+        students = [await join(base, teacher.student_path()) for _ in range(31)]
+        loner, followers = students[0], students[1:]
+        ok(await loner.click("Explore alone"))
+        assert "You explore alone" in loner.text() and loner.has("Follow my teacher")
+        for act in (
+            lambda: teacher.change("seq_len", 9, param="seq_len"),
+            lambda: teacher.switch_page("Compare"),
+        ):
+            result, times = await follow_step(teacher, followers, act, timeout=60)
+            ok(result)
+            assert all(drawn is not None for _, drawn in times), f"not at the teacher's page: {times}"
+            for s in followers:
+                assert s.place() == teacher.place() and "You are in class" in s.text()
+                assert s.query_params["classroom"] == "lock" and "teacher" not in s.query_params
+            await loner.listen(0.5)
+            assert loner.place() != teacher.place() and loner.query_params["seq_len"] == "6", "alone: never moved"
+        assert all("Compare" in s.text() and "now Compare" in s.text() for s in followers)
+        ok(await loner.click("Follow my teacher"))
+        assert loner.place() == teacher.place(), "one tap: at the teacher's page"
+
+        ok(await teacher.change("Students explore freely", True))
+        ok(await teacher.switch_page("Masks"))
+        await asyncio.gather(*(s.listen(30, until=lambda c: "explore freely" in c.text()) for s in followers[:5]))
+        assert all(s.place() != teacher.place() and "explore freely" in s.text() for s in followers[:5])
+        result, times = await follow_step(
+            teacher, followers[:5], lambda: teacher.change("Students explore freely", False), timeout=60
+        )
+        ok(result)
+        assert all(drawn is not None for _, drawn in times), "following again: at the teacher's page"
+        for c in [teacher, *students]:
+            await c.close()
+
+    with streamlit_server() as (base, _):
+        asyncio.run(lesson(base))
+
+
 @pytest.fixture(scope="module")
 def redis_cluster():
     if redis_binary() is None:
@@ -158,13 +202,18 @@ async def class_on_both_replicas(cluster, per_replica: int = 2) -> tuple[PulseCl
 @needs_nginx
 @needs_redis
 @pytest.mark.slow
-def test_students_on_two_replicas_see_one_tally(redis_cluster):
+def test_students_on_two_replicas_see_one_tally_and_follow_the_teacher(redis_cluster):
     _, cluster = redis_cluster
 
     async def lesson():
         teacher, students = await class_on_both_replicas(cluster)
         assert len({s.upstream for s in students}) == 2
         await answer_and_reveal(teacher, students)
+        # the teacher's next page reaches the students of the other replica too (its listener asks Redis)
+        result, times = await follow_step(teacher, students, lambda: teacher.switch_page("Masks"), timeout=60)
+        ok(result)
+        assert all(drawn is not None for _, drawn in times), times
+        assert all(s.place() == teacher.place() for s in students)
         for c in [teacher, *students]:
             await c.close()
 

@@ -24,6 +24,7 @@ from ui.classroom.pulse import PENDING, PUSHED
 def registry(monkeypatch):
     """An empty registry, and the slots the listener would wake recorded instead of rerun."""
     monkeypatch.setattr(pulse_push, "_waiting", {})
+    monkeypatch.setattr(pulse_push, "_following", {})
     woken = []
     monkeypatch.setattr(pulse_push, "_rerun_slot", lambda sid, fid: woken.append((sid, fid)) or 1)
     return woken

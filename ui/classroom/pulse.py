@@ -18,6 +18,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import streamlit as st
 
 from classpulse import CLASS_HOURS, Outcome, PulseStore, open_store
+from classpulse.model import lead_link
+from ui.classroom import pulse_push
 from ui.classroom.pulse_device import STUDENT_COOKIE, TEACHER_COOKIE, class_cookie, join_address, keep
 from ui.session.links import link_options, set_link_options
 from ui.session.state import CLASSROOM_KEY, set_kept
@@ -26,6 +28,7 @@ MEMBER, NOTICES, PENDING, _VOTER = "pulse_member", "pulse_notices", "pulse_pendi
 PUSHED = "pulse_pushed"  # this run registered a question's reveal slot with ui/classroom/pulse_push.py
 CURRENT, _START_ERROR = "pulse_current", "pulse_start_error"  # the question the teacher's page asks; why no class
 _JOIN_LINK = "pulse_join_link"  # the students' link this session last gave the store
+FREE_KEY = "follow_free"  # the teacher's switch: students explore freely (ui/classroom/follow.py)
 
 _store: PulseStore | None = None
 _store_lock = threading.Lock()
@@ -152,7 +155,11 @@ def class_links(link: str, m: Membership) -> tuple[str, str]:
     """The students' link and the teacher's link of class ``m``, made from this page's share ``link`` (without the
     projector view a teacher's page may be in: the students' pages are their own)."""
     parts = urlsplit(link)
-    params = {k: v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ("teacher", "view")}
+    params = {  # the lesson itself is the teacher's (ui/classroom/lesson_panel.py): its question (ask=) goes along
+        k: v
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if k not in ("teacher", "view", "lesson", "step")
+    }
     params["class"], params["classroom"] = m.code, "lock"  # students predict: no switch to skip it
     base = link.split("?", 1)[0]
     return f"{base}?{urlencode(params)}", f"{base}?{urlencode({**params, 'teacher': m.token})}"
@@ -197,15 +204,22 @@ TEACHER_LINK_HELP = (
 
 
 def _keep_join_link(m: Membership, students: str) -> None:
-    """Where the short address takes a student: the students' link of the page the teacher shows now."""
+    """Where the short address takes a student, and where the class is led: the students' link of the page the
+    teacher shows now (marked when the teacher lets the class explore freely)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
     info = ctx.pages_manager.get_pages().get(ctx.page_script_hash) if ctx is not None else None
     relative = f"{(info or {}).get('url_pathname', '')}?{urlsplit(students).query}"  # "Playground?seq_len=6&..."
+    relative = lead_link(
+        relative, bool(st.session_state.get(FREE_KEY))
+    )  # the class follows it (ui/classroom/follow.py)
+    if link_options().projector:  # the projector shows the class what the teacher's own page leads: it never leads
+        return
     if st.session_state.get(_JOIN_LINK) != (m.code, relative):
         if store().set_link(m.code, m.token, relative) is Outcome.OK:
             st.session_state[_JOIN_LINK] = (m.code, relative)
+            pulse_push.poke()  # this process's followers move now, the other replicas' within their POLL
 
 
 def _start() -> None:

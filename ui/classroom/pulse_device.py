@@ -23,6 +23,7 @@ import segno
 import streamlit as st
 
 from classpulse import ALPHABET, CLASS_HOURS, CODE_LENGTH, Outcome, parse_code
+from classpulse.model import split_lead
 from ui.server.cache import cached
 from ui.text import md_escape
 
@@ -98,6 +99,7 @@ def join_target(raw: object) -> tuple[str, str]:
         return "", f"Class {code} has ended (a class lasts {CLASS_HOURS:g} hours): ask your teacher for a new code."
     if isinstance(link, Outcome):
         return "", f"Class {code} cannot be looked up right now ({link.value}): try again in a moment."
+    link = split_lead(link)[0]  # where the class is led, without the teacher's "explore freely" mark
     return f"{base_path()}/{link or f'?class={code}&classroom=lock'}", ""
 
 

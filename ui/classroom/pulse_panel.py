@@ -18,10 +18,14 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from classpulse import MAX_QUESTIONS, Outcome, Tally
 from ui.classroom import pulse_push
+from ui.classroom.follow import follow_slot, teacher_switch
+from ui.classroom.lesson import answers_csv
+from ui.classroom.lesson_panel import answer_steps
 from ui.classroom.pulse import CURRENT, MEMBER, NOTICES, PENDING, PUSHED, membership, store, student_id
 from ui.classroom.pulse_device import draw_keepsakes, join_card
 from ui.classroom.pulse_questions import page_name
 from ui.server.runtime import collect_garbage
+from ui.session.links import link_options
 from ui.text import md_escape
 
 TEACHER_EVERY = 0.5  # seconds between refreshes of the teacher's tally (answers show within about this)
@@ -56,12 +60,15 @@ def class_panel() -> None:
     if m.teacher:
         with st.expander(f"Join class {m.code}: the code, the short address, a QR code", expanded=True):
             join_card(m.code)
+        if not link_options().projector:  # the projector shows the room the tally, not the teacher's switches
+            teacher_switch(m.code)
         _teacher_view(m.code, m.token)
     else:
         st.caption(
             f":material/school: You are in class **{m.code}**: your answers count for the class anonymously (nothing asks for your "
             "name), once per browser, and your teacher reveals the answers to everyone."
         )
+        follow_slot(m.code)  # the page follows the teacher's (ui/classroom/follow.py)
     draw_keepsakes()
 
 
@@ -200,6 +207,16 @@ def _teacher_view(code: str, token: str) -> None:
             st.caption("No question yet: your students' predictions appear here as they send them.")
         else:
             _show_tally(code, token, tallies)
+            st.download_button(
+                "Download the class's answers (CSV)",
+                answers_csv(tallies, answer_steps()),
+                file_name=f"class-{code}-answers.csv",
+                mime="text/csv",
+                icon=":material/download:",
+                key="pulse_csv",
+                help="A row per choice of every question: the lesson's step that asked it, the page, the question, "
+                "the choice, how many chose it, and whether it is the right one. No names: there are none.",
+            )
         error = st.session_state.pop(_REVEAL_ERROR, None)
         if error:
             st.warning(f"Not revealed: {error}.", icon=":material/warning:")

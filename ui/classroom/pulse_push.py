@@ -13,6 +13,11 @@ reached its browser. So thirty students read the answer within a fraction of a s
 press, and their pages' full runs (30-60 ms of server CPU each) follow one another instead of thirty threads
 sharing the interpreter and all finishing last (tried: the verdicts then waited for the maps, about 1 s for all).
 
+The same listener moves the pages of a class that follows its teacher (ui/classroom/follow.py): a follower's slot
+registers with the class's link it last acted on (:func:`follow`), the listener asks the store for the link of every
+class with followers at each look, and reruns the slot of each follower whose link is not the class's now; the slot
+switches its page to the teacher's.
+
 Streamlit has no public API for a server-side rerun; this module uses what its file watcher uses
 (``AppSession.request_rerun`` on the session's event loop), found through ``Runtime.instance()``. Where that is
 missing (AppTest, a newer Streamlit that moved it) nothing is pushed and the page's watcher
@@ -23,6 +28,7 @@ what is used; ``benchmarks/pulse.py`` times the reveal reaching a class.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -41,6 +47,9 @@ FORGET_AFTER = 4 * 3600.0  # seconds: a slot waiting longer than a class lasts i
 
 # (code, qid) -> {session id: (fragment id, registered at)}
 _waiting: dict[tuple[str, str], dict[str, tuple[str, float]]] = {}
+# code -> {session id: (fragment id, the class's link the session last acted on, registered at)}: the students whose
+# pages follow the teacher's (ui/classroom/follow.py)
+_following: dict[str, dict[str, tuple[str, str, float]]] = {}
 _lock = threading.Lock()
 _wake = threading.Event()  # set to make the listener look now (a registration, a reveal in this process)
 _listener: threading.Thread | None = None
@@ -51,7 +60,12 @@ VERDICT_WAIT = 0.5  # seconds the full runs wait for every woken slot's verdict 
 _sequencer: threading.Thread | None = None
 FULL_RUN_WAIT = 2.0  # seconds the sequencer waits for one session's full run before it asks for the next one
 IN_FLIGHT = 2  # full runs asked for at a time: one runs while the last one's messages go out
+# followers' pages moved at a time (_move); 0 moves them all at once (AEXP_FOLLOW_IN_FLIGHT, benchmarks/follow.py)
+MOVES_IN_FLIGHT = int(os.environ.get("AEXP_FOLLOW_IN_FLIGHT", "2") or 0)
+_moves: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()  # (session id, slot fragment id) to move
+_mover: threading.Thread | None = None
 pushed = 0  # slots woken since the process started (tests, benchmarks)
+led = 0  # followers' slots woken since the process started (tests, benchmarks)
 failures = 0  # wakes that could not be delivered (the session was gone)
 
 
@@ -79,6 +93,24 @@ def register(code: str, qid: str) -> bool:
     return True
 
 
+def follow(code: str, seen: str) -> bool:
+    """Inside a follower's slot (ui/classroom/follow.py): this session follows class ``code``, whose link it last
+    acted on is ``seen``; its slot is rerun when the class's link is another. Returns whether a push will come."""
+    ctx = get_script_run_ctx()
+    fragment = ThreadState.get().fragment_id
+    if ctx is None or not fragment or not available():
+        return False
+    with _lock:
+        _following.setdefault(code, {})[ctx.session_id] = (fragment, seen, time.monotonic())
+        if sum(len(s) for s in _following.values()) > MAX_WAITING:
+            entries = sorted((at, c, sid) for c, s in _following.items() for sid, (_, _, at) in s.items())
+            for _, c, sid in entries[: len(entries) - MAX_WAITING]:
+                _following[c].pop(sid, None)
+    _ensure_listener()
+    _wake.set()
+    return True
+
+
 def verdict_shown() -> None:
     """Inside a pushed slot's run, once it drew the verdict: this session's page is to run whole (the sequencer)."""
     global _sequencer
@@ -101,6 +133,8 @@ def forget_session(session_id: str) -> None:
     with _lock:
         for key in [k for k, sessions in _waiting.items() if sessions.pop(session_id, None) and not sessions]:
             del _waiting[key]
+        for code in [c for c, sessions in _following.items() if sessions.pop(session_id, None) and not sessions]:
+            del _following[code]
 
 
 def poke() -> None:
@@ -109,8 +143,9 @@ def poke() -> None:
 
 
 def waiting_count() -> int:
+    """Slots registered: questions' reveal slots and followers' slots."""
     with _lock:
-        return sum(len(s) for s in _waiting.values())
+        return sum(len(s) for s in _waiting.values()) + sum(len(s) for s in _following.values())
 
 
 def _drop_oldest() -> None:
@@ -144,17 +179,22 @@ def _listen() -> None:
             time.sleep(1.0)
 
 
-def check(revealed: Callable | None = None) -> int:
-    """One look: for every class with waiting slots, which of their questions were revealed; wake those slots.
-    Returns how many slots were woken. ``revealed(code, qids)`` defaults to the process's store's."""
-    if revealed is None:
+def check(revealed: Callable | None = None, link: Callable | None = None) -> int:
+    """One look: for every class with waiting slots, which of their questions were revealed; for every class with
+    followers, where its teacher's page is; wake those slots. Returns how many slots were woken.
+    ``revealed(code, qids)`` and ``link(code)`` default to the process's store's."""
+    if revealed is None or link is None:
         from ui.classroom.pulse import store
 
-        revealed = lambda code, qids: store().revealed(code, qids)  # noqa: E731
+        revealed = revealed or (lambda code, qids: store().revealed(code, qids))
+        link = link or (lambda code: store().link(code))
     now = time.monotonic()
     with _lock:
         for key in [k for k, s in _waiting.items() if all(now - at > FORGET_AFTER for _, at in s.values())]:
             del _waiting[key]
+        for code in [c for c, s in _following.items() if all(now - at > FORGET_AFTER for _, _, at in s.values())]:
+            del _following[code]
+        leading = list(_following)
         classes: dict[str, list[str]] = {}
         for code, qid in _waiting:
             classes.setdefault(code, []).append(qid)
@@ -168,7 +208,76 @@ def check(revealed: Callable | None = None) -> int:
                 sessions = _waiting.pop((code, qid), {})
             for sid, (fragment, _) in sessions.items():
                 woken += _rerun_slot(sid, fragment)
+    for code in leading:
+        woken += _lead(code, link(code))
     return woken
+
+
+def _lead(code: str, lead: object) -> int:
+    """Wake the followers of class ``code`` that have not acted on its link ``lead`` yet (their slot adopts it)."""
+    if not isinstance(lead, str) or not lead:
+        return 0  # the store is away, or the teacher's page has not said where it is: nobody moves
+    with _lock:
+        sessions = _following.get(code, {})
+        moving = {sid: entry for sid, entry in sessions.items() if entry[1] != lead}
+        for sid in moving:
+            del sessions[sid]
+        if not sessions:
+            _following.pop(code, None)
+    return sum(_wake_follower(sid, fragment) for sid, (fragment, _, _) in moving.items())
+
+
+def _wake_follower(session_id: str, fragment_id: str) -> int:
+    """Hand session ``session_id``'s follower's slot ``fragment_id`` to the mover (:func:`_move`), or rerun it now
+    when moves are not sequenced (MOVES_IN_FLIGHT 0)."""
+    global _mover
+    if MOVES_IN_FLIGHT <= 0:
+        return _rerun_follower(session_id, fragment_id) is not None
+    _moves.put((session_id, fragment_id))
+    with _lock:
+        if _mover is None or not _mover.is_alive():
+            _mover = threading.Thread(target=_move, name="pulse-follow-moves", daemon=True)
+            _mover.start()
+    return 1
+
+
+def _rerun_follower(session_id: str, fragment_id: str):
+    """Ask session ``session_id`` to rerun its follower's slot; returns its session info (None: it is gone)."""
+    global led, failures
+    from streamlit.runtime import Runtime
+
+    info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
+    if info is None:
+        failures += 1
+        return None
+    _request(info.session, fragment_id)
+    led += 1
+    return info
+
+
+def _move() -> None:
+    """The mover's loop: at most MOVES_IN_FLIGHT followers' pages move at a time. A move is the slot's run and the
+    full run of the teacher's page that it switches to; it leaves the flight once that run has reached its browser
+    (the session's count of finished runs, which Streamlit raises as it sends ``script_finished``; a slot that did
+    not need to move finishes its own run) or after FULL_RUN_WAIT seconds. Thirty pages moved at once share the
+    interpreter and all arrive last; one after the other, the first arrive at once and the last no later."""
+    flight: list[tuple[object, int, float]] = []  # (session info, its run count when asked, give up at)
+    while True:
+        try:
+            while len(flight) < MOVES_IN_FLIGHT:
+                try:
+                    sid, fragment = _moves.get(block=not flight)
+                except queue.Empty:
+                    break
+                info = _rerun_follower(sid, fragment)
+                if info is not None:
+                    flight.append((info, info.script_run_count, time.monotonic() + FULL_RUN_WAIT))
+            time.sleep(0.005)
+            now = time.monotonic()
+            flight = [f for f in flight if f[0].script_run_count == f[1] and now < f[2]]
+        except Exception:  # noqa: BLE001 - the next follower still moves; its page's next run is the safety net
+            _LOG.exception("class pulse: a follower's move failed")
+            flight = []
 
 
 def _sequence() -> None:

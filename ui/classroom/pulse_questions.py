@@ -206,7 +206,7 @@ def choice_question(prompt: str, answer: str, choices: Sequence[str], right: int
     picked = st.radio(
         "Your answer",
         range(len(choices)),
-        format_func=lambda i: choices[i],
+        format_func=lambda i: md_escape(choices[i]),  # plain text (a lesson's typed choices too)
         index=None,
         key=key,
         on_change=_send_check if m is not None else None,

@@ -41,6 +41,8 @@ from pathlib import Path
 import streamlit as st
 
 from attention_core import WhatIf
+from ui.classroom.lesson_box import lesson_box
+from ui.classroom.lesson_panel import asked_question, lesson_bar, note_questions, write_lesson_link
 from ui.classroom.mode import ASKED, asked_here, classroom_on, classroom_toggle
 from ui.classroom.presets import find_preset
 from ui.classroom.pulse_device import follow_join_link
@@ -248,8 +250,12 @@ class Page:
         if self._share is None:
             self._share = st.sidebar.container()
         share_box(self._share)
+        note_questions()  # a teacher at a lesson's step: this page's questions belong to it
+        write_lesson_link()
 
     def _ending(self, code) -> None:
+        # the sidebar's Lesson box (ui/classroom/lesson_box.py), from the full run: a body-only rerun keeps it
+        lesson_box(self._share if self._share is not None else st.sidebar.container())
         watch_reveals()  # a student in a class: the reveal's watcher (ui/classroom/pulse_panel.py; it draws nothing)
         self._lesson_notes()
         next_link(self.path)
@@ -309,7 +315,9 @@ def _top(path: str, title: str, icon: str) -> None:
             st.markdown(f"**:material/science: {md_escape(preset.name)}** · {md_escape(preset.question)}")
             st.caption(f"What to look for: {preset.look_for}")
     follow_join_link()  # /?join=CODE: the short address of a class (ui/classroom/pulse_device.py)
+    lesson_bar()  # a lesson's step bar (ui/classroom/lesson_panel.py): at the top, where the teacher's Next is
     class_panel()  # class pulse: the teacher's tally, or the student's line (ui/classroom/pulse_panel.py)
+    asked_question()  # the lesson step's own question, for everyone on the page (ui/classroom/lesson_panel.py)
     write_link_options()
 
 
