@@ -88,6 +88,37 @@ def test_a_teacher_writes_a_lesson_and_steps_through_it():
     assert [s.params()["seq_len"] for s in at.session_state["lesson"].steps] == ["6"]
 
 
+def test_a_steps_note_and_question_are_edited_and_its_setting_stays():
+    at = run_ok(app(PLAYGROUND, {"seq_len": "6", "d_model": "16", "heads": "2"}))
+    add(at, note="First.", prompt="Which head?", choices="head 1\nhead 2", right=1)
+    at.slider(key="ctl_seq_len").set_value(9)
+    run_ok(at)
+    add(at)
+    at.selectbox(key="lesson_pick").set_value(0)
+    run_ok(at)
+    at.button(key="lesson_edit").click()
+    run_ok(at)
+    assert at.text_input(key="lesson_prompt").value == "Which head?" and at.text_area(key="lesson_choices").value == (
+        "head 1\nhead 2"
+    )
+    at.text_input(key="lesson_prompt").set_value("Which head is sharper?")
+    at.text_area(key="lesson_choices").set_value("head 1\nhead 2\nneither")
+    at.number_input(key="lesson_right").set_value(3)
+    at.text_input(key="lesson_note").set_value("Edited.")
+    at.button(key="FormSubmitter:lesson_add-Save to step 1").click()
+    run_ok(at)
+    first = at.session_state["lesson"].steps[0]
+    assert first.question == L.StepQuestion("Which head is sharper?", ("head 1", "head 2", "neither"), 2)
+    assert first.note == "Edited." and first.params()["seq_len"] == "6", "its page and setting stay"
+    assert len(at.session_state["lesson"].steps) == 2
+    at.text_input(key="lesson_prompt").set_value("Still?")
+    at.text_area(key="lesson_choices").set_value("one")
+    at.button(key="FormSubmitter:lesson_add-Save to step 1").click()
+    run_ok(at)
+    assert any("Step 1 not changed" in w and "choices must be a list of 2 to 8" in w for w in warnings(at))
+    assert at.session_state["lesson"].steps[0] == first
+
+
 @pytest.mark.parametrize(
     "fields,message",
     [

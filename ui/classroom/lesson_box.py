@@ -3,7 +3,8 @@
 "Add this what-if to my lesson" records the page and its whole setting (the address bar's parameters but the
 class's, the projector view and the lesson's own) with the page's own prediction, or with a question the teacher
 types (a prompt, one choice per line, the right one's number), and a note to read out. The steps can be opened,
-moved up or down and removed; the title edited. The lesson downloads as a file (ui/classroom/lesson.py's format)
+moved up or down, removed, and their note and question edited (loaded into the form, saved back); the title
+renamed. The lesson downloads as a file (ui/classroom/lesson.py's format)
 and, when it fits, as a link; a lesson file opens again (a bad one gets a message naming the step and the field);
 the shipped lesson (the six experiments) opens with one button. A student of a class sees no box: the teacher's
 steps move their page.
@@ -24,12 +25,16 @@ from ui.text import md_escape
 _ERROR, _HERE = "lesson_error", "lesson_here"
 
 
-def _here_step(note: str, prompt: str, choices: str, right: int) -> L.Step:
-    """The page the box was drawn on and its setting (the address the browser sent, which the page's last run,
-    whole or its body alone, wrote), as a step (validated: LessonError says what is wrong). A callback runs before
-    the page does: the run that drew the box noted which page it was (:func:`lesson_box`)."""
-    page = st.session_state.get(_HERE, "")
-    query = {k: v for k, v in st.query_params.to_dict().items() if k not in IGNORED}  # as the browser has it now
+def _here_step(note: str, prompt: str, choices: str, right: int, where: L.Step | None = None) -> L.Step:
+    """A step of the form's note and question (validated: LessonError says what is wrong) at ``where``'s page and
+    setting, or at the page the box was drawn on and its setting (the address the browser sent, which the page's
+    last run, whole or its body alone, wrote). A callback runs before the page does: the run that drew the box
+    noted which page it was (:func:`lesson_box`)."""
+    if where is not None:
+        page, query = where.page, where.params()
+    else:
+        page = st.session_state.get(_HERE, "")
+        query = {k: v for k, v in st.query_params.to_dict().items() if k not in IGNORED}  # as the browser has it
     raw: dict = {"page": page, "query": query, "note": note}
     if prompt.strip():
         labels = [c.strip() for c in choices.splitlines() if c.strip()]
@@ -55,6 +60,35 @@ def _add(title: str) -> None:
     for key in ("lesson_note", "lesson_prompt", "lesson_choices"):
         s[key] = ""
     st.rerun()  # the whole page: the step bar shows the new step
+
+
+def _save(k: int) -> None:
+    """The form's note and question replace step ``k``'s (its page and setting stay)."""
+    s = st.session_state
+    lesson, _ = current()
+    try:
+        step = _here_step(
+            s["lesson_note"], s["lesson_prompt"], s["lesson_choices"], int(s["lesson_right"]), lesson.steps[k]
+        )
+    except L.LessonError as exc:
+        s[_ERROR] = f"Step {k + 1} not changed: {exc}."
+        st.rerun()
+    s[LESSON] = L.Lesson(lesson.title, lesson.steps[:k] + (step,) + lesson.steps[k + 1 :])
+    for key in ("lesson_note", "lesson_prompt", "lesson_choices"):
+        s[key] = ""
+    st.rerun()
+
+
+def _load(k: int) -> None:
+    """Step ``k``'s note and question into the form, to edit them."""
+    lesson, _ = current()
+    step, s = lesson.steps[k], st.session_state
+    q = step.question
+    s["lesson_note"] = step.note
+    s["lesson_prompt"] = q.prompt if q else ""
+    s["lesson_choices"] = "\n".join(q.choices) if q else ""
+    s["lesson_right"] = q.right + 1 if q else 1
+    st.rerun()
 
 
 def _retitle() -> None:
@@ -129,6 +163,9 @@ def lesson_box(box) -> None:
             st.form_submit_button(
                 "Add this what-if to my lesson", icon=":material/playlist_add:", on_click=_add, args=("My lesson",)
             )
+            if lesson is not None:  # edit: the note and question of the step picked above (its setting stays)
+                k = min(int(st.session_state.get("lesson_pick", 0)), len(lesson.steps) - 1)
+                st.form_submit_button(f"Save to step {k + 1}", icon=":material/edit:", on_click=_save, args=(k,))
         _keep_and_open(lesson, at)
 
 
@@ -185,6 +222,14 @@ def _steps(lesson: L.Lesson, at: int) -> None:
         "Down", key="lesson_down", icon=":material/arrow_downward:", disabled=k == n - 1, on_click=_move, args=(k, 1)
     )
     drop.button("Remove", key="lesson_remove", icon=":material/delete:", on_click=_remove, args=(k,))
+    st.button(
+        f"Edit step {k + 1}'s note and question",
+        key="lesson_edit",
+        icon=":material/edit_note:",
+        on_click=_load,
+        args=(k,),
+        help=f"Puts them into the form below; change them there and press Save to step {k + 1}.",
+    )
 
 
 def _keep_and_open(lesson: L.Lesson | None, at: int) -> None:
