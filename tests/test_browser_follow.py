@@ -25,7 +25,7 @@ from tests.test_browser_pulse import PHONE, SETTING, browser_tab, start_class, w
 from ui.classroom import lesson as L
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-IGNORED = {"teacher", "view", "join", "classroom", "lesson", "step"}  # who looks, and the teacher's lesson
+IGNORED = {"teacher", "view", "join", "classroom", "lesson", "lesson_step"}  # who looks, and the teacher's lesson
 
 
 def place(url: str) -> tuple[str, dict]:
@@ -33,11 +33,12 @@ def place(url: str) -> tuple[str, dict]:
     return parts.path.rstrip("/"), {k: v for k, v in parse_qsl(parts.query) if k not in IGNORED}
 
 
-def wait_at(page, url: str, timeout_s: float = 90.0) -> None:
-    """Wait until ``page`` shows the page and setting of ``url`` and has drawn it."""
-    want, end = place(url), time.monotonic() + timeout_s
-    while place(page.url) != want:
-        assert time.monotonic() < end, f"still at {page.url}, not at {url}"
+def wait_at(page, teacher, timeout_s: float = 90.0) -> None:
+    """Wait until ``page`` shows the page and setting the teacher's page shows and has drawn it (the teacher's
+    address is read again each time: the end of a run writes the whole setting into it)."""
+    end = time.monotonic() + timeout_s
+    while place(page.url) != place(teacher.url):
+        assert time.monotonic() < end, f"still at {page.url}, not at {teacher.url}"
         page.wait_for_timeout(50)
     wait_for_app(page)
 
@@ -49,9 +50,8 @@ def step(teacher, students: list, act, tmp, name: str) -> float:
     act()
     teacher.wait_for_url(lambda url: url != before, timeout=60000)
     wait_for_app(teacher)
-    target = teacher.url
     for page in students:
-        wait_at(page, target)
+        wait_at(page, teacher)
     last = time.monotonic() - t0
     for i, page in enumerate(students):
         assert_no_errors(page)
@@ -91,6 +91,11 @@ def test_six_students_follow_three_steps_of_a_lesson(browser_and_base, tmp_path)
     with contextlib.ExitStack() as stack:
         teacher_ctx, teacher = stack.enter_context(browser_tab(browser, f"{base}/Playground?{SETTING}"))
         students_link, _ = start_class(teacher)
+        students = [  # the class joins, then the teacher opens the lesson: its first step moves them
+            stack.enter_context(browser_tab(browser, students_link, **(PHONE if i >= 4 else {})))[1] for i in range(6)
+        ]
+        for page in students:
+            wait_text(page, "Your page follows your teacher's")
         sidebar = teacher.locator('[data-testid="stSidebar"]')
         sidebar.locator('[data-testid="stExpander"] summary').filter(
             has_text="Lesson"
@@ -103,11 +108,8 @@ def test_six_students_follow_three_steps_of_a_lesson(browser_and_base, tmp_path)
         assert "Predict first, then we reveal." in bar_text(teacher) and "Your class follows your steps" in bar_text(
             teacher
         )
-        students = [
-            stack.enter_context(browser_tab(browser, students_link, **(PHONE if i >= 4 else {})))[1] for i in range(6)
-        ]
         for page in students:  # at the teacher's step: its typed question under the title, no lesson tools
-            wait_at(page, teacher.url)
+            wait_at(page, teacher)
             wait_text(page, "Your teacher asks: Which head is sharper at this setting?")
             assert "lesson=" not in page.url and bar_text(page) == ""
             assert page.locator(".st-key-lesson_open").count() == 0, "a student has no Lesson box"
@@ -134,7 +136,7 @@ def test_six_students_follow_three_steps_of_a_lesson(browser_and_base, tmp_path)
         took["step 3 after the teacher's reload (Masks)"] = step(teacher, followers, next_step, tmp_path, "step3")
 
         loner.get_by_role("button", name="Follow my teacher").click()  # one tap: at the teacher's step
-        wait_at(loner, teacher.url)
+        wait_at(loner, teacher)
         assert "Your page follows your teacher's" in loner.inner_text('[data-testid="stMain"]')
 
         with teacher.expect_download() as download:

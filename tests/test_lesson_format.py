@@ -121,6 +121,12 @@ def test_a_bad_field_is_refused_with_a_message_naming_the_step_and_the_field(bre
     assert message in str(err.value), str(err.value)
 
 
+def test_a_pages_own_parameter_named_like_the_lessons_words_is_the_pages():
+    data = good()
+    data["steps"][0] = {"page": "Train", "query": {"mode": "live", "step": "5", "steps": "200"}}
+    assert L.parse_lesson(data).steps[0].params()["step"] == "5", "Train's step= is Train's, not the lesson's"
+
+
 @pytest.mark.parametrize(
     "raw,message",
     [

@@ -62,14 +62,18 @@ def test_a_teacher_writes_a_lesson_and_steps_through_it():
     assert [s.params()["seq_len"] for s in lesson.steps] == ["6", "9"]
     assert lesson.steps[0].question == L.StepQuestion("Which head is sharper?", ("head 1", "head 2"), 1)
     assert lesson.steps[1].question is None and lesson.steps[0].note == "Look at head 1."
-    assert not {"lesson", "step", "class", "ask"} & set(lesson.steps[1].params()), "the step is the setting alone"
+    assert not {"lesson", "lesson_step", "class", "ask"} & set(lesson.steps[1].params()), (
+        "the step is the setting alone"
+    )
 
     at.button(key="lesson_back").click()
     run_ok(at)
     assert bar(at).endswith("step 1 of 2") and at.query_params["seq_len"] == "6"
     assert any("Your teacher asks:** Which head is sharper?" in m.value for m in at.markdown)
     assert any(m.value == "Look at head 1\\." for m in at.markdown), [m.value for m in at.markdown][:8]
-    assert at.query_params["step"] == "1" and L.from_param(at.query_params["lesson"]) == lesson, "a reload keeps it"
+    assert at.query_params["lesson_step"] == "1" and L.from_param(at.query_params["lesson"]) == lesson, (
+        "a reload keeps it"
+    )
     at.radio(key=next(r.key for r in at.radio if r.key and r.key.startswith("pulse_check_"))).set_value(1)
     run_ok(at)
     assert any("Right: **head 2**" in s.value for s in at.success), "a learner alone gets the verdict at once"
@@ -162,7 +166,7 @@ def test_the_shipped_lesson_opens_at_its_first_step_and_a_lesson_link_at_its_ste
 
 @pytest.mark.parametrize("value", ["nonsense", "eJzLSM3JyQcABiwCFQ", "x" * 3000])
 def test_a_bad_lesson_link_says_what_is_wrong_and_the_page_works(value):
-    at = run_ok(app(PLAYGROUND, {"seq_len": "6", "lesson": value, "step": "2"}))
+    at = run_ok(app(PLAYGROUND, {"seq_len": "6", "lesson": value, "lesson_step": "2"}))
     assert any(w.startswith("Lesson link:") for w in warnings(at)) and bar(at) == ""
     assert "lesson" not in at.query_params and at.query_params["seq_len"] == "6"
 

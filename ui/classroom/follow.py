@@ -7,8 +7,10 @@ students explore freely (:func:`teacher_switch`), the stored link carries the ma
 (``classpulse.model.lead_link``) and no page is moved.
 
 A student's page holds a small fragment under its title (:func:`follow_slot`), drawn in every full run. It asks
-the store for the class's link and remembers the last one it acted on; a link it has not seen, that is not marked
-free, and that is not where the page already is, is *adopted*: the session's settings are dropped (the what-if, the
+the store for the class's link and remembers the last one it acted on. A session's first look only remembers it: a
+tab that reloads or reconnects (its replica restarted) keeps the setting its address carries, and a student who
+joins late by the short address lands on the teacher's page already. After that, a link it has not seen, that is
+not marked free, and that is not where the page already is, is *adopted*: the session's settings are dropped (the what-if, the
 Compare sides, Step by step's matrices, every kept page control, the link's lesson options) and the page switches
 to the teacher's page with the teacher's query, so the page's first run reads its setting from the link as a new
 session would, with what the teacher hides or locks. What stays: the student's id in the class, and so every
@@ -128,10 +130,11 @@ def follow_slot(code: str) -> None:
 
 def _follow(code: str) -> None:
     lead = store().link(code)
-    if isinstance(lead, str) and lead and lead != st.session_state.get(SEEN):
+    seen = st.session_state.get(SEEN)  # None: this session's first look (a new tab, a reload, a reconnect)
+    if isinstance(lead, str) and lead and lead != seen:
         st.session_state[SEEN] = lead
         page, params, free = parse_link(lead)
-        if not free and place(page, params) != here():
+        if seen is not None and not free and place(page, params) != here():
             adopt(page, params)  # stops this run: the page switches
     if isinstance(lead, Outcome) or not lead:
         lead = st.session_state.get(SEEN, "")
@@ -153,7 +156,7 @@ def _leave() -> None:
 
 def _rejoin() -> None:
     st.session_state[ALONE] = False
-    st.session_state.pop(SEEN, None)  # the next run adopts the teacher's page at once
+    st.session_state[SEEN] = ""  # acted on nothing yet: the next run adopts the teacher's page at once
 
 
 def teacher_free(code: str) -> bool:

@@ -44,7 +44,7 @@ MAX_LINK = 2000  # characters of a whole lesson link (presets keep their links u
 MAX_FILE = 256 * 1024  # bytes of a lesson file
 PARAM_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 LINK_OPTIONS = ("hide", "classroom", "view", "preset")
-NOT_IN_A_LESSON = ("class", "teacher", "join", "lead", "lesson", "step", "ask")  # a class's, or the lesson's own
+NOT_IN_A_LESSON = ("class", "teacher", "join", "lead", "lesson", "lesson_step", "ask")  # a class's, or the lesson's own
 MARKUP = re.compile(r"[<>]")
 REPLACED = re.compile(r"; (?:using|kept) [^(]*?(?=\s*\(allowed|\.$)")  # "; using 512" in a link's notice
 ROOT = Path(__file__).resolve().parents[2]
@@ -245,7 +245,7 @@ def step_link(lesson: Lesson, index: int, base: str = "") -> str:
 
     step = lesson.steps[index]
     link = f"{base.rstrip('/')}/{step.page}?" + urlencode(
-        {**step.params(), "lesson": lesson.to_param(), "step": str(index + 1)}
+        {**step.params(), "lesson": lesson.to_param(), "lesson_step": str(index + 1)}
     )
     return link if len(link) <= MAX_LINK else ""
 

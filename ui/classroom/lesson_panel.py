@@ -11,7 +11,7 @@
   the page's own prediction or a typed question, the steps (go to, move up or down, remove), the title, the lesson
   as a file to download and as a link (when it fits), a lesson file to open, and the shipped lesson.
 
-The lesson lives in the session (and in the teacher's address bar, ``lesson=`` and ``step=``, when it fits a link,
+The lesson lives in the session (and in the teacher's address bar, ``lesson=`` and ``lesson_step=``, when it fits a link,
 so that a reload keeps it); the students' link of a class never carries it (ui/classroom/pulse.class_links): a
 student follows the teacher's page and cannot move the class or edit the lesson.
 """
@@ -77,7 +77,7 @@ def step_params(lesson: L.Lesson, k: int) -> dict[str, str]:
     if opts.projector:
         params["view"] = "projector"
     if L.step_link(lesson, k):
-        params.update(lesson=lesson.to_param(), step=str(k + 1))
+        params.update(lesson=lesson.to_param(), lesson_step=str(k + 1))
     return params
 
 
@@ -114,7 +114,7 @@ def read_link() -> None:
         del st.query_params["lesson"]
         return
     try:
-        k = int(st.query_params.get("step", "1")) - 1
+        k = int(st.query_params.get("lesson_step", "1")) - 1
     except ValueError:
         k = 0
     st.session_state[LESSON] = lesson
@@ -202,10 +202,10 @@ def write_lesson_link() -> None:
     if lesson is not None and L.step_link(lesson, k):
         param = lesson.to_param()
         st.session_state[PARAM] = param
-        if st.query_params.get("lesson") != param or st.query_params.get("step") != str(k + 1):
-            st.query_params.update(lesson=param, step=str(k + 1))
+        if st.query_params.get("lesson") != param or st.query_params.get("lesson_step") != str(k + 1):
+            st.query_params.update(lesson=param, lesson_step=str(k + 1))
         return
-    for name in ("lesson", "step"):
+    for name in ("lesson", "lesson_step"):
         if name in st.query_params:
             del st.query_params[name]
 

@@ -158,7 +158,7 @@ def class_links(link: str, m: Membership) -> tuple[str, str]:
     params = {  # the lesson itself is the teacher's (ui/classroom/lesson_panel.py): its question (ask=) goes along
         k: v
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if k not in ("teacher", "view", "lesson", "step")
+        if k not in ("teacher", "view", "lesson", "lesson_step")
     }
     params["class"], params["classroom"] = m.code, "lock"  # students predict: no switch to skip it
     base = link.split("?", 1)[0]
