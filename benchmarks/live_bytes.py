@@ -4,7 +4,8 @@ For each scenario (the Playground and Compare at the default, 128 tokens x 8 hea
 client (benchmarks/protocol.py, no browser) opens the page with live maps and measures:
 
 - page load: the bytes of every ForwardMsg of the first run, in parts: the raw scores (the float32 arrays the live
-  maps' components carry), the live maps' other bytes (their module, header and settings), every other element,
+  maps' components carry: the scores S, or Q and K where they are smaller, and X, V and W_o where the browser draws
+  the outputs), the live maps' other bytes (their module, header and settings), every other element,
   and Streamlit's own messages (session, page info, status, script finished); and the images the browser fetches
   over HTTP (``/media/...``: the maps drawn as PNG at large sizes), each address once per session, as a browser
   caches them;
@@ -56,7 +57,8 @@ THINK = 1.5  # seconds between two changes, as a student's (a request within 1 s
 
 
 def score_bytes(data: bytes) -> int:
-    """The float32 score arrays in a live component's packed data ("AEL1", header length, header, arrays)."""
+    """The float32 arrays in a live component's packed data ("AEL1", header length, header, arrays): the scores or
+    their factors Q and K, and X, V and W_o."""
     if data[:4] != b"AEL1":
         return 0
     n = struct.unpack("<I", data[4:8])[0]

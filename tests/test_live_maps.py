@@ -3,7 +3,8 @@ is dragged, a release makes the value the page's setting (sidebar, URL, share li
 slider, typed text stays text, and AppTest still runs the pages that mount the component.
 
 The parity cases run softmax.js itself in Chromium on the float32 scores attention_core computes from the same q
-and k, and compare the weights with attention_core's to 1e-6."""
+and k, sent as the scores or as q and k themselves (feed.js multiplies them out), and compare the weights with
+attention_core's to 1e-6."""
 
 import base64
 import json
@@ -50,13 +51,16 @@ def _b64(a: np.ndarray) -> str:
 
 @pytest.fixture(scope="module")
 def js_page(browser_and_base):
-    """A blank page with softmax.js loaded as a module, its functions on window.live."""
+    """A blank page with softmax.js and the feeds' reader (feed.js) loaded as a module, their functions on
+    window.live."""
     browser, _ = browser_and_base
     ctx = browser.new_context()
     page = ctx.new_page()
     page.set_content("<html><body></body></html>")
     page.add_script_tag(
-        content=live.SOFTMAX_JS + "\nwindow.live = {buildMask, attentionWeights, headFigures, colourScale, fmt};",
+        content=live.SOFTMAX_JS
+        + live.FEED_JS
+        + "\nwindow.live = {buildMask, attentionWeights, headFigures, colourScale, fmt, unpack};",
         type="module",
     )
     page.wait_for_function("() => !!window.live")
@@ -136,28 +140,41 @@ def test_the_maps_write_numbers_as_the_page_does(js_page):
     assert special == [fmt(float("nan")), fmt(float("inf")), fmt(float("-inf"))]
 
 
-JS_RUN = """([s64, expected64, H, T, dk, scaled, tau, kind, pad]) => {
-    const dec = (b) => new Float32Array(Uint8Array.from(atob(b), c => c.charCodeAt(0)).buffer);
-    const S = dec(s64), want = dec(expected64);
+JS_RUN = """([feed64, expected64, s64, H, T, dk, scaled, tau, kind, pad]) => {
+    const bytes = (b) => Uint8Array.from(atob(b), c => c.charCodeAt(0));
+    const want = new Float32Array(bytes(expected64).buffer), S64 = new Float64Array(bytes(s64).buffer);
+    const S = live.unpack(bytes(feed64)).scores[0];  // what the feed's reader keeps: S, however it travelled
     const mask = kind === "none" ? null : live.buildMask(kind, pad, T, T);
     const A = live.attentionWeights(S, H, T, T, dk, scaled, tau, mask);
-    let diff = 0, nan = 0;
+    let diff = 0, nan = 0, sdiff = 0;
     for (let k = 0; k < A.length; k++) { if (!Number.isFinite(A[k])) nan++; diff = Math.max(diff, Math.abs(A[k] - want[k])); }
-    return {diff, nan, figures: live.headFigures(A, H, T, T), mask: mask ? Array.from(mask) : null};
+    for (let k = 0; k < S.length; k++) sdiff = Math.max(sdiff, Math.abs(S[k] - S64[k]));
+    return {diff, nan, sdiff, n: S.length, figures: live.headFigures(A, H, T, T), mask: mask ? Array.from(mask) : null};
 }"""
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("sent", ["scores", "factors"])
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_the_browsers_weights_equal_attention_cores(js_page, case):
+def test_the_browsers_weights_equal_attention_cores(js_page, case, sent):
+    """A feed carrying the scores S = q kᵀ (float32), or q and k (float32) that feed.js multiplies out: the weights
+    the browser computes from the S it keeps are attention_core's, to 1e-6. The S it keeps is the one sent, or the
+    float64 product of the float32 factors rounded to float32 once (within half a float32 step of the largest)."""
     _, H, T, dk, scaled, tau, kind, pad = case
     rng = np.random.default_rng(H * 1000 + T)
     q = rng.standard_normal((H, T, dk)).astype(np.float32)
     k = rng.standard_normal((H, T, dk)).astype(np.float32)
     S = q @ np.swapaxes(k, -1, -2)  # (H, T, T) float32, what ui.live sends
+    factors = sent == "factors"
+    exact = q.astype(np.float64) @ np.swapaxes(k, -1, -2).astype(np.float64) if factors else S.astype(np.float64)
+    shape = {"H": H, "Tq": T, "Tk": T} | ({"dk": dk} if factors else {})
+    feed = live.pack([q, k] if factors else [S], {"carried": [0], "shapes": [shape]})
     mask = _mask(kind, pad, T)
     _, want = scaled_dot_product_attention(q, k, q, mask=mask, scaled=scaled, temperature=tau)
-    got = js_page.evaluate(JS_RUN, [_b64(S), _b64(want), H, T, dk, scaled, tau, kind, pad])
+    args = [base64.b64encode(feed).decode(), _b64(want), base64.b64encode(exact.tobytes()).decode()]
+    got = js_page.evaluate(JS_RUN, [*args, H, T, dk, scaled, tau, kind, pad])
+    assert got["n"] == H * T * T
+    assert got["sdiff"] <= (np.spacing(np.float32(np.abs(exact).max())) / 2 if factors else 0), got["sdiff"]
     assert got["nan"] == 0 and got["diff"] < 1e-6, got["diff"]
     if mask is not None:
         assert got["mask"] == mask.astype(int).ravel().tolist()  # the same mask, cell for cell
@@ -204,6 +221,77 @@ def test_the_component_is_sent_the_scores_once_per_input():
     start = 8 + n + (-n) % 4
     assert header["rows"][0] == "<b>x</b>" and header["setting"]["temperature"] == 0.5  # labels travel as data
     np.testing.assert_array_equal(np.frombuffer(data[start:], "<f4").reshape(2, 6, 6), S)
+
+
+def _feed_of(data: bytes) -> tuple[dict, list[np.ndarray], int]:
+    """A feed's header, the arrays it stands for (S multiplied out where it carries Q and K, as feed.js's unpack
+    does: float64 sums, stored as float32) and the bytes of the arrays it carries."""
+    assert data[:4] == b"AEL1"
+    n = struct.unpack("<I", data[4:8])[0]
+    header = json.loads(data[8 : 8 + n])
+    body = start = 8 + n + (-n) % 4
+
+    def take(*shape: int) -> np.ndarray:
+        nonlocal start
+        a = np.frombuffer(data[start : start + 4 * math.prod(shape)], "<f4").reshape(shape)
+        start += a.nbytes
+        return a
+
+    arrays = []
+    for s in header.get("shapes", []):
+        if "dk" in s:
+            Q, K = take(s["H"], s["Tq"], s["dk"]), take(s["H"], s["Tk"], s["dk"])
+            arrays.append(np.einsum("hid,hjd->hij", Q.astype(np.float64), K.astype(np.float64)).astype(np.float32))
+        else:
+            arrays.append(take(s["H"], s["Tq"], s["Tk"]))
+    assert start == len(data)  # nothing left over
+    return header, arrays, len(data) - body
+
+
+@pytest.mark.parametrize(
+    "T, d_model, H, factors",
+    [
+        (8, 64, 4, False),  # the default: S (4 x 8 x 8) is a quarter of Q and K (2 x 4 x 8 x 16)
+        (8, 16, 4, False),  # a tie (d_k 4: 4 x 16 = 8 x 8 numbers a head): S, which needs no arithmetic
+        (9, 16, 4, True),  # one token more: Q and K (72 numbers a head) against S (81)
+        (64, 16, 2, True),  # d_k 8: a quarter of S's bytes
+    ],
+    ids=["default", "tie", "past-the-tie", "64-tokens-d_k-8"],
+)
+def test_the_feed_carries_q_and_k_where_they_are_smaller_than_the_scores(T, d_model, H, factors):
+    """The Playground's feed carries, for the scores, whichever is smaller: S = Q Kᵀ (H, T, T), or Q and K
+    (H, T, d_k) each, float32, exactly when d_k·2T < T²; its shapes entry has d_k when it carries Q and K, which are
+    attention_core's q and k and give back S; the array keeps its key (the digest of S). X, V and W_o travel as
+    before, and a second run of the session carries nothing."""
+    from ui.draw.vega import digest
+
+    query = {"seq_len": str(T), "d_model": str(d_model), "heads": str(H)}
+    at = run_ok(app("pages/Playground.py", query, live=True))
+    header, arrays, sent = _feed_of(next(c for c in page_components(at) if c.key == "pg_live_feed").proto.bytes)
+    run = run_whatif(WhatIf(seq_len=T, d_model=d_model, n_heads=H))
+    dk, S = d_model // H, live.scores(run)
+    assert live.factors_smaller(T, T, dk) is factors
+    assert header["arrays"][0] == live._scores(run).key == digest(S).hex()  # the key of S, however it travels
+    assert header["carried"] == list(range(len(header["arrays"])))  # a new session: everything
+    assert header["shapes"][0] == {"H": H, "Tq": T, "Tk": T} | ({"dk": dk} if factors else {})
+    outputs = live._outputs_arrays(run)  # X, V and W_o: the browser draws X and Z at these sizes
+    assert header["arrays"][1:] == [a.key for a in outputs] and all("dk" not in s for s in header["shapes"][1:])
+    assert sent == 4 * H * T * (2 * dk if factors else T) + sum(a.S.nbytes for a in outputs)
+    assert sent - sum(a.S.nbytes for a in outputs) <= S.nbytes  # never more than the scores
+    if factors:  # what was sent is attention_core's q and k, and they give back S to float32 rounding
+        sc = live._scores(run)
+        np.testing.assert_array_equal(sc.Q, run.q.astype(np.float32))
+        np.testing.assert_array_equal(sc.K, run.k.astype(np.float32))
+        assert sc.Q.flags.c_contiguous and sc.K.flags.c_contiguous
+        assert np.abs(arrays[0] - S).max() <= 4 * np.spacing(np.abs(S).max()), np.abs(arrays[0] - S).max()
+    else:
+        assert live._scores(run).Q is None  # nothing kept that is never sent
+        np.testing.assert_array_equal(arrays[0], S)
+    for got, a in zip(arrays[1:], outputs):
+        np.testing.assert_array_equal(got, a.S)
+    at.run()  # the session's second run: it holds every array
+    header, arrays, sent = _feed_of(next(c for c in page_components(at) if c.key == "pg_live_feed").proto.bytes)
+    assert "shapes" not in header and arrays == [] and sent == 0
 
 
 def _release_script():
@@ -268,6 +356,9 @@ def test_classroom_mode_hides_the_live_maps_until_the_reveal():
 
 MAPS = ".ae-live"
 READ_WEIGHTS = "el => Array.from(el.parentNode.__attentionExplorerLive.panels[0].A)"
+READ_SCORES = (
+    "el => { const p = el.parentNode.__attentionExplorerLive.panels[0]; return [Array.from(p.S), Array.from(p.A)]; }"
+)
 
 
 def _frames(page) -> int:
@@ -502,18 +593,29 @@ def _assert_outputs_show(page, cfg: WhatIf) -> dict:
             WhatIf(seq_len=12, d_model=48, n_heads=3, mask="causal+padding", pad_count=12),
         ),  # noqa: E501
         ("seq_len=64&d_model=64&heads=16&temperature=10", WhatIf(seq_len=64, d_model=64, n_heads=16, temperature=10.0)),  # noqa: E501
+        (  # d_k 8: the feed carries Q and K (a quarter of S's bytes); the coldest temperature
+            "seq_len=64&d_model=16&heads=2&temperature=0.1&mask=causal",
+            WhatIf(seq_len=64, d_model=16, n_heads=2, temperature=0.1, mask="causal"),
+        ),
     ],
-    ids=["default", "unscaled-cold", "every-row-masked", "64x64-16-heads"],
+    ids=["default", "unscaled-cold", "every-row-masked", "64x64-16-heads", "64-tokens-d_k-8-cold"],
 )
 def test_the_browsers_outputs_equal_attention_cores(browser_and_base, query, cfg):
     """Where X and Z are drawn cell by cell, the browser draws them from X, V and W_o (sent once per input) and the
     maps' weights: Z equals attention_core's output, on the scale the page's caption states, and the maps' text
-    alternatives name its largest and smallest values."""
+    alternatives name its largest and smallest values. The maps' scores and weights are attention_core's to 1e-5,
+    whether the feed carried S (the first three) or Q and K (the last two: d_k 4 and 8 at 64 tokens)."""
     from tests.test_browser import opened
 
     browser, base = browser_and_base
     with opened(browser, base + "/Playground" + (f"?{query}" if query else "")) as (page, _):
         _wait_outputs(page)
+        run = run_whatif(cfg)
+        assert (live._scores(run).Q is not None) is (cfg.seq_len == 64)  # how the scores travelled
+        S, A = page.locator(MAPS).first.evaluate(READ_SCORES)
+        exact = run.q.astype(np.float64) @ np.swapaxes(run.k, -1, -2).astype(np.float64)
+        assert np.abs(np.asarray(S) - exact.ravel()).max() <= 1e-5 * max(1.0, np.abs(exact).max())
+        assert np.abs(np.asarray(A) - run.weights.ravel()).max() <= 1e-5
         got = _assert_outputs_show(page, cfg)
         run = run_whatif(cfg)
         z = run.output

@@ -7,7 +7,9 @@ frame; the server hears about the value once, on release. The split:
   d_k and colour tables; nothing that a release changes, so from the second run on Streamlit's message cache sends
   a reference to them instead of their bytes), and a small feed with the panels' setting. The raw scores
   S = Q Kᵀ of every head (float32) travel in the feed once per input and session: the scores do not depend on the
-  temperature, the scaling or the mask, so a change of those sends no scores again.
+  temperature, the scaling or the mask, so a change of those sends no scores again. Where Q and K are smaller than
+  S (d_k·(Tq + Tk) < Tq·Tk: long inputs, narrow heads; 4 MB in place of 17 MB at 512 tokens x 16 heads of d_k 64)
+  the feed carries them instead and the browser multiplies them out before anything reads the scores.
 - The browser keeps the scores it was sent (``feed.js``; ``softmax.js``: one pure function per formula;
   ``maps.js``: the drawing) and computes A = softmax(S / (s·τ)) under the mask for the value under the thumb, and
   draws every map on one colour scale, the picked query's bars and each head's figures.
@@ -86,16 +88,35 @@ _OUTPUTS = st.components.v2.component("attention_explorer.live_outputs", js=SYNC
 
 MAGIC = b"AEL1"
 CONTROLS = ("temperature", "scaled", "mask")  # what the maps' own controls can move
-_SCORES = register(ByteLRU("ui.live.scores", 64 * 2**20))  # S = Q Kᵀ of a setting, float32, and its key
+_SCORES = register(ByteLRU("ui.live.scores", 64 * 2**20))  # S = Q Kᵀ of a setting, float32, its key (and Q, K)
 _SENT = "_live_sent"  # session state: {maps key: the keys of the score arrays its last feed named (the browser holds)}
 
 
 @dataclass(frozen=True)
 class Scores:
-    """The raw scores of one input and the key the browser keeps them under (a digest of the numbers)."""
+    """The raw scores of one input and the key the browser keeps them under (a digest of the numbers); where they
+    are made from smaller factors, those too: the feed sends Q and K in place of S (:func:`factors_smaller`). The
+    other arrays a feed carries (X, V, W_o: :func:`_outputs_arrays`) are kept in ``S`` and have no factors."""
 
     S: np.ndarray  # (H, T, T) float32
     key: str
+    Q: np.ndarray | None = None  # (H, Tq, d_k) float32, C-contiguous, when it and K are smaller than S
+    K: np.ndarray | None = None  # (H, Tk, d_k) float32
+
+    def shape(self) -> dict:
+        """Its entry in a feed header's ``shapes``: {H, Tq, Tk} of the array kept, and d_k when Q and K travel."""
+        H, Tq, Tk = self.S.shape
+        return {"H": H, "Tq": Tq, "Tk": Tk} | ({"dk": int(self.Q.shape[-1])} if self.Q is not None else {})
+
+    def parts(self) -> tuple[np.ndarray, ...]:
+        """What a feed sends of it, in order: Q then K, or S."""
+        return (self.S,) if self.Q is None else (self.Q, self.K)
+
+
+def factors_smaller(Tq: int, Tk: int, dk: int) -> bool:
+    """Whether Q (Tq, d_k) and K (Tk, d_k) are fewer numbers than S = Q Kᵀ (Tq, Tk); a tie sends S (at 128 tokens and
+    d_k 64 they are the same bytes, and S needs no arithmetic in the browser)."""
+    return dk * (Tq + Tk) < Tq * Tk
 
 
 def _scores(run: WhatIfRun) -> Scores:
@@ -104,7 +125,11 @@ def _scores(run: WhatIfRun) -> Scores:
 
     def compute() -> Scores:
         S = np.ascontiguousarray(run.q @ np.swapaxes(run.k, -1, -2), np.float32)  # (H, T, T)
-        return Scores(S, digest(S).hex())
+        (Tq, dk), Tk = run.q.shape[1:], run.k.shape[1]
+        if not factors_smaller(Tq, Tk, dk):
+            return Scores(S, digest(S).hex())
+        Q, K = (np.ascontiguousarray(a, np.float32) for a in (run.q, run.k))
+        return Scores(S, digest(S).hex(), Q, K)
 
     return _SCORES.get_or_compute(key, compute)
 
@@ -142,8 +167,9 @@ def setting_of(cfg: WhatIf, head: int, query: int, stretch: bool) -> dict:
 
 
 def pack(arrays: list[np.ndarray], header: dict) -> bytes:
-    """ "AEL1", the header's length, the header as JSON (padded to 4 bytes), then each score array as
-    little-endian float32, in order (the header's ``scores`` gives their shapes)."""
+    """ "AEL1", the header's length, the header as JSON (padded to 4 bytes), then each array as little-endian
+    float32, in order (a feed's header gives their shapes: ``shapes``, one entry per array kept, whose ``dk`` says
+    that two arrays, Q then K, stand for it; :func:`_feed`, feed.js's ``unpack``)."""
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     pad = b" " * ((4 - len(text) % 4) % 4)
     body = b"".join(np.ascontiguousarray(S, dtype="<f4").tobytes() for S in arrays)
@@ -174,6 +200,11 @@ def _feed(key: str, settings: dict[str, dict], scores_key: str, found: list[Scor
     """The feed of the maps of ``key``: the panels' settings, the keys of the score arrays they draw, and those
     arrays this session has not sent (Compare: a new seq_len of A sends A's scores, not B's again).
 
+    The header: {key, panels, rev, scores (the maps' key), arrays (the key of every array the maps and outputs
+    read)}, and for the arrays it carries, carried (their indices in arrays) and shapes (one each: {H, Tq, Tk}, the
+    array kept, (H, Tq, Tk) float32; with dk, scores sent as their factors Q (H, Tq, dk) then K (H, Tk, dk), which
+    feed.js multiplies out to S = Q Kᵀ). An array keeps its key (the digest of S) whichever way it travels.
+
     The browser keeps the arrays the last feed named (feed.js), as this session counts them; maps that still lack
     one after a feed ask for them again (``need``), which forgets the count."""
     held = _sent().get(key, ())
@@ -182,9 +213,9 @@ def _feed(key: str, settings: dict[str, dict], scores_key: str, found: list[Scor
     header = {"key": key, "panels": settings, "rev": _rev(), "scores": scores_key, "arrays": keys}
     if carried:
         header["carried"] = carried
-        header["shapes"] = [dict(zip(("H", "Tq", "Tk"), found[i].S.shape)) for i in carried]
+        header["shapes"] = [found[i].shape() for i in carried]
     _sent()[key] = tuple(keys)
-    return pack([found[i].S for i in carried], header)
+    return pack([part for i in carried for part in found[i].parts()], header)
 
 
 @dataclass(frozen=True)

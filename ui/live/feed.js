@@ -2,15 +2,21 @@
 // and outputs.js), which Streamlit sends once and then as a reference. Every live element (sync.js, a few lines)
 // hands its component to this module, or queues it on the window until this module has loaded.
 //
-// A feed's data (bytes, packed by ui/live/__init__.py): "AEL1", a uint32 header length, the header JSON (utf-8,
-// padded to a multiple of 4 bytes), then one float32 array of raw scores S = Q Kᵀ (H, Tq, Tk) per entry of
-// header.shapes. The header: {key (the maps'), panels: {panel name: setting}, rev; from a full run's feed also
-// scores (the key of the scores the maps draw), arrays (the key of each score array they draw), and, for the arrays
-// it carries (those the session has not sent), carried (their indices in arrays) and shapes}.
+// A feed's data (bytes, packed by ui/live/__init__.py `_feed`): "AEL1", a uint32 header length, the header JSON
+// (utf-8, padded to a multiple of 4 bytes), then little-endian float32 arrays, one or two per entry of
+// header.shapes, in order. The header: {key (the maps'), panels: {panel name: setting}, rev; from a full run's feed
+// also scores (the key of the scores the maps draw), arrays (the key of each array the maps and the outputs read:
+// the raw scores S = Q Kᵀ, and X, V and W_o where the browser draws the outputs), and, for the arrays it carries
+// (those the session has not sent), carried (their indices in arrays) and shapes}. A shapes entry {H, Tq, Tk} is one
+// array of that shape (H, Tq, Tk); {H, Tq, Tk, dk} is the raw scores sent as what they are made from, Q (H, Tq, dk)
+// then K (H, Tk, dk) (Python sends them where they are the smaller: dk·(Tq + Tk) < Tq·Tk), which unpack multiplies
+// out (rawScores, softmax.js) so that what is kept, under the same key, is S (H, Tq, Tk) either way: the maps and
+// the outputs never see the factors.
 
 const SYNC_EVENT = "attention-explorer-live-sync";
 
-/** Split the packed bytes into the header and the float32 score arrays (views, no copy when aligned). */
+/** Split the packed bytes into the header and the float32 arrays, one per entry of header.shapes: views, no copy
+ *  when aligned; scores sent as Q and K are multiplied out into S. */
 function unpack(bytes) {
   const buf = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   const magic = String.fromCharCode(buf[0], buf[1], buf[2], buf[3]);
@@ -18,14 +24,19 @@ function unpack(bytes) {
   const n = new DataView(buf.buffer, buf.byteOffset + 4, 4).getUint32(0, true);
   const header = JSON.parse(new TextDecoder().decode(buf.subarray(8, 8 + n)));
   let start = 8 + n + ((4 - (n % 4)) % 4);
-  const scores = (header.shapes || []).map(({ H, Tq, Tk }) => {
-    const count = H * Tq * Tk;
+  const take = (count) => {
     const aligned = (buf.byteOffset + start) % 4 === 0;
-    const S = aligned
+    const a = aligned
       ? new Float32Array(buf.buffer, buf.byteOffset + start, count)
-      : new Float32Array(buf.slice(start, start + 4 * count).buffer); // (H, Tq, Tk)
+      : new Float32Array(buf.slice(start, start + 4 * count).buffer);
     start += 4 * count;
-    return S;
+    return a;
+  };
+  const scores = (header.shapes || []).map(({ H, Tq, Tk, dk }) => {
+    if (dk === undefined) return take(H * Tq * Tk); // (H, Tq, Tk)
+    const Q = take(H * Tq * dk); // (H, Tq, dk)
+    const K = take(H * Tk * dk); // (H, Tk, dk)
+    return rawScores(Q, K, H, Tq, Tk, dk); // (H, Tq, Tk)
   });
   return { header, scores };
 }
