@@ -21,9 +21,11 @@ from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from benchmarks.protocol import Page, RunResult, StreamlitClient, widget_state
+from ui.classroom import follow
 
 HEADER = re.compile(r"Class (\w+)\*\* · (\d+) answers? to (\d+) questions?")
-NOT_A_PLACE = ("teacher", "view", "join", "classroom", "lead")
+# what a class compares of two pages: ui/classroom/follow.py's place, less classroom mode (a students' link locks it)
+NOT_A_PLACE = follow.NOT_A_PLACE | {"classroom", "lead"}
 TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")  # ui.classroom.pulse_panel.tally_lines
 
 
