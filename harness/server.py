@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -94,3 +95,35 @@ def wait_for_app(page, timeout_ms: int = 90000) -> None:
         polling=100,
     )
     page.wait_for_timeout(200)
+
+
+def _address_matches(url: str, match) -> bool:
+    if callable(match):
+        return bool(match(url))
+    if isinstance(match, str):  # a glob as Playwright writes them: ** any characters, * any but a slash
+        pattern = re.escape(match).replace(r"\*\*", ".*").replace(r"\*", "[^/]*")
+        return re.fullmatch(pattern, url) is not None
+    return match.search(url) is not None  # a compiled pattern
+
+
+def wait_for_address(page, match, timeout: float = 30000) -> str:
+    """Wait until the page's address (as the browser has it now) matches ``match``: a glob (``"**seq_len=6**"``), a
+    compiled pattern or a predicate of the address; returns the address. Streamlit writes a setting into the address
+    with ``history.replaceState``. Playwright's ``wait_for_url`` compares its last known address and then waits for
+    a navigation event; in the pinned client an event that arrives as the wait begins is missed, and the wait runs
+    out although the address matches. Asking the browser each time has no such window. Running out raises
+    Playwright's own TimeoutError, as its waits do."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + timeout / 1000
+    while True:
+        try:
+            url = page.evaluate("() => location.href")
+        except PlaywrightError:  # a document being replaced: ask the next one
+            url = page.url
+        if _address_matches(url, match):
+            return url
+        if time.monotonic() > deadline:
+            raise PlaywrightTimeout(f"the address never matched {match!r} in {timeout / 1000:g} s; it is {url}")
+        page.wait_for_timeout(100)

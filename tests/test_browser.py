@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.page_pool import borrowed_page, load_app
@@ -179,13 +179,13 @@ def test_settings_survive_page_switches_and_the_back_button(browser_and_base):
     browser, base = browser_and_base
     with opened(browser, base + "/Playground?seq_len=5&d_model=32&heads=2&temperature=2.0") as (page, _):
         page.locator('[data-testid="stSidebar"] a:has-text("Masks")').click()
-        page.wait_for_url("**/Masks**")
+        wait_for_address(page, "**/Masks**")
         wait_for_app(page)
         assert slider_value(page, "seq_len") == "5" and "d_model=32" in page.url
         for _ in range(2):  # Streamlit may add a history entry when the page writes its settings into the URL
             page.go_back()
             try:
-                page.wait_for_url("**/Playground**", wait_until="commit", timeout=10000)
+                wait_for_address(page, "**/Playground**", timeout=10000)
                 break
             except Exception:
                 continue
@@ -204,18 +204,18 @@ def test_a_sidebar_change_redraws_the_page_and_survives_a_page_switch(browser_an
         thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[aria-label^="seq_len"]').first
         thumb.focus()
         page.keyboard.press("ArrowRight")
-        page.wait_for_url("**seq_len=6**", timeout=60000)
+        wait_for_address(page, "**seq_len=6**", timeout=60000)
         # the formula in the body, drawn again (KaTeX keeps its source in a hidden annotation)
         page.locator('[data-testid="stMain"] annotation:has-text("T = 6,")').first.wait_for(state="attached")
         wait_for_app(page)
         assert slider_value(page, "seq_len") == "6"
         assert page.locator('[data-testid="stSidebar"] a:has-text("Masks")').count() == 1
         page.locator('[data-testid="stSidebar"] a:has-text("Masks")').click()
-        page.wait_for_url("**/Masks**")
+        wait_for_address(page, "**/Masks**")
         wait_for_app(page)
         assert slider_value(page, "seq_len") == "6" and "seq_len=6" in page.url
         page.locator('[data-testid="stSidebar"] a:has-text("Playground")').click()
-        page.wait_for_url("**/Playground**")
+        wait_for_address(page, "**/Playground**")
         wait_for_app(page)
         assert slider_value(page, "seq_len") == "6" and slider_value(page, "d_model") == "32"
         assert_no_errors(page)
@@ -256,7 +256,7 @@ def test_a_leaf_change_redraws_the_body_in_place(browser_and_base, path, toggle,
             page.locator("label").filter(has_text=toggle).first.click()
             page.wait_for_timeout(300)
             wait_for_app(page)
-        page.wait_for_url(f"**{url}**", timeout=60000)
+        wait_for_address(page, f"**{url}**", timeout=60000)
         shown = main.inner_text()
         assert after_text in shown
         assert not kept or shown.count(kept) == 1
@@ -305,11 +305,11 @@ def test_link_parameters_open_and_survive_page_switch(browser_and_base):
         assert slider_value(page, "d_model") == "32"
         assert "d_k = d_model / heads = 32 / 2 = 16" in page.inner_text('[data-testid="stSidebar"]')
         page.locator('[data-testid="stSidebar"] a:has-text("Step by step")').click()
-        page.wait_for_url("**/Step_by_step**")
+        wait_for_address(page, "**/Step_by_step**")
         wait_for_app(page)
         assert "temperature=2.0" in page.url and "seq_len=5" in page.url
         page.locator('[data-testid="stSidebar"] a:has-text("Playground")').click()
-        page.wait_for_url("**/Playground**")
+        wait_for_address(page, "**/Playground**")
         wait_for_app(page)
         assert slider_value(page, "seq_len") == "5"
         assert slider_value(page, "d_model") == "32"
@@ -375,7 +375,7 @@ def test_gallery_button_opens_preset(browser_and_base):
             .last
         )
         card.locator('button:has-text("Open this experiment")').click()
-        page.wait_for_url("**/Compare**", timeout=30000)
+        wait_for_address(page, "**/Compare**", timeout=30000)
         wait_for_app(page)
         assert slider_value(page, "d_model (A)") == "512"
         assert_no_errors(page)
@@ -516,7 +516,7 @@ def test_body_reruns_keep_the_page_whole(browser_and_base, path):
             page.wait_for_timeout(400)
             wait_for_app(page)
         shown = thumb.get_attribute("aria-valuetext")
-        page.wait_for_url(f"**temperature={shown}**", timeout=60000)
+        wait_for_address(page, f"**temperature={shown}**", timeout=60000)
         errors = [t for kind, t in page.console if kind == "error" and "Failed to load resource" not in t]
         assert errors == [], errors
         assert page.locator('[data-testid="stMainBlockContainer"] h1').count() == 1
@@ -549,7 +549,7 @@ def test_a_release_of_compares_live_temperature_reruns_its_body_in_place(browser
             "el => el.parentNode.__attentionExplorerLive.panels[0].setting.temperature"
         )
         assert tau > 1
-        page.wait_for_url(lambda url: f"a_temperature={tau:g}" in url, timeout=60000)
+        wait_for_address(page, lambda url: f"a_temperature={tau:g}" in url, timeout=60000)
         main = page.locator('[data-testid="stMain"]')
         main.get_by_text(f"temperature (A {tau:g}, B 1)").first.wait_for(timeout=60000)
         wait_for_app(page)

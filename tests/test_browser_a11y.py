@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.test_browser import assert_no_errors, full_screenshot, opened, page_url
@@ -165,7 +165,7 @@ def test_a_keyboard_alone_walks_the_playground_and_changes_the_maps(browser_and_
         before = bars.get_attribute("aria-label")
         for _ in range(3):
             page.keyboard.press("ArrowRight")
-        page.wait_for_url(lambda u: _url_temperature(u) > 1.0, timeout=60000)  # released: the page's setting
+        wait_for_address(page, lambda u: _url_temperature(u) > 1.0, timeout=60000)  # released: the page's setting
         assert int(live.get_attribute("data-frames")) > frames and float(live.get_attribute("data-temperature")) > 1
         wait_for_app(page)
         assert bars.get_attribute("aria-label") != before  # the weights drawn changed
@@ -186,7 +186,7 @@ def test_a_keyboard_alone_walks_the_playground_and_changes_the_maps(browser_and_
         toggle.focus()
         assert "scale" in _focused(page).evaluate(NAME)
         page.keyboard.press("Space")
-        page.wait_for_url("**scaled=0**", timeout=60000)
+        wait_for_address(page, "**scaled=0**", timeout=60000)
         wait_for_app(page)
         assert_no_errors(page)
         assert_accessible(page, "Playground after the keyboard walk")

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
 from tests.device_util import PHONE, TOUCH_SIZES, cut_elements, small_chart_text, touch_options
@@ -71,7 +71,7 @@ def test_choosing_a_page_closes_the_sidebar_where_it_covers_the_page(browser_and
                 page.locator('[data-testid="stExpandSidebarButton"]').tap()
                 page.wait_for_function(SIDEBAR_SHOWN)
             page.locator('[data-testid="stSidebar"] a').filter(has_text=target).first.tap()
-            page.wait_for_url(f"**/{target.replace(' ', '_')}**")
+            wait_for_address(page, f"**/{target.replace(' ', '_')}**")
             wait_for_app(page)
             page.wait_for_timeout(500)  # the sidebar's slide
             assert page.evaluate(SIDEBAR_SHOWN) is not narrow, target

@@ -3,7 +3,7 @@ page controls keep their values across page switches."""
 
 import pytest
 
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.test_browser import assert_no_errors, opened
 
 pytestmark = pytest.mark.browser
@@ -34,13 +34,13 @@ def press_right(page, label: str, url_part: str) -> None:
     """Move a page slider one step right with the keyboard and wait until the URL carries ``url_part``."""
     slider(page, label).focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_url(f"**{url_part}**", timeout=60000)
+    wait_for_address(page, f"**{url_part}**", timeout=60000)
     wait_for_app(page)
 
 
 def go(page, link: str, path: str) -> None:
     page.locator(f'[data-testid="stSidebar"] a:has-text("{link}")').first.click()
-    page.wait_for_url(f"**{path}**")
+    wait_for_address(page, f"**{path}**")
     wait_for_app(page)
 
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.page_pool import load_app
 from tests.test_browser import assert_no_errors, horizontal_overflow
@@ -48,7 +48,7 @@ def step(teacher, students: list, act, tmp, name: str) -> float:
     from the act until the last student's URL was the teacher's."""
     before, t0 = teacher.url, time.monotonic()
     act()
-    teacher.wait_for_url(lambda url: url != before, timeout=60000)
+    wait_for_address(teacher, lambda url: url != before, timeout=60000)
     wait_for_app(teacher)
     for page in students:
         wait_at(page, teacher)

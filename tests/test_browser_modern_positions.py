@@ -5,7 +5,7 @@ import contextlib
 
 import pytest
 
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.page_pool import borrowed_page, load_app
 from tests.test_browser import assert_no_errors
 
@@ -76,7 +76,7 @@ def test_page_control_updates_the_url(browser_and_base):
     browser, base = browser_and_base
     with page_at(browser, base + "/Positions", (1400, 1000)) as (page, _):
         page.locator('[data-testid="stRadio"] label:has-text("ALiBi (biased)")').click()
-        page.wait_for_url("**method=alibi**")
+        wait_for_address(page, "**method=alibi**")
         wait_for_app(page)
         assert "ALiBi slope m per head" in page.inner_text('[data-testid="stMainBlockContainer"]')
         assert_no_errors(page)

@@ -15,7 +15,7 @@ import pytest
 
 from attention_core import WhatIf, run_whatif
 from attention_core.implementations import compare_implementations
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.test_browser import assert_no_errors, opened, page_url
 from ui.skeleton.registry import PAGES
 
@@ -89,7 +89,7 @@ def test_a_charts_toolbar_covers_no_text(browser_and_base, path, size):
         link = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stPageLink"] a', has_text=label).last
         link.scroll_into_view_if_needed()
         link.click()
-        page.wait_for_url(f"**{page_url(path)}*")
+        wait_for_address(page, f"**{page_url(path)}*")
         wait_for_app(page)
         page.wait_for_timeout(500)  # the toolbar fades in (150 ms after 100 ms)
         assert_no_errors(page)

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.page_pool import load_app
 from tests.test_browser import assert_no_errors, horizontal_overflow
@@ -35,7 +35,7 @@ def browser_tab(browser, url: str, lands_on: str = "", pages: dict | None = None
 
     def arrived(timeout_ms: int) -> None:
         if lands_on:
-            page.wait_for_url(re.compile(lands_on), timeout=timeout_ms)
+            wait_for_address(page, re.compile(lands_on), timeout=timeout_ms)
             page.wait_for_load_state("load")
             wait_text(page, "Predict first", timeout_ms)  # the page it was sent to has drawn its question
         wait_for_app(page, timeout_ms=timeout_ms)
@@ -86,24 +86,55 @@ def start_class(page) -> tuple[str, str]:
 
 # Every page counts the messages it sends the server (a request to run the page or a fragment is one).
 COUNT_SENDS = """(() => {
-    window.__wsSends = 0;
+    // The script runs a page asks for (a BackMsg's rerun_script, field 11), split by its ClientState's is_auto_rerun
+    // (field 6): a fragment's timed tick (the class watcher's safety net) or a run the page asked for itself.
+    window.__wsRuns = { asked: 0, ticks: 0 };
+    const varint = (b, i) => {
+        let v = 0, m = 1;
+        while (b[i] & 0x80) { v += (b[i++] & 0x7f) * m; m *= 128; }
+        return [v + b[i] * m, i + 1];
+    };
+    const fields = (b, i, end, seen) => {  // seen(field, wire type, value or [start, end])
+        while (i < end) {
+            let tag, v;
+            [tag, i] = varint(b, i);
+            const wire = tag & 7, field = tag >>> 3;
+            if (wire === 0) { [v, i] = varint(b, i); seen(field, wire, v); }
+            else if (wire === 2) { [v, i] = varint(b, i); seen(field, wire, [i, i + v]); i += v; }
+            else if (wire === 1) i += 8;
+            else if (wire === 5) i += 4;
+            else return;
+        }
+    };
     const send = WebSocket.prototype.send;
-    WebSocket.prototype.send = function (data) { window.__wsSends += 1; return send.call(this, data); };
+    WebSocket.prototype.send = function (data) {
+        try {
+            const b = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+            fields(b, 0, b.length, (field, wire, v) => {
+                if (field !== 11 || wire !== 2) return;
+                let auto = false;
+                fields(b, v[0], v[1], (f, w, x) => { if (f === 6 && w === 0 && x) auto = true; });
+                window.__wsRuns[auto ? "ticks" : "asked"] += 1;
+            });
+        } catch (e) { window.__wsRuns.asked += 1; }  // a message it cannot read counts as asked
+        return send.call(this, data);
+    };
 })();"""
 
 # Installed in a student's page before the reveal: the order in which its main area comes to show the verdict and
-# the weights' heading, and how many messages the page had sent by the verdict (a reload would drop
-# window.__revealOrder, so its presence says the page was not reloaded).
+# the weights' heading, and how many script runs the page had asked for by the verdict, and how many safety-net
+# ticks it had sent (a reload would drop window.__revealOrder, so its presence says the page was not reloaded).
 ORDER_WATCH = """() => {
     window.__revealOrder = [];
-    window.__sendsAtVerdict = null;
-    const before = window.__wsSends;
+    window.__runsAtVerdict = null;
+    const before = { ...window.__wsRuns };
     const main = document.querySelector('[data-testid="stMain"]');
     const look = () => {
         const text = main.innerText, seen = window.__revealOrder;
         if (!seen.includes('verdict') && /Right: you predicted|Not this time/.test(text)) {
             seen.push('verdict');
-            window.__sendsAtVerdict = window.__wsSends - before;
+            const now = window.__wsRuns;
+            window.__runsAtVerdict = { asked: now.asked - before.asked, ticks: now.ticks - before.ticks };
         }
         if (!seen.includes('weights') && text.includes('Attention weights, one map per head')) seen.push('weights');
         if (seen.length === 2) observer.disconnect();
@@ -207,13 +238,21 @@ def _lesson(browser, base: str, pages: dict) -> None:
                 page.evaluate(ORDER_WATCH)
             projector.get_by_role("button", name="Reveal to the class").click()
             wait_text(projector, r"Revealed: 3 of 3 \(100%\)")
+            unasked = 0  # pages that sent nothing at all before the verdict showed: only the push can have brought it
             for page in (ana, second, ben, cleo):  # none reloaded: the reveal was pushed to each page
                 wait_text(page, "Right: you predicted sharper")
                 wait_text(page, "Attention weights, one map per head")
                 order = page.evaluate("() => window.__revealOrder")
                 assert order == ["verdict", "weights"], f"{order}: the verdict shows in the box, then the maps"
-                asked = page.evaluate("() => window.__sendsAtVerdict")
-                assert asked == 0, f"the page asked the server {asked} times: the reveal should come unasked (pushed)"
+                runs = page.evaluate("() => window.__runsAtVerdict")
+                assert runs["asked"] == 0, f"the page asked for {runs['asked']} runs: the reveal should come pushed"
+                unasked += runs["ticks"] == 0
+            # the watcher's safety net ticks every few seconds on its own and may land while a loaded machine
+            # delivers the push; one page reached by the push alone shows that the push reaches them
+            assert unasked >= 1, "every page's safety net ticked before its verdict: was anything pushed?"
+            # the count can tell the two apart: each page asked for runs (its answer), and the safety net ticks
+            assert all(p.evaluate("() => window.__wsRuns.asked") >= 1 for p in (ana, second, ben, cleo))
+            ben.wait_for_function("() => window.__wsRuns.ticks > 0", timeout=30000)
             lines = tally_lines(projector)
             assert lines[0]["text"] == "✓ #1 sharper · 3 answers · the right answer", "the right one in words"
             projector.wait_for_timeout(1000)  # the right answer's new bar fades in

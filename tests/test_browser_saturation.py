@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness.server import wait_for_app
+from harness.server import wait_for_address, wait_for_app
 from tests.test_browser import assert_no_errors, chart_warnings, horizontal_overflow, opened
 
 pytestmark = pytest.mark.browser
@@ -32,7 +32,7 @@ def test_derivatives_part_opens_and_follows_the_temperature(browser_and_base):
         slider = page.locator('[data-testid="stSidebar"] input[aria-label^="temperature"]').first
         slider.focus()
         page.keyboard.press("ArrowRight")  # 1 -> 1.259: a leaf control, the body reruns alone
-        page.wait_for_url(re.compile(r"temperature=1\.259"), timeout=60000)
+        wait_for_address(page, re.compile(r"temperature=1\.259"), timeout=60000)
         wait_for_app(page)
         assert _charts_in(page, EXPANDER) == 3
         assert GRADIENT.search(page.locator(EXPANDER).inner_text()).group(1) != first

@@ -35,7 +35,7 @@ from harness.local_cluster import (
     nginx_server,
     render_nginx_conf,
 )
-from harness.server import free_port, stop, streamlit_command, wait_healthy
+from harness.server import free_port, stop, streamlit_command, wait_for_address, wait_healthy
 
 DEPLOY = ROOT / "deploy"
 COOKIE = "aexp_route"
@@ -521,7 +521,7 @@ def test_chromium_through_nginx_keeps_its_replica_and_survives_losing_it():
             frames = int(page.locator(".ae-live").first.get_attribute("data-frames"))
             page.locator('.ae-live input[aria-label^="temperature"]').first.focus()
             page.keyboard.press("ArrowLeft")
-            page.wait_for_url(lambda url: "temperature=1.0" not in url and "temperature=" in url, timeout=60000)
+            wait_for_address(page, lambda url: "temperature=1.0" not in url and "temperature=" in url, timeout=60000)
             assert int(page.locator(".ae-live").first.get_attribute("data-frames")) > frames
             wait_for_app(page)
             assert page.locator('[data-testid="stException"]').count() == 0

@@ -378,7 +378,7 @@ def _assert_maps_show(page, cfg: WhatIf) -> None:
 
 @pytest.mark.browser
 def test_a_drag_redraws_the_maps_before_the_release_which_becomes_the_setting(browser_and_base):
-    from harness.server import wait_for_app
+    from harness.server import wait_for_address, wait_for_app
     from tests.test_browser import COUNT_ELEMENTS, opened
 
     browser, base = browser_and_base
@@ -402,7 +402,7 @@ def test_a_drag_redraws_the_maps_before_the_release_which_becomes_the_setting(br
         assert during >= 10, f"the maps were drawn {during} times during the drag"
         tau = float(page.locator(MAPS).first.get_attribute("data-temperature"))
         assert 0.1 <= tau < 1.0
-        page.wait_for_url(lambda url: "temperature=" in url and _url_temperature(url) == tau, timeout=60000)
+        wait_for_address(page, lambda url: "temperature=" in url and _url_temperature(url) == tau, timeout=60000)
         wait_for_app(page)
         # one control per setting: the sidebar has no temperature of its own; the formula states the released one
         sidebar = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]')
@@ -527,7 +527,7 @@ def test_the_keyboard_reads_a_maps_cells_as_the_pointer_does(browser_and_base):
 
 @pytest.mark.browser
 def test_the_keyboard_moves_the_live_slider_and_the_maps(browser_and_base):
-    from harness.server import wait_for_app
+    from harness.server import wait_for_address, wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base
@@ -546,7 +546,7 @@ def test_the_keyboard_moves_the_live_slider_and_the_maps(browser_and_base):
             "el => el.parentNode.__attentionExplorerLive.panels[0].setting.temperature"
         )
         assert tau > 1.0
-        page.wait_for_url(lambda url: _url_temperature(url) == tau, timeout=60000)  # its release, in the URL
+        wait_for_address(page, lambda url: _url_temperature(url) == tau, timeout=60000)  # its release, in the URL
         wait_for_app(page)
         page.wait_for_timeout(500)
         _assert_maps_show(page, WhatIf(seq_len=6, d_model=32, n_heads=2, temperature=tau, scaled=False))
@@ -630,7 +630,7 @@ def test_the_browsers_outputs_equal_attention_cores(browser_and_base, query, cfg
 def test_the_outputs_follow_the_live_temperature_before_the_release(browser_and_base):
     """Keys on the maps' temperature move Z at once (before any answer from the server); after the release Z is
     attention_core's output at the new temperature, and a cell read by the keyboard states its value."""
-    from harness.server import wait_for_app
+    from harness.server import wait_for_address, wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base
@@ -643,7 +643,7 @@ def test_the_outputs_follow_the_live_temperature_before_the_release(browser_and_
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         moved = page.locator(OUTPUTS).first.evaluate(READ_OUTPUTS)
         assert moved["frames"] > before["frames"] and moved["tau"] > 1.0 and moved["Z"] != before["Z"]
-        page.wait_for_url(lambda url: _url_temperature(url) == moved["tau"], timeout=60000)
+        wait_for_address(page, lambda url: _url_temperature(url) == moved["tau"], timeout=60000)
         wait_for_app(page)
         page.wait_for_timeout(500)
         cfg = WhatIf(seq_len=6, d_model=32, n_heads=2, temperature=moved["tau"])
@@ -753,7 +753,7 @@ def test_compare_draws_as_and_bs_outputs_and_their_difference_as_attention_core(
 def test_compares_outputs_follow_as_live_temperature_before_the_release(browser_and_base):
     """Keys on A's live temperature move A's Z and B − A at once (before any answer from the server) and leave B's Z;
     after the release all three are attention_core's at the new temperature."""
-    from harness.server import wait_for_app
+    from harness.server import wait_for_address, wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base
@@ -773,7 +773,9 @@ def test_compares_outputs_follow_as_live_temperature_before_the_release(browser_
         assert moved["maps"][0]["values"] != before["maps"][0]["values"]  # A's Z moved
         assert moved["maps"][1]["values"] == before["maps"][1]["values"]  # B's did not
         tau = moved["tau"]
-        page.wait_for_url(lambda u: "a_temperature=" in u and float(re.search(r"a_temperature=([\d.]+)", u)[1]) == tau)
+        wait_for_address(
+            page, lambda u: "a_temperature=" in u and float(re.search(r"a_temperature=([\d.]+)", u)[1]) == tau
+        )
         wait_for_app(page)
         page.wait_for_timeout(500)
         _assert_compare_outputs_show(page, a.replace(temperature=tau), b)
@@ -970,7 +972,7 @@ def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_th
     ones the maps took from the old session."""
     import subprocess
 
-    from harness.server import ROOT, free_port, stop, streamlit_command, wait_for_app, wait_healthy
+    from harness.server import ROOT, free_port, stop, streamlit_command, wait_for_address, wait_for_app, wait_healthy
     from tests.test_browser import opened
 
     browser, _ = browser_and_base
@@ -1015,12 +1017,12 @@ def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_th
             tau = shows_the_url()
             live_slider.focus()
             page.keyboard.press("ArrowLeft")  # a release: a body-only rerun of the new session
-            page.wait_for_url(lambda u: _url_temperature(u) < tau, timeout=60000)
+            wait_for_address(page, lambda u: _url_temperature(u) < tau, timeout=60000)
             wait_for_app(page)
             tau = shows_the_url()
             live_slider.focus()
             page.keyboard.press("ArrowRight")  # a release
-            page.wait_for_url(lambda u: _url_temperature(u) > tau, timeout=60000)
+            wait_for_address(page, lambda u: _url_temperature(u) > tau, timeout=60000)
             wait_for_app(page)
             shows_the_url()
             assert not dialogs
@@ -1032,7 +1034,7 @@ def test_after_a_server_restart_the_maps_are_sent_their_scores_again_and_take_th
 def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_ones(browser_and_base):
     """A new seq_len of A sends A's new scores and not B's (the page holds them): the maps draw A's new weights
     and B's from the array kept since the page load, both equal to attention_core's."""
-    from harness.server import wait_for_app
+    from harness.server import wait_for_address, wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base
@@ -1047,7 +1049,7 @@ def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_o
         )
         sidebar.get_by_role("slider").first.focus()
         page.keyboard.press("ArrowLeft")
-        page.wait_for_url(lambda u: "a_seq_len=7" in u, timeout=60000)
+        wait_for_address(page, lambda u: "a_seq_len=7" in u, timeout=60000)
         wait_for_app(page)
         maps = page.locator(MAPS).first
         page.wait_for_function(
@@ -1066,7 +1068,7 @@ def test_compares_maps_after_a_new_seq_len_of_a_draw_as_new_scores_and_bs_kept_o
 def test_the_scripts_are_sent_when_opened_and_follow_a_release_and_the_downloads_still_work(browser_and_base):
     """The reproduce scripts are sent when their box is opened, and after a release (a body-only rerun, which does
     not draw their box again) the scripts shown carry the new temperature, and the downloads give their files."""
-    from harness.server import wait_for_app
+    from harness.server import wait_for_address, wait_for_app
     from tests.test_browser import opened
 
     browser, base = browser_and_base
@@ -1080,7 +1082,7 @@ def test_the_scripts_are_sent_when_opened_and_follow_a_release_and_the_downloads
         slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
         slider.focus()
         page.keyboard.press("ArrowRight")
-        page.wait_for_url(lambda url: _url_temperature(url) > 1.0, timeout=60000)
+        wait_for_address(page, lambda url: _url_temperature(url) > 1.0, timeout=60000)
         wait_for_app(page)
         tau = _url_temperature(page.url)
         box.filter(has_text=f"temperature={tau:g}").wait_for(timeout=30000)
