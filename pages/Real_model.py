@@ -13,6 +13,7 @@ from ui.compute import cached_attention_run, cached_head_roles, cached_model_vie
 from ui.draw import vega
 from ui.draw.charts import bar_chart
 from ui.draw.tables import show_table
+from ui.lessons.real_model.head_view import WIDTH as HEAD_VIEW_WIDTH
 from ui.lessons.real_model.head_view import head_view_chart
 from ui.lessons.real_model.model import default_head, hf_model_ui, role_sentences, roles_tables
 from ui.lessons.real_model.model_view import pick_model_view_head, show_model_view
@@ -193,7 +194,7 @@ def _head_view(W: np.ndarray, tokens: list[str], layer: int, head: int) -> tuple
         description=f"Head view of layer {layer + 1}, {head_name(head)}: {T} query tokens on the left, the "
         f"same tokens as keys on the right, a line per weight of at least 0.02, opacity 0 to 1. " + summary
     )
-    vega.draw(None, vega.arrow_datasets(described.to_dict()), width="content")
+    vega.draw(None, vega.arrow_datasets(described.to_dict()), width=HEAD_VIEW_WIDTH)
     st.caption(
         f"All {T} tokens, queries on the left and keys on the right; line opacity is the weight on a 0 to 1 "
         "scale (lines under 0.02 are not drawn); hover a token on the left to isolate it. " + summary

@@ -46,7 +46,9 @@ CUT = """() => {
     const main = document.querySelector('[data-testid="stMainBlockContainer"]');
     if (!main) return ['no main area'];
     for (const e of main.querySelectorAll('*')) {
-        if (e.closest('svg') || cut.some((c) => c.contains(e)) || gone.some((c) => c.contains(e))) continue;
+        // a chart's or a formula's drawing is measured as a whole (its svg), not mark by mark
+        if ((e.parentElement && e.parentElement.closest('svg')) || cut.some((c) => c.contains(e)) ||
+            gone.some((c) => c.contains(e))) continue;
         if (hidden(e)) { gone.push(e); continue; }  // and what it holds (react-aria's hidden range inputs)
         const s = getComputedStyle(e);
         const r = e.getBoundingClientRect();

@@ -198,16 +198,29 @@ def test_md_escape():
     assert md_escape("plain") == "plain"
 
 
-def test_head_view_keeps_both_token_columns_inside_the_chart():
-    from ui.lessons.real_model.head_view import head_view_chart
+def test_head_view_keeps_both_token_columns_inside_the_chart_on_a_phone_too():
+    import pandas as pd
+
+    from ui.lessons.real_model.head_view import LABEL_LIMIT, WIDTH, head_view_chart
 
     w = np.full((3, 3), 1 / 3)
     spec = head_view_chart(w, ["a", "b", "c"]).to_dict()
-    left_x, right_x = (layer["encoding"]["x"]["value"] for layer in spec["layer"][1:])
-    assert 60 <= left_x < right_x <= spec["width"] - 60  # room for the labels on both sides
-    assert (
-        spec["layer"][0]["encoding"]["x"]["value"] == left_x and spec["layer"][0]["encoding"]["x2"]["value"] == right_x
-    )
+    assert spec["width"] == "container"  # as wide as its box: WIDTH px on a wide screen, less on a phone
+    rules, left, right = spec["layer"]
+    data = {name: pd.DataFrame(rows) for name, rows in spec["datasets"].items()}
+    at = {}
+    for name, layer in (("left", left), ("right", right)):
+        enc = layer["encoding"]["x"]
+        assert enc["scale"]["domain"] == [0, 1] and enc["type"] == "quantitative"
+        (at[name],) = set(data[layer["data"]["name"]][enc["field"]])
+        assert layer["mark"]["limit"] == LABEL_LIMIT  # a long token ends in an ellipsis, inside the chart
+    assert rules["encoding"]["x"]["scale"]["domain"] == [0, 1]
+    lines = data[rules["data"]["name"]]
+    assert set(lines[rules["encoding"]["x"]["field"]]) == {at["left"]}
+    assert set(lines[rules["encoding"]["x2"]["field"]]) == {at["right"]}
+    for width in (358, WIDTH):  # a phone's main area (390 px less its margins), and the widest it is drawn
+        room_left, room_right = at["left"] * width, (1 - at["right"]) * width
+        assert min(room_left, room_right) >= LABEL_LIMIT + 6, (width, room_left, room_right)  # label and its gap
 
 
 def test_metric_row_needs_metrics_and_equally_tall_stacks():
