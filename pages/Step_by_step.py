@@ -152,6 +152,7 @@ def _matrix_editors(seed: int) -> dict[str, np.ndarray]:
             key=f"sbs_{name}_{st.session_state.sbs_version}",
             on_change=clear_notes,  # returns normally: the whole page reruns (ui.session.partial.full_run)
             column_config={c: st.column_config.NumberColumn(c, format="%.4g") for c in base.columns},
+            width="content",  # the grid as wide as its cells (a 150 px column at 820 px made it scroll by 2 px)
         )
         col.caption(f"**{name}**")
         try:

@@ -56,6 +56,20 @@ def test_the_page_stylesheet_is_sent_whole_on_every_page():
         assert [h.proto.body for h in at.get("html")].count(A11Y_CSS) == 1
 
 
+def test_the_grid_or_its_text_twin_is_chosen_at_the_width_the_tables_module_names():
+    """ui/skeleton/a11y.css hides a grid's text twin from GRID_MIN_PAGE_PX of page width on and the grid below it, by
+    a container query on the page (the sidebar's room counted), with no width where both or neither show."""
+    from ui.draw.tables import GRID_MIN_PAGE_PX
+
+    css = (ROOT / "ui" / "skeleton" / "a11y.css").read_text()
+    assert '[data-testid="stMainBlockContainer"] { container: ae-page / inline-size; }' in css
+    below = re.findall(r"@container ae-page \(max-width: ([\d.]+)px\)", css)
+    above = re.findall(r"@container ae-page \(min-width: ([\d.]+)px\)", css)
+    assert above == [str(GRID_MIN_PAGE_PX)]
+    assert below and {float(b) for b in below} == {GRID_MIN_PAGE_PX - 0.02}
+    assert "@media (min-width: 1024px)" not in css and "max-width: 1023.98px" not in css
+
+
 def _alts(at) -> list[str]:
     return [img.alt for el in at.get("image") for img in el.proto.imgs]
 

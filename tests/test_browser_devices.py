@@ -1,7 +1,8 @@
-"""Every device in the room: each page on a phone (390x844) and a tablet (768x1024), touch on, in Chromium.
+"""Every device in the room: each page on a phone (390x844) and a tablet (768x1024), touch on, in Chromium; and
+nothing cut on a large tablet (820 px) and a small laptop (1100 px) with the sidebar open.
 
 - Nothing cut and nothing hidden sideways (tests/device_util.cut_elements, measured in the page): formulas break
-  into lines, tables are text that wraps below 1024 px (ui/draw/tables.show_table), code wraps, tabs wrap, columns too
+  into lines, tables are text that wraps where the page is narrower than 760 px (ui/draw/tables.show_table), code wraps, tabs wrap, columns too
   narrow for their charts wrap, labels wrap instead of ending in an ellipsis (ui/skeleton/a11y.css).
 - Chart text at least 11 px as drawn (tests/device_util.small_chart_text).
 - axe-core finds nothing (WCAG 2.x A and AA, tests/a11y_util.assert_accessible), as at desktop sizes.
@@ -56,6 +57,25 @@ def test_every_page_fits_a_phone_and_a_tablet(browser_and_base, path, size, tmp_
 # the sidebar is on screen (Streamlit 1.67 slides it out to the left when closed; it carries no aria-expanded)
 SIDEBAR_SHOWN = """() => { const r = document.querySelector('[data-testid="stSidebar"]').getBoundingClientRect();
     return r.width > 0 && r.right > 1; }"""
+
+# Between the walks' sizes, with the sidebar open: a large tablet (820 px wide, a 520 px page beside the sidebar) and a
+# small laptop (1100 px, a 640 px page). There Step by step's three weight grids scrolled sideways, the Playground's
+# and Multi-head's grids hid their last columns, drop-downs cut "Llama-2-70B" and "head 1", and the Home page's link
+# "15. Sinks and linear attention" ended in an ellipsis.
+BETWEEN = {"820x1180_touch": touch_options((820, 1180)), "1100x800": {"viewport": {"width": 1100, "height": 800}}}
+
+
+@pytest.mark.parametrize("options", BETWEEN.values(), ids=BETWEEN.keys())
+def test_every_page_fits_between_a_tablet_and_a_laptop_with_the_sidebar_open(browser_and_base, options):
+    browser, base = browser_and_base
+    problems = []
+    with borrowed_page(browser, **options) as page:
+        for path in ["streamlit_app.py", *PAGES]:
+            load_app(page, _url(base, path))
+            assert_no_errors(page)
+            assert page.evaluate(SIDEBAR_SHOWN), path
+            problems += [f"{path}: {c}" for c in cut_elements(page)]
+    assert problems == []
 
 
 @pytest.mark.parametrize("size", [*TOUCH_SIZES, (1280, 720)], ids=lambda s: f"{s[0]}x{s[1]}")

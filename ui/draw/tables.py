@@ -87,6 +87,7 @@ PHONE_MAX_ROWS = 1024  # scroll; a longer table with more columns gets a text tw
 PHONE_TEXT_COLUMNS = (
     7  # and columns: a text table of more columns is as cut as the grid on a phone (numbers do not wrap)
 )
+GRID_MIN_PAGE_PX = 760  # the page width (ui/skeleton/a11y.css) from which a grid shows instead of its text twin
 
 
 def show_table(
@@ -102,8 +103,9 @@ def show_table(
 
     On a screen narrower than a laptop's (a phone, a tablet) the grid's columns run past the screen and hide
     behind a sideways scroll that a student does not know is there. So a table of that size is drawn twice: the
-    grid, and after it the same text table; ``ui/skeleton/a11y.css`` shows the text table (whose cells wrap) below 1024 px
-    and the grid from 1024 px on. A longer table (Masks' keys at 512 tokens, FlashAttention's tiles) gets the
+    grid, and after it the same text table; ``ui/skeleton/a11y.css`` shows the text table (whose cells wrap) where
+    the page is narrower than GRID_MIN_PAGE_PX (the sidebar's room counted: a laptop at 1100 px has a 640 px page)
+    and the grid from there on. A longer table (Masks' keys at 512 tokens, FlashAttention's tiles) gets the
     twin too when it has more than PHONE_GRID_COLUMNS columns (up to PHONE_MAX_ROWS rows and PHONE_TEXT_COLUMNS
     columns): a phone then shows all its rows as text, a long page rather than a hidden side; a narrow long grid
     fits a phone as it is.
