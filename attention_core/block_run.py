@@ -77,8 +77,8 @@ def find_token(tokens: list[str], word: str) -> int | None:
 ATTN, FFN = "multi-head\\nself-attention", "feed-forward\\nReLU(xW₁+b₁)W₂+b₂"
 
 
-def encoder_graph_dot(norm_first: bool) -> str:
-    """The encoder block's data flow as Graphviz DOT text; residual edges are dashed."""
+def _encoder_flow(norm_first: bool) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
+    """The encoder block's edges in the order the data meets them, and which of them are residual."""
     if norm_first:  # h = x + MHA(LN1(x)); out = h + FFN(LN2(h))
         flow = [
             ("x", "LN₁"),
@@ -91,24 +91,43 @@ def encoder_graph_dot(norm_first: bool) -> str:
             ("add₁", "add₂"),
             ("add₂", "out"),
         ]
-        residual = {("x", "add₁"), ("add₁", "add₂")}
-    else:  # h = LN1(x + MHA(x)); out = LN2(h + FFN(h))
-        flow = [
-            ("x", ATTN),
-            (ATTN, "add₁"),
-            ("x", "add₁"),
-            ("add₁", "LN₁"),
-            ("LN₁", FFN),
-            (FFN, "add₂"),
-            ("LN₁", "add₂"),
-            ("add₂", "LN₂"),
-            ("LN₂", "out"),
-        ]
-        residual = {("x", "add₁"), ("LN₁", "add₂")}
+        return flow, {("x", "add₁"), ("add₁", "add₂")}
+    # post-norm: h = LN1(x + MHA(x)); out = LN2(h + FFN(h))
+    flow = [
+        ("x", ATTN),
+        (ATTN, "add₁"),
+        ("x", "add₁"),
+        ("add₁", "LN₁"),
+        ("LN₁", FFN),
+        (FFN, "add₂"),
+        ("LN₁", "add₂"),
+        ("add₂", "LN₂"),
+        ("LN₂", "out"),
+    ]
+    return flow, {("x", "add₁"), ("LN₁", "add₂")}
+
+
+def encoder_graph_dot(norm_first: bool) -> str:
+    """The encoder block's data flow as Graphviz DOT text, top to bottom (a column that a phone draws at a readable
+    size: left to right, its 12 pt labels were drawn at 4 px on a phone and 9 px at 1280 px); residual edges are
+    dashed."""
+    flow, residual = _encoder_flow(norm_first)
     edges = " ".join(
-        f'"{a}" -> "{b}"' + (' [style=dashed, label="residual"]' if (a, b) in residual else "") + ";" for a, b in flow
+        f'"{a}" -> "{b}"' + (' [style=dashed, label=" residual"]' if (a, b) in residual else "") + ";" for a, b in flow
     )
-    return "digraph { rankdir=LR; node [shape=box, style=rounded, fontname=sans]; " + edges + " }"
+    return (
+        "digraph { rankdir=TB; ranksep=0.22; nodesep=0.35; "
+        'node [shape=box, style=rounded, fontname=sans, fontsize=12, height=0.3, margin="0.12,0.04"]; '
+        "edge [fontname=sans, fontsize=11, arrowsize=0.7]; " + edges + " }"
+    )
+
+
+def encoder_graph_alt(norm_first: bool) -> str:
+    """The diagram of :func:`encoder_graph_dot` in words (its text alternative): each edge, residual ones named."""
+    flow, residual = _encoder_flow(norm_first)
+    steps = [f"{a} to {b}".replace("\\n", " ") + (" (residual)" if (a, b) in residual else "") for a, b in flow]
+    kind = "pre-norm" if norm_first else "post-norm"
+    return f"Encoder block ({kind}) data flow: " + "; ".join(steps) + "."
 
 
 def layer_norm_stats(a: np.ndarray) -> tuple[float, float]:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core.block_run import encoder_graph_dot, find_token, layer_norm_stats, run_block
+from attention_core.block_run import encoder_graph_alt, encoder_graph_dot, find_token, layer_norm_stats, run_block
 from attention_core.transformer import decoder_block, encoder_block
 from ui.compute import cached_block
 from ui.draw import vega
@@ -97,8 +97,11 @@ def _encoder_maps(run, D: int, norm_first: bool) -> None:
     """The encoder's diagram and its maps in the order the data meets them, the residual stream on one scale."""
     enc, tokens, T = run.encoder, run.tokens, run.T
     st.subheader("Encoder block")
-    st.graphviz_chart(encoder_graph_dot(norm_first))
-    st.caption(
+    diagram, words = st.columns(
+        [2, 3]
+    )  # the diagram is a column (top to bottom): its words beside it, on a phone under it
+    diagram.graphviz_chart(encoder_graph_dot(norm_first), alt=encoder_graph_alt(norm_first))
+    words.caption(
         f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
         f"Each map is tokens (rows) x dimensions (columns), "
         f"{T} x {D} except the feed-forward hidden layer ({T} x {4 * D})."

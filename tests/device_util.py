@@ -75,20 +75,19 @@ def touch_options(size) -> dict:
 
 
 # chart text drawn smaller than MIN_CHART_PX (CSS px on the screen, after any scaling of the chart), as
-# "text: size px"; Vega draws axis labels, titles, legends and text marks as SVG text
+# "text: size px"; Vega draws axis labels, titles, legends and text marks as SVG text, Graphviz a diagram's labels
+# (Transformer block's encoder diagram, scaled to its column, drew 12 pt labels at 4 px on a phone). The scale is
+# the text's own screen transform, so a viewBox, a transform or a squeezed svg all count.
 MIN_CHART_PX = 11
 SMALL_CHART_TEXT = """(least) => {
     const out = [];
-    document.querySelectorAll('[data-testid="stMainBlockContainer"] [data-testid="stVegaLiteChart"] svg')
-        .forEach(svg => {
-            const drawn = svg.getBoundingClientRect().width;
-            const own = svg.width.baseVal.value || drawn;
-            svg.querySelectorAll('text').forEach(t => {
-                if (!t.textContent.trim() || t.getBoundingClientRect().width === 0) return;
-                const px = parseFloat(getComputedStyle(t).fontSize) * drawn / own;
-                if (px < least - 0.01) out.push(`${t.textContent.slice(0, 30)}: ${px.toFixed(1)} px`);
-            });
-        });
+    document.querySelectorAll('[data-testid="stMainBlockContainer"] :is([data-testid="stVegaLiteChart"],'
+                              + ' [data-testid="stGraphVizChart"]) svg text').forEach(t => {
+        if (!t.textContent.trim() || t.getBoundingClientRect().width === 0) return;
+        const m = t.getScreenCTM();
+        const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+        if (px < least - 0.01) out.push(`${t.textContent.slice(0, 30)}: ${px.toFixed(1)} px`);
+    });
     return out;
 }"""
 

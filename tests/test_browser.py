@@ -17,7 +17,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from harness.server import wait_for_address, wait_for_app
 from tests.a11y_util import assert_accessible
 from tests.apptest_util import PAGES
-from tests.device_util import cut_elements
+from tests.device_util import cut_elements, small_chart_text
 from tests.page_pool import borrowed_page, load_app
 from ui.skeleton.registry import PAGES as REGISTRY
 
@@ -129,6 +129,7 @@ def test_every_page_loads_fits_and_warns_nothing(browser_and_base, path, size, t
         assert page.locator('[data-testid="stMainBlockContainer"] h1').count() == 1
         assert horizontal_overflow(page) == []
         assert cut_elements(page) == []  # nothing cut or scrolled sideways inside the page either
+        assert small_chart_text(page) == []  # and no chart or diagram text under 11 px
         assert chart_warnings(page) == []
         full_screenshot(page, shots / f"{path.replace('/', '_')}_{size[0]}x{size[1]}.png")
         assert not dialogs

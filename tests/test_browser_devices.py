@@ -74,7 +74,8 @@ def test_every_page_fits_between_a_tablet_and_a_laptop_with_the_sidebar_open(bro
             load_app(page, _url(base, path))
             assert_no_errors(page)
             assert page.evaluate(SIDEBAR_SHOWN), path
-            problems += [f"{path}: {c}" for c in cut_elements(page)]
+            problems += [f"{path}: cut {c}" for c in cut_elements(page)]
+            problems += [f"{path}: small {c}" for c in small_chart_text(page)]
     assert problems == []
 
 

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from attention_core.block_run import layer_norm_stats, run_block
+from attention_core.block_run import encoder_graph_alt, encoder_graph_dot, layer_norm_stats, run_block
 from attention_core.config import DEFAULT_SENTENCE
 from tests.apptest_util import app, chart_titles, run_ok, texts
 from ui.text import fmt
@@ -29,7 +29,8 @@ def test_transformer_block_page():
         "LayerNorm₂ = output"
     ]  # hidden: an image
     assert "cross-attention (5 x 11)" in titles and "causal mask (5 x 5)" in titles
-    assert at.get("graphviz_chart")
+    (diagram,) = at.get("graphviz_chart")
+    assert (diagram.proto.spec, diagram.proto.alt) == (encoder_graph_dot(False), encoder_graph_alt(False))
     shown = texts(at)
     assert "a trained model is needed" in shown and "seeded random, not trained" in shown
     assert any(t.startswith('attention from "it" (head 1, encoder block)') for t in titles)
@@ -59,6 +60,9 @@ def test_transformer_block_page():
     out_norm = float(np.linalg.norm(pre.encoder.out, axis=1).mean())
     assert f"to {fmt(out_norm)} (output)" in texts(at)
     assert any(t.startswith('attention from "it" (head 3, encoder block)') for t in chart_titles(at))
+    (diagram,) = at.get("graphviz_chart")  # the diagram and its words follow the toggle
+    assert (diagram.proto.spec, diagram.proto.alt) == (encoder_graph_dot(True), encoder_graph_alt(True))
+    assert diagram.proto.alt.startswith("Encoder block (pre-norm) data flow: x to LN₁;")
 
     at.radio(key="tb_source").set_value("the shared what-if input")
     at.sidebar.checkbox(key="ctl_positional").check()

@@ -1,5 +1,7 @@
 """Encoder / decoder blocks: NumPy and from-scratch torch against PyTorch's own layers."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -62,7 +64,7 @@ def test_decoder_block_matches_pytorch(norm_first, d_model, heads, T_q, T_k):
 
 def test_run_block_sentence_and_whatif_input():
     from attention_core import WhatIf, run_whatif
-    from attention_core.block_run import encoder_graph_dot, find_token, run_block
+    from attention_core.block_run import encoder_graph_alt, encoder_graph_dot, find_token, run_block
 
     cfg = WhatIf(d_model=16, n_heads=4, seed=3)
     run = run_block(cfg, "The animal didn't cross the street because it was too tired", decoder_tokens=3)
@@ -78,3 +80,11 @@ def test_run_block_sentence_and_whatif_input():
     post, pre = encoder_graph_dot(False), encoder_graph_dot(True)
     assert post.startswith("digraph {") and post.count("->") == pre.count("->") == 9
     assert '"x" -> "LN₁"' in pre and '"x" -> "LN₁"' not in post and post.count("residual") == 2
+    assert "rankdir=TB" in post  # a column: left to right, a phone drew its labels at 4 px
+    for norm_first, dot in ((False, post), (True, pre)):  # the text alternative names every edge the diagram draws
+        alt = encoder_graph_alt(norm_first)
+        edges = re.findall(r'"([^"]+)" -> "([^"]+)"( \[style=dashed)?', dot)
+        assert alt.count(";") == len(edges) - 1 and alt.count("(residual)") == 2
+        for a, b, dashed in edges:
+            said = f"{a} to {b}".replace("\\n", " ")
+            assert said in alt and (f"{said} (residual)" in alt) == bool(dashed)
