@@ -97,9 +97,8 @@ def _encoder_maps(run, D: int, norm_first: bool) -> None:
     """The encoder's diagram and its maps in the order the data meets them, the residual stream on one scale."""
     enc, tokens, T = run.encoder, run.tokens, run.T
     st.subheader("Encoder block")
-    diagram, words = st.columns(
-        [2, 3]
-    )  # the diagram is a column (top to bottom): its words beside it, on a phone under it
+    # the diagram runs top to bottom in a column, its caption beside it (under it on a phone)
+    diagram, words = st.columns([2, 3])
     diagram.graphviz_chart(encoder_graph_dot(norm_first), alt=encoder_graph_alt(norm_first))
     words.caption(
         f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
