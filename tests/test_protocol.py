@@ -253,3 +253,54 @@ def test_the_url_ends_on_the_last_value_when_a_change_is_sent_before_the_last_ru
 
     first, in_url = run(go())
     assert in_url is not None and float(in_url) == float(first), (first, in_url)
+
+
+WIDGET_ELEMENTS = {  # the new_element kinds that are widgets (a toggle is a checkbox)
+    "button", "checkbox", "slider", "selectbox", "number_input", "text_input", "text_area", "radio", "multiselect",
+    "color_picker", "date_input", "time_input", "download_button", "data_editor", "button_group", "chat_input",
+}  # fmt: skip
+
+
+def _recording(c: StreamlitClient) -> list[tuple[str, str]]:
+    """Every message the client handles from now on, as (kind, element kind)."""
+    seen, handle = [], c.handle
+
+    def recorded(msg, errors):
+        kind = msg.WhichOneof("type")
+        element = msg.delta.new_element.WhichOneof("type") if kind == "delta" else ""
+        seen.append((kind, element or ""))
+        return handle(msg, errors)
+
+    c.handle = recorded
+    return seen
+
+
+@pytest.mark.slow
+def test_a_run_writes_the_url_in_one_message_and_a_body_rerun_sends_no_widget(server):
+    """Each change of st.query_params sends a message, so a page that wrote each what-if set's parameters and then
+    the whole URL sent two to four a run: the URL is written into a dict and sent once, in a full run and in a
+    body rerun. A body rerun (a live release on Compare's "Why scale?") sends no widget: the share box's "Start a
+    class" is drawn by the full run, around the place where the body writes the link (a button in the body reran
+    a fragment a new session does not hold). The URL still follows the release."""
+    from ui.skeleton.controls import TEMPERATURES
+
+    async def go():
+        async with StreamlitClient(server, "Compare?preset=2_why_scale") as c:
+            now = c.live_settings()["A"]["temperature"]
+            tau = next(t for t in TEMPERATURES if t != now)
+            seen = _recording(c)
+            r = await c.release("A", tau, "a_temperature")
+            assert r.ok and r.status == "fragment finished", r
+            body = list(seen)
+            label = next(w.label for w in c.page.widgets() if w.label.startswith("seq_len") and w.label.endswith("(A)"))
+            seen.clear()
+            r = await c.change(label, 12, param="a_seq_len")
+            assert r.ok and r.status == "finished", r
+            return body, list(seen), tau, dict(c.query_params)
+
+    body, full, tau, params = run(go())
+    assert [k for k, _ in body].count("page_info_changed") == 1, body
+    assert [k for k, _ in full].count("page_info_changed") == 1, full
+    assert not {e for _, e in body} & WIDGET_ELEMENTS, body
+    assert "button" in {e for _, e in full}  # the full run draws them, "Start a class" among them
+    assert float(params["a_temperature"]) == tau and params["a_seq_len"] == "12"

@@ -1,7 +1,7 @@
 """Class pulse on the pages: the process's store, which class a session is in (and as whom), and the share box's
 "Start a class".
 
-A teacher presses "Start a class" in the share box (:func:`class_box`) and gets two links: the students' link
+A teacher presses "Start a class" in the share box (:func:`class_controls`) and gets two links: the students' link
 carries ``class=CODE`` (and classroom mode, locked), the teacher's adds ``teacher=TOKEN``. What every page draws
 for the class under its title is in ui/classroom/pulse_panel.py (the teacher's tally, the students' reveal watcher); the
 questions are in ui/classroom/pulse_questions.py. The store (classpulse/) is one per process; it never raises, and when it
@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import streamlit as st
@@ -165,25 +166,24 @@ def class_links(link: str, m: Membership) -> tuple[str, str]:
     return f"{base}?{urlencode(params)}", f"{base}?{urlencode({**params, 'teacher': m.token})}"
 
 
-def class_box(link: str) -> bool:
-    """In the share box: "Start a class", or the running class's links (the teacher's only to the teacher, behind a
-    switch: a projector shows the sidebar). Returns whether the box shows the class's links in place of the page's
-    share link (a teacher in a class: an unlocked link with the class in it would let a student skip the
-    prediction and still be counted)."""
+class ClassPlaces(NamedTuple):
+    """Where a page's drawing writes the class's links in the share box (:func:`class_controls` made them)."""
+
+    member: Membership | None  # the session's class, as the controls saw it (None: no class)
+    teacher: object | None  # a teacher who switched "Show my teacher link" on: where that link goes
+
+
+def class_controls() -> ClassPlaces:
+    """The share box's widgets, drawn by the page's full run under the place of its links (a body rerun, which
+    redraws the links, sends no widget): "Start a class", or the teacher's switch "Show my teacher link" (a
+    projector shows the sidebar, so the teacher's link stays behind it)."""
     m = membership()
     if m is not None and m.teacher:
-        students, teacher = class_links(link, m)
-        _keep_join_link(m, students)
-        st.markdown(f"**:material/school: Class {m.code}** · students open this link (nothing asks for their name):")
-        st.code(students, language=None, wrap_lines=True)
-        st.caption(f"Or the short address {join_address(m.code)}, or the code {m.code} on Home.")
-        if st.toggle("Show my teacher link", key="pulse_show_teacher", help=TEACHER_LINK_HELP):
-            st.code(teacher, language=None, wrap_lines=True)
-            st.caption("It shows the class's answers and reveals them: keep it to yourself, off the projector.")
-        return True
+        shown = st.toggle("Show my teacher link", key="pulse_show_teacher", help=TEACHER_LINK_HELP)
+        return ClassPlaces(m, st.container() if shown else None)
     if m is not None:
         st.caption(f"The link includes your class ({m.code}).")
-        return False
+        return ClassPlaces(m, None)
     st.button(
         "Start a class",
         key="pulse_start",
@@ -194,7 +194,26 @@ def class_box(link: str) -> bool:
     error = st.session_state.pop(_START_ERROR, None)
     if error:
         st.warning(f"Could not start a class: {error}.", icon=":material/warning:")
-    return False
+    return ClassPlaces(None, None)
+
+
+def class_links_text(link: str, box, places: ClassPlaces) -> bool:
+    """The running class's links in place of the page's share ``link``, for a teacher (into ``box``, and the
+    teacher's own link into its place when shown); the class is led to the students' link. Returns whether the
+    box shows them (a teacher in a class: an unlocked link with the class in it would let a student skip the
+    prediction and still be counted)."""
+    m = places.member
+    if m is None or not m.teacher:
+        return False
+    students, teacher = class_links(link, m)
+    _keep_join_link(m, students)
+    box.markdown(f"**:material/school: Class {m.code}** · students open this link (nothing asks for their name):")
+    box.code(students, language=None, wrap_lines=True)
+    box.caption(f"Or the short address {join_address(m.code)}, or the code {m.code} on Home.")
+    if places.teacher is not None:
+        places.teacher.code(teacher, language=None, wrap_lines=True)
+        places.teacher.caption("It shows the class's answers and reveals them: keep it to yourself, off the projector.")
+    return True
 
 
 TEACHER_LINK_HELP = (

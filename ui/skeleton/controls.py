@@ -18,13 +18,14 @@ more sets ("a_", "b_") with the same function.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from attention_core import INPUT_KINDS, MASK_KINDS, WhatIf, allowed_heads
 from attention_core.config import SETTINGS, nearest_heads
-from ui.classroom.pulse import class_box
+from ui.classroom.pulse import ClassPlaces, class_controls, class_links_text
 from ui.session.links import link_options
 from ui.session.partial import rerun_body
 from ui.session.state import STRETCH_KEY, kept_toggle, visit
@@ -107,6 +108,8 @@ def current(cs: ControlSet = SHARED, default: WhatIf | None = None) -> WhatIf:
         st.session_state[cs.notice_key] = [f"Not applied: {exc}"]
         set_current(good, st.session_state[cs.notice_key], cs)
         return good
+    if cfg == good:
+        return good  # nothing to write back: a write costs as much as a read
     st.session_state[cs.good_key] = cfg
     return cfg
 
@@ -337,10 +340,11 @@ def show_notices(cs: ControlSet = SHARED, box=st) -> None:
         )
 
 
-def write_url(cfg: WhatIf, cs: ControlSet = SHARED) -> None:
-    """Mirror the WhatIf into the URL, leaving other parameters (other sets, page extras) alone."""
+def write_url(cfg: WhatIf, cs: ControlSet = SHARED, qp=None) -> None:
+    """Mirror the WhatIf into the URL, leaving other parameters (other sets, page extras) alone. ``qp``: a dict of
+    the parameters to write into instead (the page sends the whole URL once, ui.skeleton.page.Page._outputs)."""
     wanted = {cs.url_prefix + k: v for k, v in to_query_params(cfg).items()}
-    qp = st.query_params
+    qp = st.query_params if qp is None else qp
     for name in cs.url_names() - wanted.keys():
         if name in qp:
             del qp[name]
@@ -349,24 +353,38 @@ def write_url(cfg: WhatIf, cs: ControlSet = SHARED) -> None:
         qp.update(changed)
 
 
-def share_link() -> str:
+def share_link(params: dict | None = None) -> str:
     """The URL of this page with every setting in it (absolute when the browser told us its address), without the
-    teacher token of a class (only the teacher link of ui.classroom.pulse.class_box carries it)."""
+    teacher token of a class (only the teacher link of ui.classroom.pulse.class_links_text carries it). ``params``:
+    the URL's parameters as this run has just written them (default: read them)."""
     base = st.context.url or ""
-    return f"{base}?{urlencode({k: v for k, v in st.query_params.to_dict().items() if k != 'teacher'})}"
+    params = st.query_params.to_dict() if params is None else params
+    return f"{base}?{urlencode({k: v for k, v in params.items() if k != 'teacher'})}"
 
 
-def share_box(box) -> None:
-    """A copyable share link (st.code has a copy button), and the class pulse's links."""
+class SharePlaces(NamedTuple):
+    """The share box as the page's full run drew it: where its drawing writes the link, and the class's places."""
+
+    links: object  # a container at the top of the box
+    member: ClassPlaces
+
+
+def share_frame(box) -> SharePlaces:
+    """The share box's expander and widgets (the page's full run): "Start a class" or the class's switch, under a
+    place for the link that :func:`share_text` fills on every run of the page's drawing."""
     with box.expander("Share this experiment", icon=":material/link:"):
-        link = share_link()
-        top = st.container()
-        if class_box(
-            link
-        ):  # class pulse: "Start a class", or the class's two links in place of this one (ui/classroom/pulse.py)
-            return
-        top.code(link, language=None, wrap_lines=True)
-        top.caption(
-            f"Copy it with the button at the top right of the box ({len(link)} characters). "
-            "Whoever opens it gets this page with these settings."
-        )
+        links = st.container()
+        return SharePlaces(links, class_controls())
+
+
+def share_text(places: SharePlaces, params: dict | None = None) -> None:
+    """A copyable share link (st.code has a copy button) with its length, or the class's links (ui/classroom/pulse.py);
+    ``params`` as :func:`share_link` takes them."""
+    link = share_link(params)
+    if class_links_text(link, places.links, places.member):
+        return
+    places.links.code(link, language=None, wrap_lines=True)
+    places.links.caption(
+        f"Copy it with the button at the top right of the box ({len(link)} characters). "
+        "Whoever opens it gets this page with these settings."
+    )

@@ -64,7 +64,8 @@ from ui.skeleton.controls import (
     SHARED,
     ControlSet,
     current,
-    share_box,
+    share_frame,
+    share_text,
     show_notices,
     sidebar_widgets,
     whatif_controls,
@@ -121,7 +122,10 @@ class Page:
         self._sets: list[ControlSet] = []
         self._hid: set[str] = set()  # the link's hidden controls this page would have drawn
         self._params: list[page_params.PageParam] = []
-        self._share = None
+        self._share = None  # the sidebar's place of the share box and the lesson box
+        self._share_box = None  # the share box's places (ui.skeleton.controls.share_frame)
+        self._drawing: dict | None = None  # while the page's drawing runs: the sets' settings it has read
+        self._split = False  # the page runs its drawing as a body of its own (Page.run with controls)
         _top(self.info.path, title or self.info.label, self.info.icon)
         st.session_state[ASKED] = None  # ui.classroom.mode.predict marks the run that asks a question
         classroom_toggle()
@@ -192,8 +196,14 @@ class Page:
         return page_params.restore([p])[p.url]
 
     def setting(self, cs: ControlSet = SHARED) -> WhatIf:
-        """The setting of a what-if set for this run (the drawing asks for it)."""
-        return current(cs)
+        """The setting of a what-if set for this run (the drawing asks for it). Read once per set in the drawing:
+        every widget is drawn before it, so nothing changes the setting until the run ends (a read is 15 session
+        state lookups, 0.17 ms here, and a body rerun asked for each set three times)."""
+        if self._drawing is None:
+            return current(cs)
+        if cs not in self._drawing:
+            self._drawing[cs] = current(cs)
+        return self._drawing[cs]
 
     # ---- the run
 
@@ -201,6 +211,7 @@ class Page:
         """Draw the page: ``controls()`` (full run; returns a tuple of places), then ``draw(*places)`` (a fragment
         that leaf controls rerun alone; without ``controls``, ``draw()`` runs with the page and may draw widgets),
         then the ending. ``draw`` returns the check questions (``Question`` or (question, answer) pairs)."""
+        self._split = controls is not None
         try:
             if controls is None:
                 self._draw(draw, ())
@@ -208,6 +219,7 @@ class Page:
                 places = controls()
                 if self._share is None:  # the body must not create a block outside itself (a fragment rerun
                     self._share = st.sidebar.container()  # would send it to a path the page does not have)
+                self._share_box = share_frame(self._share)  # its widgets in the full run, its link in the body
                 body(self._draw)(draw, tuple(places or ()))
             self._ending(code)
         finally:
@@ -215,8 +227,14 @@ class Page:
             collect_garbage()  # in place of Streamlit's per-run collection (ui/server/runtime.py)
 
     def _draw(self, draw, places: tuple) -> None:
-        questions = draw(*places)
-        self._outputs()
+        # the sets' settings as the drawing reads them (Page.setting), where every widget was drawn before it (a
+        # page drawn whole in one run may draw widgets in its drawing: it reads them afresh each time)
+        self._drawing = {} if self._split else None
+        try:
+            questions = draw(*places)
+            self._outputs()
+        finally:
+            self._drawing = None
         check_yourself([Question(*q) for q in questions or ()])
 
     def _lesson_notes(self) -> None:
@@ -238,18 +256,22 @@ class Page:
 
     def _outputs(self) -> None:
         """Notices, the URL and the share box, for what this run drew."""
+        # the whole URL in one message, every run: a run starts from the URL the browser sent with its request, which
+        # can be older than the one the run before it has just written, so writing only what differs from it could
+        # leave the browser on that earlier run's URL (tests/test_protocol.py); each change of st.query_params sends
+        # a message of its own, so the sets and the page's own controls are written into a dict first
+        qp = st.query_params.to_dict()  # the app writes one value a parameter (a repeated one: its last, as [] reads)
         for cs in self._sets:
             show_notices(cs, self.notes)
-            write_url(current(cs), cs)
-        page_params.write_params(self._params)
-        # and the whole URL once more, every run: a run starts from the URL the browser sent with its request, which
-        # can be older than the one the run before it has just written, so writing only what differs from it could
-        # leave the browser on that earlier run's URL (tests/test_protocol.py). update() with nothing sends it all.
-        st.query_params.update({})
+            write_url(self.setting(cs), cs, qp)
+        page_params.write_params(self._params, qp)
+        st.query_params.from_dict(qp)
         page_params.show_notes(self.notes)
         if self._share is None:
             self._share = st.sidebar.container()
-        share_box(self._share)
+        if self._share_box is None:  # a page drawn whole in one run
+            self._share_box = share_frame(self._share)
+        share_text(self._share_box, qp)
         note_questions()  # a teacher at a lesson's step: this page's questions belong to it
         write_lesson_link()
 

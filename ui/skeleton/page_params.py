@@ -249,16 +249,17 @@ def set_value(p: PageParam, value) -> None:
     set_kept(p.key, value)
 
 
-def write_params(params: list[PageParam]) -> None:
+def write_params(params: list[PageParam], qp=None) -> None:
     """Mirror the controls into the URL (leaving every other parameter alone; a value the link leaves out,
-    :func:`link_text`, takes its parameter out)."""
+    :func:`link_text`, takes its parameter out). ``qp``: a dict of the parameters to write into instead."""
+    qp = st.query_params if qp is None else qp
     for p in params:
         text = link_text(p, st.session_state[p.key])
         if text is None:
-            if p.url in st.query_params:
-                del st.query_params[p.url]
-        elif st.query_params.get(p.url) != text:
-            st.query_params[p.url] = text
+            if p.url in qp:
+                del qp[p.url]
+        elif qp.get(p.url) != text:
+            qp[p.url] = text
 
 
 def show_notes(box=st) -> None:
