@@ -12,12 +12,14 @@ from ui.draw.charts import (
     is_vector,
     shared_domain,
     show_heatmap,
+    show_images,
     show_token_dims,
     show_weights,
     stretching,
+    token_dims_image,
     weight_scale,
 )
-from ui.draw.metrics import metric_row, saturation_metric
+from ui.draw.metrics import comparison_table
 from ui.glossary import defined, scale_sentence
 from ui.lessons.compare.text import (
     check_questions,
@@ -61,6 +63,7 @@ shared = page.setting()
 A_SET, B_SET = ControlSet("whatif_a", "a_", "a_"), ControlSet("whatif_b", "b_", "b_")
 SHOW = ("input_kind", "seq_len", "d_model", "n_heads", "seed")  # each set's sidebar controls
 MAP_SETTINGS = ("scaled", "temperature", "mask")  # set above the maps (live: the maps' own controls), nowhere else
+SATURATION_KEYS = ("max_weight", "entropy", "effective_tokens", "near_one_hot_share")  # the saturation table's columns
 
 
 def _reset() -> None:
@@ -122,7 +125,17 @@ def _controls() -> tuple:
     elif shown := tuple(n for n in MAP_SETTINGS if n not in hidden):  # the same settings as widgets, A beside B
         for col, cs, name in zip(st.columns(2), (A_SET, B_SET), "AB"):
             whatif_controls(col, cs, shown, label_suffix=f" ({name})", leaf=LEAF_CONTROLS)
-    return top_left, st.container(), revealed, live_io
+    maps = st.container()
+    if not revealed:
+        return top_left, maps, None, None, live_io
+    # what no leaf control changes is drawn here, once per full run: the headings and the words; the body fills
+    # the places between them (a body rerun sends only what a release changed)
+    st.subheader("Saturation (mean over heads) and the difference B − A")
+    saturation = st.container()
+    with st.expander("The words on this page"):
+        st.markdown(scale_sentence() + "\n\n" + defined(*SATURATION_KEYS, "relative_change"))
+    st.subheader("Outputs")
+    return top_left, maps, saturation, st.container(), live_io
 
 
 def _static_weights(box, run_a, run_b, ha: int, hb: int, cmp) -> None:
@@ -182,10 +195,10 @@ def _sharper_question(cfg_a, cfg_b) -> Prediction:
     return Prediction("compare.sharper", question, ("A", "B", "the same"), correct, reveal, signature=(cfg_a, cfg_b))
 
 
-def _outputs(cfg_a, cfg_b, run_a, run_b, cmp, live: bool) -> None:
-    """A's Z, B's Z and (same shape) B − A, on one colour scale, with what separates them (``live``: drawn by the
-    browser, each Z following its side's live maps)."""
-    st.subheader("Outputs")
+def _outputs(box, cfg_a, cfg_b, run_a, run_b, cmp, live: bool) -> None:
+    """A's Z, B's Z and (same shape) B − A, on one colour scale, with what separates them, into ``box`` (``live``:
+    drawn by the browser, each Z following its side's live maps; else side by side in one wrapping row, one block
+    where two rows of columns sent six)."""
     z_domain = shared_domain(run_a.output, run_b.output, symmetric=True)  # one colour scale for both outputs
     shape_a, shape_b = (run_a.T, cfg_a.d_model), (run_b.T, cfg_b.d_model)
     if live:
@@ -194,39 +207,40 @@ def _outputs(cfg_a, cfg_b, run_a, run_b, cmp, live: bool) -> None:
         if cmp.output_diff is not None:
             maps.append(OutputMap("diff", "B", "Z: B − A", base="A"))
             scope = "one scale for A's Z, B's Z and B − A"
-        live_outputs("cmp_live", {"A": run_a, "B": run_b}, maps, scope=scope)
+        with box:
+            live_outputs("cmp_live", {"A": run_a, "B": run_b}, maps, scope=scope)
         if cmp.output_diff is not None:
-            st.caption(outputs_caption(z_domain[1], cmp.output_change, shape_a, shape_b, live=True))
+            box.caption(outputs_caption(z_domain[1], cmp.output_change, shape_a, shape_b, live=True))
         else:
-            st.info(no_output_diff_notice(shape_a, shape_b))
-            st.caption(outputs_live_caption(z_domain[1]))
+            box.info(no_output_diff_notice(shape_a, shape_b))
+            box.caption(outputs_live_caption(z_domain[1]))
         return
-    c1, c2 = st.columns(2)
-    for col, run, name in ((c1, run_a, "A"), (c2, run_b, "B")):
-        show_token_dims(run.output, run.tokens, title=f"{name}: Z", domain=z_domain, group="Z", container=col, size=240)
-    c1, c2 = st.columns(2)
+    # each map with the settings its numbers are made from (the images' cache key: no digest of a 512 x 1024 map)
+    maps = [(run_a.output, run_a.tokens, "A: Z", "z", cfg_a), (run_b.output, run_b.tokens, "B: Z", "z", cfg_b)]
+    if cmp.output_diff is not None:  # on the outputs' own scale: a small change looks small
+        maps.append((cmp.output_diff, run_a.tokens, "Z: B − A", "Δ z", (cfg_a, cfg_b)))
+    if is_vector(shape_a) or is_vector(shape_b):  # drawn cell by cell: one wrapping row of charts
+        row = box.container(horizontal=True, gap="medium")
+        for m, tokens, title, value, _ in maps:
+            show_token_dims(
+                m, tokens, title=title, value_name=value, domain=z_domain, group="Z", container=row, size=240
+            )
+    else:  # too large to draw cell by cell: the images side by side, one element
+        images = [token_dims_image(m, t, title=n, domain=z_domain, value_name=v, ident=i) for m, t, n, v, i in maps]
+        show_images(box, images)
     if cmp.output_diff is not None:
-        show_token_dims(  # on the outputs' own scale: a small change looks small
-            cmp.output_diff,
-            run_a.tokens,
-            title="Z: B − A",
-            value_name="Δ z",
-            domain=z_domain,
-            group="Z",
-            container=c1,
-            size=240,
-        )
-        c2.caption(outputs_caption(z_domain[1], cmp.output_change, shape_a, shape_b))
+        box.caption(outputs_caption(z_domain[1], cmp.output_change, shape_a, shape_b))
     else:
-        c1.info(no_output_diff_notice(shape_a, shape_b))
+        box.info(no_output_diff_notice(shape_a, shape_b))
 
 
-def _draw(top_left, maps, revealed: bool, live_io: bool) -> list[Question]:
-    """What differs between A and B, then their weights, saturation, outputs and the differences."""
+def _draw(top_left, maps, saturation, outputs, live_io: bool) -> list[Question]:
+    """What differs between A and B, then their weights, saturation, outputs and the differences (into the places
+    the full run drew; ``saturation`` is None before the reveal)."""
     cfg_a, cfg_b = page.setting(A_SET), page.setting(B_SET)
     diffs = differing_settings(cfg_a, cfg_b)
     top_left.markdown(differences(cfg_a, cfg_b))
-    if not revealed:
+    if saturation is None:
         return []  # the weights and the saturation answer the prediction: they wait for the reveal
 
     run_a, run_b = cached_run(cfg_a), cached_run(cfg_b)
@@ -244,25 +258,14 @@ def _draw(top_left, maps, revealed: bool, live_io: bool) -> list[Question]:
     else:
         _static_weights(maps, run_a, run_b, ha, hb, cmp)
 
-    st.subheader("Saturation (mean over heads) and the difference B − A")
-
-    metric_row(  # each column: A's figure, and below it B's with its change against A
-        [
-            (
-                saturation_metric(key, _mean(sat_a, key), prefix="A: "),
-                saturation_metric(key, _mean(sat_b, key), _mean(sat_a, key), prefix="B: "),
-            )
-            for key in ("max_weight", "entropy", "effective_tokens", "near_one_hot_share")
-        ]
-    )
+    means = [{key: _mean(sat, key) for key in SATURATION_KEYS} for sat in (sat_a, sat_b)]
+    saturation.markdown(comparison_table(SATURATION_KEYS, *means))  # A's row, B's, and B − A under them
     ma, mb = _mean(sat_a, "max_weight"), _mean(sat_b, "max_weight")
     ua, ub = uniform_max_weight(run_a.mask, run_a.T, run_a.T), uniform_max_weight(run_b.mask, run_b.T, run_b.T)
     la, lb = sharpness(ma, ua), sharpness(mb, ub)
-    st.caption(saturation_caption((la, ma, ua), (lb, mb, ub)))
-    with st.expander("The words on this page"):
-        st.markdown(scale_sentence() + "\n\n" + defined("max_weight", "entropy", "effective_tokens", "relative_change"))
+    saturation.caption(saturation_caption((la, ma, ua), (lb, mb, ub)))
 
-    _outputs(cfg_a, cfg_b, run_a, run_b, cmp, live_io)
+    _outputs(outputs, cfg_a, cfg_b, run_a, run_b, cmp, live_io)
     return check_questions(diffs, (la, ma), (lb, mb), cmp.output_change)
 
 

@@ -8,7 +8,8 @@ import pytest
 from attention_core import WhatIf, run_whatif, saturation_metrics
 from tests.apptest_util import app, chart_titles, run_ok, texts
 from ui.classroom.presets import load_presets
-from ui.text import md_escape
+from ui.session.url import to_query_params
+from ui.text import fmt, md_escape
 
 CMP = "pages/Compare.py"
 PRESETS = {p.slug: p for p in load_presets()[0]}
@@ -23,11 +24,10 @@ def test_compare_page_shows_differences():
     a, b = WhatIf(scaled=True), WhatIf(scaled=False)
     assert at.session_state["whatif_a"] == a and at.session_state["whatif_b"] == b
     sa, sb = _mean_max(a), _mean_max(b)
-    metrics = {m.label: m for m in at.metric}
-    assert metrics["A: mean max weight"].value == f"{sa:.3g}"
-    assert metrics["B: mean max weight"].value == f"{sb:.3g}"
-    assert metrics["B: mean max weight"].delta == f"{sb - sa:+.3g}"
-    assert "color: GRAY" in str(metrics["B: mean max weight"].proto)  # neutral: sharper is not "better"
+    table = _saturation_table(at)
+    assert table["A"]["mean max weight"] == f"{sa:.3g}" and table["B"]["mean max weight"] == f"{sb:.3g}"
+    assert table["B − A"]["mean max weight"] == f"{sb - sa:+.3g}"
+    _assert_table_is_computed(at, a, b)
     assert "B − A" in chart_titles(at) and "Z: B − A" in chart_titles(at)
     assert at.query_params["a_scaled"] == "1" and at.query_params["b_scaled"] == "0"
     page = texts(at)
@@ -51,6 +51,64 @@ def test_compare_page_shows_differences():
     assert "A and B differ in one setting: **scaling by 1/√d_k**" in texts(at)
     linked = dict(at.query_params)  # the link follows the reset: both sets at the shared setting, B unscaled
     assert (linked["a_seq_len"], linked["b_seq_len"], linked["a_heads"], linked["b_scaled"]) == ("8", "8", "4", "0")
+
+
+SATURATION = {  # the table's columns: its header, the summary key and how a value is written
+    "mean max weight": "max_weight",
+    "entropy (nats)": "entropy",
+    "effective tokens": "effective_tokens",
+    "near-one-hot rows": "near_one_hot_share",
+}
+
+
+def _saturation_table(at) -> dict[str, dict[str, str]]:
+    """The saturation table under its heading, by row (A, B, B − A) and column."""
+    (md,) = [m.value for m in at.markdown if m.value.startswith("| | mean max weight")]
+    lines = [[c.strip() for c in line.strip().strip("|").split("|")] for line in md.replace("\u00a0", " ").splitlines()]
+    header, rows = lines[0][1:], lines[2:]
+    assert header == list(SATURATION) and [r[0] for r in rows] == ["**A**", "**B**", "B − A"]
+    return {r[0].strip("*"): dict(zip(header, r[1:])) for r in rows}
+
+
+def _assert_table_is_computed(at, a: WhatIf, b: WhatIf) -> None:
+    """Every number of the table is the mean over heads of saturation_metrics for the setting on screen."""
+    table = _saturation_table(at)
+    means = [
+        {
+            k: float(np.mean([saturation_metrics(w).summary()[k] for w in run_whatif(c).weights]))
+            for k in SATURATION.values()
+        }
+        for c in (a, b)
+    ]
+    for col, key in SATURATION.items():
+        share = key == "near_one_hot_share"
+        va, vb = means[0][key], means[1][key]
+        assert table["A"][col] == (f"{va:.0%}" if share else fmt(va)), (col, table["A"][col], va)
+        assert table["B"][col] == (f"{vb:.0%}" if share else fmt(vb)), (col, table["B"][col], vb)
+        assert table["B − A"][col] == (f"{100 * (vb - va):+.0f} pts" if share else f"{vb - va:+.3g}"), col
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (dict(seq_len=2, d_model=2, n_heads=1, temperature=0.1), dict(seq_len=2, d_model=2, n_heads=1, scaled=False)),
+        (
+            dict(seq_len=64, d_model=256, n_heads=16, temperature=10.0),
+            dict(seq_len=3, d_model=8, n_heads=2, mask="causal"),
+        ),
+        (dict(d_model=512, n_heads=1, seq_len=16), dict(d_model=512, n_heads=1, seq_len=16, scaled=False)),
+    ],
+    ids=["smallest", "largest-against-small-causal", "why-scale"],
+)
+def test_the_saturation_table_states_both_settings_and_their_difference_at_extreme_settings(a, b):
+    cfg_a, cfg_b = WhatIf(**a), WhatIf(**b)
+    query = {f"a_{k}": v for k, v in to_query_params(cfg_a).items()} | {
+        f"b_{k}": v for k, v in to_query_params(cfg_b).items()
+    }
+    at = run_ok(app(CMP, query=query))
+    assert at.session_state["whatif_a"] == cfg_a and at.session_state["whatif_b"] == cfg_b
+    _assert_table_is_computed(at, cfg_a, cfg_b)
+    assert not at.metric  # the table replaced the two rows of metrics
 
 
 def _keys(block, *types) -> list:
@@ -294,3 +352,26 @@ def test_a_link_that_hides_a_map_setting_says_what_it_fixes_on_both_sides():
         in texts(at)
     )
     assert "**temperature** (A 0.5, B 1)" in texts(at)  # the hidden values still apply
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live-maps", "static"])
+def test_outputs_too_large_for_cells_are_one_image_element_each_image_captioned_and_described(live):
+    """Why scale?'s outputs (16 x 512) are images: A's Z, B's Z and B − A side by side in one element, on one colour
+    scale, each with its caption and a text alternative computed from its numbers."""
+    from ui.draw.charts import Axes, describe_map, dim_labels
+
+    setting = {"seq_len": "16", "d_model": "512", "heads": "1"}
+    at = run_ok(app(CMP, setting | {"b_scaled": "0"}, live=live))
+    a, b = _sides(at)
+    assert (a.d_model, b.scaled) == (512, False)
+    (element,) = at.get("image")
+    imgs = element.proto.imgs
+    assert [i.caption.split(" (")[0] for i in imgs] == ["A: Z", "B: Z", "Z: B − A"]
+    ra, rb = run_whatif(a), run_whatif(b)
+    lim = float(max(np.abs(ra.output).max(), np.abs(rb.output).max()))
+    for img, m, value in zip(imgs, (ra.output, rb.output, rb.output - ra.output), ("z", "z", "Δ z")):
+        assert f"16 x 512 as an image, mean-pooled 1x2 to fit; {value}: colour {-lim:.3g} to {lim:.3g}" in img.caption
+        title = img.caption.split(" (")[0]
+        want = describe_map(m, tuple(ra.tokens), dim_labels(512), title, Axes("token", "dim", value))
+        assert img.alt == want
+    assert any("The outputs differ by" in c.value for c in at.caption)

@@ -508,21 +508,69 @@ def show_heatmap(
         spec["usermeta"] = {"group": group or title, "value": axes.value}
         vega.draw(box, spec, key=key, width="content")
         return "vector"
-    if blank is not None:
-        m = np.where(np.asarray(blank, dtype=bool), np.nan, m.astype(np.float64))
-    png, f = _png(m, float(domain[0]), float(domain[1]), "viridis" if scheme == "viridis" else "diverging", max_px)
-    pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
-    grey = f"; hatched grey = {blank_label}" if blank is not None and np.asarray(blank).any() else ""
-    how = note or f"{axes.value}: colour {domain[0]:.3g} to {domain[1]:.3g}"
-    if alt_text is None:  # the numbers before pooling, masked cells left out
-        alt_text = describe_map(m, tuple(map(str, row_labels)), tuple(map(str, col_labels)), title, axes)
-    box.image(
-        png,
-        output_format="PNG",
-        caption=f"{title} ({m.shape[0]} x {m.shape[1]} as an image{pooled}; {how}{grey})",
-        alt=alt_text,
-    )
+    image = heatmap_image(m, row_labels, col_labels, title, axes, scheme, domain, note, blank, blank_label, max_px)
+    box.image(image.png, output_format="PNG", caption=image.caption, alt=alt_text or image.alt)
     return "image"
+
+
+class MapImage(NamedTuple):
+    """A heatmap drawn as an image: the PNG, its caption and its text alternative."""
+
+    png: bytes
+    caption: str
+    alt: str
+
+
+def heatmap_image(
+    m,
+    row_labels,
+    col_labels,
+    title: str,
+    axes: Axes,
+    scheme: str,
+    domain,
+    note="",
+    blank=None,
+    blank_label="masked",
+    max_px: int = 256,
+    ident=None,
+) -> MapImage:
+    """The image :func:`show_heatmap` draws for ``m`` above its vector sizes, with its caption and text alternative
+    (those of the numbers before pooling, masked cells left out), cached by a digest of the numbers and
+    everything the words say: a rerun that draws the same map (the side a release left alone) encodes and
+    describes nothing. ``ident``: what the numbers are made from, when the caller knows it (a setting: the same
+    ident, the same numbers), in place of the digest of a map that is large to read."""
+    rows, cols = tuple(row_labels), tuple(col_labels)  # a tuple is taken as it is (a thousand dims' labels)
+    lo, hi = float(domain[0]), float(domain[1])
+    blank = None if blank is None else np.asarray(blank, dtype=bool)
+    made = ("from", ident) if ident is not None else digest(m, blank)
+    key = ("image", made, rows, cols, title, axes, scheme, lo, hi, note, blank_label, max_px)
+
+    def draw() -> MapImage:
+        rows_, cols_ = tuple(map(str, rows)), tuple(map(str, cols))
+        shown = np.asarray(m) if blank is None else np.where(blank, np.nan, np.asarray(m, dtype=np.float64))
+        png, f = _png(shown, lo, hi, "viridis" if scheme == "viridis" else "diverging", max_px)
+        pooled = f", mean-pooled {f[0]}x{f[1]} to fit" if f != (1, 1) else ""
+        grey = f"; hatched grey = {blank_label}" if blank is not None and blank.any() else ""
+        how = note or f"{axes.value}: colour {lo:.3g} to {hi:.3g}"
+        caption = f"{title} ({shown.shape[0]} x {shown.shape[1]} as an image{pooled}; {how}{grey})"
+        return MapImage(png, caption, describe_map(shown, rows_, cols_, title, axes))
+
+    return _PNGS.get_or_compute(key, draw)
+
+
+def show_images(box, images: list[MapImage]) -> None:
+    """Heatmap images side by side (wrapping on a narrow screen), each with its caption and text alternative: one
+    element where one each sent an element and a block. Each is drawn at the widest one's own pixel width (a
+    PNG's width is in its header): at the width of its caption, the first three took a row each at 1280 px."""
+    width = max(int.from_bytes(i.png[16:20], "big") for i in images)
+    box.image(
+        [i.png for i in images],
+        output_format="PNG",
+        caption=[i.caption for i in images],
+        alt=[i.alt for i in images],
+        width=width,
+    )
 
 
 def describe_map(m, rows, cols, title: str, axes: Axes, blank=None) -> str:
@@ -542,9 +590,12 @@ def describe_map(m, rows, cols, title: str, axes: Axes, blank=None) -> str:
     )
 
 
-def dim_labels(n: int) -> list[str]:
+_DIMS = tuple(str(j + 1) for j in range(4096))  # made once: a rerun asks for a thousand of them
+
+
+def dim_labels(n: int) -> tuple[str, ...]:
     """The column labels of a map of ``n`` dimensions: "1" to "n" (as the pages' prose counts columns)."""
-    return [str(j + 1) for j in range(n)]
+    return _DIMS[:n] if n <= len(_DIMS) else tuple(str(j + 1) for j in range(n))
 
 
 def show_token_dims(m, tokens, *, title: str, value_name: str = "z", **kw) -> str:
@@ -560,6 +611,22 @@ def show_token_dims(m, tokens, *, title: str, value_name: str = "z", **kw) -> st
         raise TypeError(f"show_token_dims() sets {fixed} itself (token x dim, diverging); got them as arguments")
     kw.update(title=title, axes=Axes("token", "dim", value_name), scheme="diverging")
     return show_heatmap(m, tokens, labels, **kw)
+
+
+def token_dims_image(
+    m, tokens, *, title: str, domain, value_name: str = "z", max_px: int = 256, ident=None
+) -> MapImage:
+    """The image :func:`show_token_dims` draws for token vectors ``m`` above its vector sizes (for
+    :func:`show_images`; ``ident`` as :func:`heatmap_image` takes it)."""
+    m = np.asarray(m)
+    if m.ndim != 2 or m.shape[0] != len(tokens):
+        raise ValueError(f"m has shape {m.shape}; a token map needs (T, d) with T = len(tokens) = {len(tokens)}")
+    if projector():
+        max_px = int(max_px * PROJECTOR_SCALE)
+    axes = Axes("token", "dim", value_name)
+    return heatmap_image(
+        m, tokens, dim_labels(m.shape[1]), title, axes, "diverging", domain, max_px=max_px, ident=ident
+    )
 
 
 def show_weights(w, rows, cols=None, *, title: str = "", allowed=None, scale: Scale | None = None, **kw) -> str:

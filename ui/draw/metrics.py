@@ -1,4 +1,5 @@
-"""Rows of st.metric for the saturation measures (Playground, Compare): labels, formats and grey deltas."""
+"""The saturation measures on screen: rows of st.metric (Playground and the pages with one setting), a table of
+two settings and their difference (Compare), their labels and formats."""
 
 from __future__ import annotations
 
@@ -35,12 +36,31 @@ def saturation_metric(key: str, value: float, against: float | None = None, *, p
     ``against`` when given: the near-one-hot share in percent and its change in points, the others to 3 digits."""
     if key not in SATURATION_LABELS:
         raise ValueError(f"key={key!r} is not a saturation measure; allowed: {', '.join(SATURATION_LABELS)}")
-    share = key == "near_one_hot_share"
-    delta = None
-    if against is not None:
-        delta = f"{100 * (value - against):+.0f} pts" if share else f"{value - against:+.3g}"
+    delta = None if against is None else saturation_change(key, value, against)
     help = TERMS[key] + (f" Here: {help}." if help else "")  # every metric says what it measures
     return Metric(prefix + SATURATION_LABELS[key], saturation_text(key, value), delta, help)
+
+
+def saturation_change(key: str, value: float, against: float) -> str:
+    """The change of the saturation measure ``key`` from ``against`` to ``value``, signed: the near-one-hot share in
+    percentage points, the others to 3 digits (a metric's delta and a table's difference row)."""
+    return f"{100 * (value - against):+.0f} pts" if key == "near_one_hot_share" else f"{value - against:+.3g}"
+
+
+def comparison_table(keys, a: dict, b: dict, names: tuple[str, str] = ("A", "B")) -> str:
+    """Two settings' saturation measures ``keys`` (``a`` and ``b``: values by key) and their difference, as a
+    Markdown table: a row each and the difference row under them, one column a measure. One element where two
+    rows of st.metric sent ten, redrawn on every body rerun; the measures' definitions are the page's words. The
+    difference's name does not break ("B − A" took two lines in its cell on a phone)."""
+    first, second = names
+    head = "| | " + " | ".join(SATURATION_LABELS[k] for k in keys) + " |"
+    rule = "|---|" + "---:|" * len(keys)
+    rows = [
+        f"| **{first}** | " + " | ".join(saturation_text(k, a[k]) for k in keys) + " |",
+        f"| **{second}** | " + " | ".join(saturation_text(k, b[k]) for k in keys) + " |",
+        f"| {second}\u00a0−\u00a0{first} | " + " | ".join(saturation_change(k, b[k], a[k]) for k in keys) + " |",
+    ]
+    return "\n".join([head, rule, *rows])
 
 
 def saturation_text(key: str, value: float) -> str:

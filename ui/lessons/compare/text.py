@@ -98,11 +98,11 @@ def live_weights_caption(biggest: float, stretched: bool) -> str:
 
 
 def saturation_caption(a: tuple[str, float, float], b: tuple[str, float, float]) -> str:
-    """Under the saturation metrics: how sharp A and B are. ``a`` and ``b`` are (level, mean max weight, the
+    """Under the saturation table: how sharp A and B are. ``a`` and ``b`` are (level, mean max weight, the
     uniform max weight)."""
     (la, ma, ua), (lb, mb, ub) = a, b
     return (
-        f"Each B figure shows its change against A (grey: neither direction is good or bad). A is {la} (mean max "
+        f"The B − A row is each measure's change (neither direction is good or bad). A is {la} (mean max "
         f"weight {fmt(ma)}, uniform {fmt(ua)}); B is {lb} ({fmt(mb)}, uniform {fmt(ub)}). A near-one-hot row puts "
         "over 99% of its weight on one key."
     )
