@@ -57,7 +57,7 @@ async def lesson(url: str, pids: list[int], n: int, cookie: bool) -> list[list[s
     cpu = lambda: sum(cpu_seconds(p) for p in pids)  # noqa: E731
     teacher = PulseClient(url, PAGE, cookie=cookie)
     await teacher.open()
-    await teacher.click("Start a class")
+    await teacher.start_class()
     students, opened, errors = await open_all(url, teacher.student_path(), n, cookie)
     rows = []
     for name, act in steps(teacher):

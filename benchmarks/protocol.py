@@ -57,7 +57,10 @@ FINISHED = {
 
 # ---- the page as the front end holds it: elements by delta path, rebuilt run by run
 
-WIDGET_KINDS = ("slider", "checkbox", "number_input", "selectbox", "radio", "text_input", "text_area", "button")
+WIDGET_KINDS = (
+    "slider", "checkbox", "number_input", "selectbox", "radio", "text_input", "text_area", "button",
+    "expander",  # an expander that keeps its state (a block: open or closed, sent with every rerun as a bool)
+)  # fmt: skip
 TEXT_FIELDS = {
     "markdown": "body",
     "heading": "body",
@@ -117,6 +120,8 @@ def shown_value(kind: str, p: Any) -> Any:
         return p.options[p.default] if p.HasField("default") and p.default < len(p.options) else None
     if kind == "button":
         return False
+    if kind == "expander":
+        return p.expanded
     return p.value if p.set_value else p.default  # checkbox, toggle, text_input, text_area
 
 
@@ -148,7 +153,12 @@ class Page:
             if ek == "exception":
                 return f"exception on the page: {el.exception.type}: {el.exception.message}"[:300]
         elif kind == "add_block":
-            self.nodes[path] = ("block", delta.add_block, delta.fragment_id)
+            block = delta.add_block
+            if block.WhichOneof("type") == "expandable" and block.expandable.id:  # a stateful expander: a widget
+                self.nodes[path] = ("expander", block.expandable, delta.fragment_id)
+                self.values.setdefault(block.expandable.id, block.expandable.expanded)  # the front end keeps its own
+            else:
+                self.nodes[path] = ("block", block, delta.fragment_id)
             self._touched.add(path)
         return None
 
@@ -225,7 +235,7 @@ def widget_state(w: Widget, value: Any) -> WidgetState:
     elif w.kind == "slider":
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         s.double_array_value.data[:] = [float(v) for v in values]
-    elif w.kind == "checkbox":
+    elif w.kind in ("checkbox", "expander"):
         s.bool_value = bool(value)
     elif w.kind == "number_input":
         if p.data_type == NumberInput.INT:
@@ -239,7 +249,7 @@ def widget_state(w: Widget, value: Any) -> WidgetState:
     else:
         raise ValueError(
             f"widget kind {w.kind!r} is not supported; supported: slider, select_slider, checkbox, "
-            "toggle, number_input, selectbox, radio, text_input, text_area, button"
+            "toggle, number_input, selectbox, radio, text_input, text_area, button, expander"
         )
     return s
 

@@ -139,7 +139,7 @@ async def lesson(url: str, pids: list[int], redis_pid: int | None, n: int, windo
     if class_on:
         teacher = PulseClient(url, PAGE, cookie=cookie)
         await teacher.open()
-        await teacher.click("Start a class")
+        await teacher.start_class()
         await teacher.tick()
         path = teacher.student_path()
     students = [PulseClient(url, path, cookie=cookie) for _ in range(n)]

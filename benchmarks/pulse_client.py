@@ -26,6 +26,7 @@ from ui.classroom import follow
 HEADER = re.compile(r"Class (\w+)\*\* · (\d+) answers? to (\d+) questions?")
 # what a class compares of two pages: ui/classroom/follow.py's place, less classroom mode (a students' link locks it)
 NOT_A_PLACE = follow.NOT_A_PLACE | {"classroom", "lead"}
+SHARE_BOX = "Share this experiment"  # the sidebar's share box: the class's links are in it, drawn while it is open
 TALLY_LINE = re.compile(r"^(?:✓ )?\*\*(#\d+ .+?)\*\* · (\d+) answers?")  # ui.classroom.pulse_panel.tally_lines
 
 
@@ -133,6 +134,14 @@ class PulseClient(StreamlitClient):
         """Click the button called ``label``."""
         return await self.change(label, True, state=widget_state(self.page.widget(label), True))
 
+    async def start_class(self) -> RunResult:
+        """Open the share box and press "Start a class" in it, as a teacher does: the open box then shows the class's
+        links (closed, it draws nothing)."""
+        r = await self.change(SHARE_BOX, True)
+        if not r.ok:
+            return r
+        return await self.click("Start a class")
+
     async def predict(self, choice: str) -> RunResult:
         """Pick ``choice`` (a key's label) as the prediction and send it to the class."""
         r = await self.change("Your prediction", choice)
@@ -147,7 +156,7 @@ class PulseClient(StreamlitClient):
         return "\n".join(self.page.texts())
 
     def student_path(self) -> str:
-        """The students' link of the teacher's class (from the share box), as a page path with its query."""
+        """The students' link of the teacher's class (from the open share box), as a page path with its query."""
         links = [t for t in self.page.texts() if "class=" in t and "teacher=" not in t and "classroom=lock" in t]
         if not links:
             raise LookupError("no student link on the page: start a class first")

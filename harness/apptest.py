@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.session.partial
 from ui.server import fairness
-from ui.session.state import LIVE_KEY
+from ui.session.state import CODE_OPEN, LIVE_KEY, SHARE_OPEN
 from ui.skeleton.registry import PAGES as REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +42,12 @@ AppTest._run = _run_as_its_own_session
 
 
 def app(
-    path: str, query: dict | None = None, timeout: float = 60, partial: bool = False, live: bool = False
+    path: str,
+    query: dict | None = None,
+    timeout: float = 60,
+    partial: bool = False,
+    live: bool = False,
+    opened: bool = True,
 ) -> AppTest:
     """An AppTest for a page (path relative to the repo root), optionally opened with URL parameters.
 
@@ -50,11 +55,14 @@ def app(
     so that links between pages resolve. Partial reruns (ui/session/partial.py) are off unless ``partial``: after a
     body-only rerun AppTest holds only the body's elements, where a browser keeps the rest of the page. Live
     maps (ui/live) are off unless ``live``: AppTest runs no JavaScript, so the static charts, drawn from the same
-    numbers, are what it can assert on (tests/test_live_maps.py checks the live path in Chromium).
+    numbers, are what it can assert on (tests/test_live_maps.py checks the live path in Chromium). The share box and
+    "Show the code that ran" are open unless not ``opened``: closed, they draw nothing (a learner opens them), and
+    the tests read the share link and the code.
     """
     ui.session.partial.ENABLED = partial
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=timeout)
     at.session_state[f"{LIVE_KEY}_kept"] = live
+    at.session_state[SHARE_OPEN] = at.session_state[CODE_OPEN] = opened
     for k, v in (query or {}).items():
         at.query_params[k] = v
     if path != "streamlit_app.py":

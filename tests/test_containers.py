@@ -69,7 +69,7 @@ async def start_a_class(base: str) -> str:
     teacher = PulseClient(base, "Playground")
     try:
         ok(await teacher.open())
-        ok(await teacher.click("Start a class"))
+        ok(await teacher.start_class())
         return teacher.text()
     finally:
         await teacher.close()

@@ -180,3 +180,21 @@ def test_a_link_naming_no_page_of_this_app_leaves_the_student_where_they_are(fre
     fresh_store._set_link(code, f"No_such_page?seq_len=9&class={code}&classroom=lock")  # a link of another version
     run_ok(eve)
     assert eve.title[0].value.endswith("Playground") and eve.query_params["seq_len"] == "6"
+
+
+def test_the_class_follows_a_teacher_whose_share_box_is_closed():
+    """The share box draws its links only while it is open (a page opens without the code highlighter); the class is
+    led to the teacher's page and setting whether the box is open or not."""
+    teacher, students_link, _ = start_class()
+    ana = Browser().open(PLAYGROUND, query(students_link))
+    teacher.session_state["share_open"] = False
+    run_ok(teacher)
+    assert not teacher.sidebar.code and not any("Class " in m.value for m in teacher.sidebar.markdown)
+    teacher.slider(key="ctl_seq_len").set_value(9)
+    run_ok(teacher)
+    run_ok(ana)
+    assert ana.query_params["seq_len"] == "9" and ana.slider(key="ctl_seq_len").value == 9
+    teacher.session_state["share_open"] = True
+    run_ok(teacher)
+    (link,) = [c.value for c in teacher.sidebar.code]
+    assert "seq_len=9" in link and "class=" in link and "teacher=" not in link

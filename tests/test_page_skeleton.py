@@ -76,6 +76,33 @@ def test_every_page_ends_the_same_way(path):
     assert any("Share this experiment" in e.label for e in at.sidebar.expander), f"{path}: no share box"
 
 
+@pytest.mark.parametrize(
+    "path", ["streamlit_app.py", "pages/Playground.py", "pages/Compare.py", "pages/Real_model.py", "pages/Train.py"]
+)
+def test_closed_the_share_box_and_the_code_draw_nothing_and_opened_they_draw_the_link_and_the_source(path):
+    """The share box and "Show the code that ran" keep their state and draw their st.code only while open: closed
+    (as a page opens), a page loads no code highlighter and a body rerun sends no link. Opened, the box shows the
+    page's link with every setting in the URL, and the expander the source of each function that ran."""
+    from urllib.parse import parse_qsl
+
+    at = run_ok(app(path, timeout=120, opened=False))
+    (share,) = [e for e in at.sidebar.expander if e.label == "Share this experiment"]
+    if path != "streamlit_app.py":
+        (code,) = [e for e in at.expander if e.label == "Show the code that ran"]
+        assert not code.code, f"{path}: closed, yet the source is drawn"
+    assert not share.code and not share.caption, f"{path}: closed, yet its link is drawn"
+    assert [b.label for b in share.button] == ["Start a class"], "the box's widget is drawn by the full run"
+    at.session_state["share_open"] = at.session_state["code_open"] = True
+    run_ok(at)
+    (share,) = [e for e in at.sidebar.expander if e.label == "Share this experiment"]
+    (link,) = [c.value for c in share.code]
+    assert dict(parse_qsl(link.split("?", 1)[1])) == dict(at.query_params)
+    assert f"({len(link)} characters)" in share.caption[0].value
+    if path != "streamlit_app.py":
+        (code,) = [e for e in at.expander if e.label == "Show the code that ran"]
+        assert code.code and all("def " in c.value for c in code.code), path
+
+
 def test_a_see_also_link_must_name_a_registered_page():
     """Page(see_also=...) looks each path up when the page starts: a wrong one fails at once, naming the pages."""
     with pytest.raises(LookupError, match="not in ui/skeleton/registry.PAGES"):
@@ -88,7 +115,7 @@ def test_a_page_file_uses_the_skeleton():
     for path in PAGES:
         text = (ROOT / path).read_text()
         assert "page = Page(" in text and "page.run(" in text, f"{path} does not use the page skeleton"
-        for banned in ("set_page_config", "collect_garbage", "st.page_link", "share_box", "write_url("):
+        for banned in ("set_page_config", "collect_garbage", "st.page_link", "share_frame", "share_text", "write_url("):
             assert banned not in text, f"{path} calls {banned} itself; ui.skeleton.page.Page does it for every page"
         assert ".dataframe(" not in text, f"{path} draws a table with st.dataframe; use ui.draw.tables.show_table"
     assert Path(ROOT / "ui" / "skeleton" / "page.py").read_text().count("collect_garbage()") >= 1

@@ -66,7 +66,7 @@ def ok(r):
 async def start(base: str, cookie: bool = False) -> PulseClient:
     teacher = PulseClient(base, PAGE, cookie=cookie)
     ok(await teacher.open())
-    ok(await teacher.click("Start a class"))
+    ok(await teacher.start_class())
     assert "class=" in teacher.query_string and "teacher=" not in teacher.query_string, "the token left the URL"
     assert list(teacher.auto_reruns.values()) == [0.5]
     ok(await teacher.tick())  # the tally lists the question the teacher's page asks

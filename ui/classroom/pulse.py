@@ -199,14 +199,17 @@ def class_controls() -> ClassPlaces:
 
 def class_links_text(link: str, box, places: ClassPlaces) -> bool:
     """The running class's links in place of the page's share ``link``, for a teacher (into ``box``, and the
-    teacher's own link into its place when shown); the class is led to the students' link. Returns whether the
-    box shows them (a teacher in a class: an unlocked link with the class in it would let a student skip the
-    prediction and still be counted)."""
+    teacher's own link into its place when shown; ``box`` None: the share box is closed, nothing is drawn); the
+    class is led to the students' link on every run. Returns whether the box shows them in place of the page's
+    link (a teacher in a class: an unlocked link with the class in it would let a student skip the prediction and
+    still be counted)."""
     m = places.member
     if m is None or not m.teacher:
         return False
     students, teacher = class_links(link, m)
     _keep_join_link(m, students)
+    if box is None:
+        return True
     box.markdown(f"**:material/school: Class {m.code}** · students open this link (nothing asks for their name):")
     box.code(students, language=None, wrap_lines=True)
     box.caption(f"Or the short address {join_address(m.code)}, or the code {m.code} on Home.")

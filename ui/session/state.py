@@ -15,6 +15,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 _PAGE, _ENTERED, _VISIT = "_state_page", "_state_entered", "_state_visit"
 STRETCH_KEY = "stretch_colours"  # the sidebar's "stretch the colour scales" toggle (off by default: 0 to 1)
 LIVE_KEY = "live_maps"  # the "live maps" toggle (ui/live; on by default)
+SHARE_OPEN = "share_open"  # the share box is open (its expander keeps its state: closed, nothing in it is drawn)
+CODE_OPEN = "code_open"  # "Show the code that ran" is open (the same)
 CLASSROOM_KEY = "classroom_on"  # the sidebar's classroom-mode toggle (ui/classroom/mode.py)
 
 

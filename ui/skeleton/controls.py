@@ -28,7 +28,7 @@ from attention_core.config import SETTINGS, nearest_heads
 from ui.classroom.pulse import ClassPlaces, class_controls, class_links_text
 from ui.session.links import link_options
 from ui.session.partial import rerun_body
-from ui.session.state import STRETCH_KEY, kept_toggle, visit
+from ui.session.state import SHARE_OPEN, STRETCH_KEY, kept_toggle, visit
 from ui.session.url import URL_NAMES, from_query_params, to_query_params
 
 TEMPERATURES = [round(10 ** (e / 10), 3) for e in range(-10, 11)]  # 0.1 .. 10 in log steps
@@ -371,17 +371,23 @@ class SharePlaces(NamedTuple):
 
 def share_frame(box) -> SharePlaces:
     """The share box's expander and widgets (the page's full run): "Start a class" or the class's switch, under a
-    place for the link that :func:`share_text` fills on every run of the page's drawing."""
-    with box.expander("Share this experiment", icon=":material/link:"):
+    place for the link that :func:`share_text` fills while the box is open. The expander keeps its state: opening
+    or closing it reruns the page (a body rerun could not write into a place the last full run left empty: Streamlit
+    reserves a fragment's places outside it in the full run); closed, a run sends no link and a page opens without
+    Streamlit's code highlighter (1.56 MB of JavaScript, loaded for the first ``st.code`` on a page)."""
+    with box.expander("Share this experiment", icon=":material/link:", key=SHARE_OPEN, on_change="rerun"):
         links = st.container()
         return SharePlaces(links, class_controls())
 
 
 def share_text(places: SharePlaces, params: dict | None = None) -> None:
-    """A copyable share link (st.code has a copy button) with its length, or the class's links (ui/classroom/pulse.py);
-    ``params`` as :func:`share_link` takes them."""
+    """A copyable share link (st.code has a copy button) with its length, or the class's links (ui/classroom/pulse.py),
+    while the share box is open (the class is led to the teacher's page however the box is); ``params`` as
+    :func:`share_link` takes them."""
     link = share_link(params)
-    if class_links_text(link, places.links, places.member):
+    # as the browser has it now: a body rerun keeps the places of the full run before it
+    shown = bool(st.session_state.get(SHARE_OPEN))
+    if class_links_text(link, places.links if shown else None, places.member) or not shown:
         return
     places.links.code(link, language=None, wrap_lines=True)
     places.links.caption(

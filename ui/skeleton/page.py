@@ -55,7 +55,7 @@ from ui.server.session_msg import install as install_session_msg
 from ui.session.links import KEY as LINK_KEY
 from ui.session.links import link_options, write_link_options
 from ui.session.partial import body, page_started
-from ui.session.state import enter_page
+from ui.session.state import CODE_OPEN, enter_page
 from ui.session.url import URL_NAMES
 from ui.skeleton import page_params
 from ui.skeleton.controls import (
@@ -363,10 +363,13 @@ def _source(obj) -> str:
 
 
 def show_code(*objects, label: str = "Show the code that ran") -> None:
-    """An expander with the real source of the functions used (inspect.getsource, read once per function)."""
-    with st.expander(label):
+    """An expander with the real source of the functions used (inspect.getsource, read once per function), drawn
+    once it is opened (its state is kept: opening it reruns the page): closed, with the share box, a page opens
+    without Streamlit's code highlighter."""
+    box = st.expander(label, key=CODE_OPEN, on_change="rerun")
+    if box.open:
         for obj in objects:
-            st.code(_source(obj), language="python")
+            box.code(_source(obj), language="python")
 
 
 __all__ = ["HOME", "Page", "Question", "show_code"]
