@@ -160,8 +160,8 @@ class PathClient(CountingClient):
 )
 def test_a_release_reruns_only_the_body(app_server, path, panel, param, most, images):
     """The Playground and Compare draw the temperature nowhere but in the live maps, so a release that moves only it
-    reruns the page's body: of the sidebar only the share box is sent again, the page's widgets stay, the URL and
-    the sentences follow."""
+    reruns the page's body: of the sidebar nothing is sent while the share box is closed (as a page opens), only
+    the share box's link once it is open, the page's widgets stay, the URL and the sentences follow."""
 
     async def go():
         c = PathClient(app_server[0], path, timeout=120)
@@ -171,12 +171,18 @@ def test_a_release_reruns_only_the_body(app_server, path, panel, param, most, im
         widgets = {w.label for w in c.page.widgets()}
         assert any(p[0] == 1 for p in c.paths)  # the full run drew the sidebar
         try:
-            for tau in (0.398, 2.512):  # temperatures this session has not had
+            for tau, shared in ((0.398, False), (2.512, True)):  # temperatures this session has not had
+                if shared:  # open the share box (a full run): its link is then sent with every release
+                    r = await c.change("Share this experiment", True)
+                    assert r.ok and r.status == "finished", r
                 c.paths = []
                 sent = await _release(c, tau, panel)
                 assert c.query_params[param] == str(tau)
-                # of the sidebar, only the share box (its link names the new temperature); none of its widgets
-                assert len({p[:2] for p in c.paths if p[0] == 1}) == 1, sorted(set(c.paths))
+                # of the sidebar, only the open share box (its link names the new temperature); none of its widgets
+                sidebar = {p[:2] for p in c.paths if p[0] == 1}
+                assert len(sidebar) == (1 if shared else 0), sorted(set(c.paths))
+                links = [t for t in c.page.texts() if "?" in t and param in t]
+                assert (f"{param}={tau}" in links[0]) if shared else not links, links
                 assert {w.label for w in c.page.widgets()} == widgets
                 assert sent.total < most, sent.parts
             said = "**temperature** (A 2.512, B 1)" if panel else "2.512"
