@@ -598,13 +598,19 @@ def dim_labels(n: int) -> tuple[str, ...]:
     return _DIMS[:n] if n <= len(_DIMS) else tuple(str(j + 1) for j in range(n))
 
 
+def _token_map(m, tokens) -> np.ndarray:
+    """``m`` as token vectors (T, d) with T = len(tokens), or a ValueError that says what it needs."""
+    m = np.asarray(m)
+    if m.ndim != 2 or m.shape[0] != len(tokens):
+        raise ValueError(f"m has shape {m.shape}; a token map needs (T, d) with T = len(tokens) = {len(tokens)}")
+    return m
+
+
 def show_token_dims(m, tokens, *, title: str, value_name: str = "z", **kw) -> str:
     """Draw token vectors ``m`` (T, d): one row per token, dimensions 1..d as columns, blue (negative) to red
     (positive). Other keyword arguments (container, size, domain, legend, max_px, max_cells) go to
     :func:`show_heatmap`; returns "vector" or "image"."""
-    m = np.asarray(m)
-    if m.ndim != 2 or m.shape[0] != len(tokens):
-        raise ValueError(f"m has shape {m.shape}; a token map needs (T, d) with T = len(tokens) = {len(tokens)}")
+    m = _token_map(m, tokens)
     labels = dim_labels(m.shape[1])
     fixed = sorted({"axes", "scheme"} & set(kw))
     if fixed:
@@ -618,9 +624,7 @@ def token_dims_image(
 ) -> MapImage:
     """The image :func:`show_token_dims` draws for token vectors ``m`` above its vector sizes (for
     :func:`show_images`; ``ident`` as :func:`heatmap_image` takes it)."""
-    m = np.asarray(m)
-    if m.ndim != 2 or m.shape[0] != len(tokens):
-        raise ValueError(f"m has shape {m.shape}; a token map needs (T, d) with T = len(tokens) = {len(tokens)}")
+    m = _token_map(m, tokens)
     if projector():
         max_px = int(max_px * PROJECTOR_SCALE)
     axes = Axes("token", "dim", value_name)
