@@ -34,6 +34,7 @@ throttled and not throttled alternating so that both see the same machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 from pathlib import Path
@@ -200,7 +201,8 @@ def run_page(browser, base, proc, query: str, throttle: float) -> dict[str, dict
     if query and "?" not in query:  # from Home's sidebar: a tap on the page's link (it opens the page's defaults)
         page.goto(base + "/")
         _wait_usable(page)
-        link = page.locator(f'[data-testid="stSidebar"] a[href="{query.split("?")[0]}"]').first
+        # the app's sidebar links are relative ("Playground"), Streamlit's own navigation's absolute (the floor app)
+        link = page.locator(f'[data-testid="stSidebar"] :is(a[href="{query}"], a[href$="/{query}"])').first
         tap = {}
 
         def go():
@@ -214,6 +216,38 @@ def run_page(browser, base, proc, query: str, throttle: float) -> dict[str, dict
 
 COLUMNS = ["first screen", "usable", "scripts", "first message", "last message", "drawing", "js", "layout", "http MB", "ws MB",
            "server CPU"]  # fmt: skip
+FLOOR_APP = ROOT / "benchmarks" / "floor_app"
+FLOOR = "Floor app (Streamlit's own: title, formula, slider, 8 x 8 heatmap)"
+
+
+def every_page() -> dict[str, str]:
+    """Home and every page of the app at its defaults, in the sidebar's order."""
+    from ui.skeleton.registry import PAGES as REGISTRY
+
+    return {"Home": ""} | {info.label: Path(info.path).stem for info in REGISTRY}
+
+
+def _rate(rate: float) -> str:
+    return f"{rate:g}x slower" if rate != 1 else "not throttled"
+
+
+def _summary(meds: dict[tuple, float], apps: list[str], rates: list[float]) -> str:
+    """Per app, way and CPU: the median and the largest time to usable over its pages, and each against the floor
+    app's, measured in the same run."""
+    rows = []
+    for app in apps:
+        for way in ("from the sidebar", "open (cold)"):
+            for rate in rates:
+                got = {n: v for (a, n, w, r), v in meds.items() if (a, w, r) == (app, way, rate)}
+                floor = meds.get(("floor", FLOOR, way, rate))
+                if not got or not floor:
+                    continue
+                mid, (worst, top) = statistics.median(got.values()), max(got.items(), key=lambda kv: kv[1])
+                rows.append([app, way, _rate(rate), len(got), f"{mid / 1e3:.2f}", f"{worst} {top / 1e3:.2f}",
+                             f"{floor / 1e3:.2f}", f"{mid / floor:.1f}x", f"{top / floor:.1f}x"])  # fmt: skip
+    head = ["app", "how", "Chromium's CPU", "pages", "median -> usable (s)", "slowest (s)", "floor app (s)",
+            "median / floor", "slowest / floor"]  # fmt: skip
+    return table(head, rows)
 
 
 def main() -> None:
@@ -223,56 +257,65 @@ def main() -> None:
         "--throttle", type=float, default=4.0, help="Chromium's CPU this many times slower (4: a slow laptop)"
     )
     ap.add_argument("--pages", default="", help="comma-separated parts of page names (default: all)")
+    ap.add_argument("--every-page", action="store_true", help="Home and every page at its defaults, not the scenarios")
     ap.add_argument("--app-dir", type=Path, default=ROOT, help="the app to serve (another checkout, for a before)")
+    ap.add_argument("--before", type=Path, help="another checkout served beside the app, measured in turn with it")
+    ap.add_argument("--no-floor", action="store_true", help="do not serve the floor app beside the app")
     args = ap.parse_args()
-    chosen = {n: q for n, q in PAGES.items() if not args.pages or any(s in n for s in args.pages.split(","))}
+    scenarios = every_page() if args.every_page else PAGES
+    chosen = {n: q for n, q in scenarios.items() if not args.pages or any(s in n for s in args.pages.split(","))}
     rates = [args.throttle, 1.0] if args.throttle != 1 else [1.0]
+    apps = {"after": args.app_dir} | ({"before": args.before} if args.before else {})
     runs: dict[tuple, list[dict]] = {}
-    with streamlit_server(cwd=args.app_dir) as (base, proc), sync_playwright() as p:
+    with contextlib.ExitStack() as stack, sync_playwright() as p:
+        served = {app: stack.enter_context(streamlit_server(cwd=d)) for app, d in apps.items()}
+        pages = {app: chosen for app in apps}
+        if not args.no_floor:
+            served["floor"] = stack.enter_context(streamlit_server(cwd=FLOOR_APP))
+            pages["floor"] = {FLOOR: "Heatmap"}
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
-        for query in chosen.values():  # the server's first run of a page (imports, caches) is not what is measured
-            run_page(browser, base, proc, query, 1.0)
+        for app, (base, proc) in served.items():  # a server's first run of a page (imports, caches) is not measured
+            for query in pages[app].values():
+                run_page(browser, base, proc, query, 1.0)
         for _ in range(args.repeat):
-            for name, query in chosen.items():
-                for rate in rates:
-                    for way, m in run_page(browser, base, proc, query, rate).items():
-                        runs.setdefault((name, way, rate), []).append(m)  # None: not usable in time
-                    print(".", end="", file=sys.stderr, flush=True)
+            for i in range(max(map(len, pages.values()))):  # the apps in turn, page by page: the same machine
+                for app, (base, proc) in served.items():
+                    todo = list(pages[app].items())
+                    name, query = todo[i % len(todo)]
+                    if app == "floor" and i % max(1, len(chosen) // 3):
+                        continue  # the floor app three times a round, spread over it
+                    for rate in rates:
+                        for way, m in run_page(browser, base, proc, query, rate).items():
+                            runs.setdefault((app, name, way, rate), []).append(m)  # None: not usable in time
+                        print(".", end="", file=sys.stderr, flush=True)
         browser.close()
     print()
-    rows = []
-    for (name, way, rate), ms in runs.items():
-        ok = [m for m in ms if m is not None]
+    rows, meds = [], {}
+    for key in sorted(
+        runs,
+        key=lambda k: (k[0] != "floor", k[0], list(scenarios).index(k[1]) if k[1] in scenarios else -1, k[2], -k[3]),
+    ):
+        app, name, way, rate = key
+        ok = [m for m in runs[key] if m is not None]
+        label = [app, name, way, _rate(rate)]
         if not ok:
-            rows.append([name, way, f"{rate:g}x slower" if rate != 1 else "not throttled", "not usable in 90 s"])
+            rows.append([*label, "not usable in 90 s"])
             continue
         med = {k: statistics.median(m[k] for m in ok) for k in COLUMNS}
-        cpu = f"{rate:g}x slower" if rate != 1 else "not throttled"
+        meds[key] = med["usable"]
+        floor = meds.get(("floor", FLOOR, way, rate))
         cells = [f"{med['first screen'] / 1e3:.2f}", f"{med['usable'] / 1e3:.2f}"]
+        cells += [f"{med['usable'] / floor:.1f}x" if floor and app != "floor" else ""]
         cells += [f"{med[k]:.0f}" for k in COLUMNS[2:8]]
         cells += [f"{med['http MB']:.2f}", f"{med['ws MB']:.2f}", f"{med['server CPU']:.0f}"]
-        rows.append([name, way, cpu, *cells])
-    print(
-        table(
-            [
-                "page",
-                "how",
-                "Chromium's CPU",
-                "-> first screen (s)",
-                "-> usable (s)",
-                "scripts (ms)",
-                "-> first message (ms)",
-                "-> last message (ms)",
-                "drawing (ms)",
-                "JavaScript (ms)",
-                "layout + style (ms)",
-                "HTTP MB",
-                "websocket MB",
-                "server CPU (ms)",
-            ],  # fmt: skip
-            rows,
-        )
-    )
+        rows.append([*label, *cells])
+    head = ["app", "page", "how", "Chromium's CPU", "-> first screen (s)", "-> usable (s)", "/ floor", "scripts (ms)",
+            "-> first message (ms)", "-> last message (ms)", "drawing (ms)", "JavaScript (ms)", "layout + style (ms)",
+            "HTTP MB", "websocket MB", "server CPU (ms)"]  # fmt: skip
+    print(table(head, rows))
+    if not args.no_floor:
+        print()
+        print(_summary(meds, [a for a in apps], rates))
     print(f"\nmedians of {args.repeat} runs; {machine()}")
 
 
