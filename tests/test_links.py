@@ -16,6 +16,7 @@ from ui.draw.tables import (
     PROJECTOR_MAX_COLUMNS,
     PROJECTOR_MAX_ROWS,
     _plain,
+    markdown_table,
     show_table,
 )
 from ui.session.links import LinkOptions, parse_link_options
@@ -107,11 +108,18 @@ def test_the_projector_view_draws_tables_as_text_with_their_formats():
     larger type reaches, with the grid's number formats (Implementations: its differences as ui.text.fmt writes them, the reference's
     empty)."""
     grid = run_ok(app("pages/Soft_lookup.py"))  # the grid, and its text twin for narrow screens (ui/skeleton/a11y.css)
-    assert len(grid.dataframe) == 1 and len(grid.table) == 1
+    assert len(grid.dataframe) == 1 and len(grid.table) == 0
     shown = run_ok(app("pages/Soft_lookup.py", {"view": "projector"}))
     assert len(shown.dataframe) == 0 and len(shown.table) == 1
-    assert shown.table[0].value.equals(grid.table[0].value)
     assert list(shown.table[0].value.columns) == list(grid.dataframe[0].value.columns)
+    # the twin, one Markdown table, holds the projector's text cell for cell
+    twins = [m.value for m in grid.markdown if m.value.startswith("| ")]
+    text = shown.table[0].value
+    assert twins == [markdown_table(text)]
+    assert [_cells(line) for line in twins[0].splitlines()[2:]] == [
+        [str(i), *map(str, row)] for i, row in zip(text.index, text.values.tolist())
+    ]
+    assert _cells(twins[0].splitlines()[0]) == ["", *text.columns]
     # Implementations draws its table as text at every width (its names are read whole); the projector the same
     every = run_ok(app("pages/Implementations.py"))
     assert len(every.dataframe) == 0 and len(every.table) == 1
@@ -137,6 +145,14 @@ class _Place:
     def table(self, data, **_):
         self.drawn.append(("table", len(data)))
 
+    def markdown(self, body, **_):
+        self.drawn.append(("markdown", len(body.splitlines()) - 2))  # a Markdown table: its head and rule, its rows
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of one row of a Markdown table, as a reader sees them (escapes undone)."""
+    return [re.sub(r"\\(.)", r"\1", c.strip()) for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+
 
 def _drawn(rows: int, columns: int, hide_index: bool = True, **kw) -> list:
     place = _Place()
@@ -148,15 +164,15 @@ def test_which_tables_get_a_text_twin_for_phones():
     """A small table is a grid with a text twin (phones, the projector); a longer one keeps its grid and gets the
     twin only when its columns would run past a phone's screen; a huge one stays a grid."""
     small, longer = PROJECTOR_MAX_ROWS, PROJECTOR_MAX_ROWS + 1
-    assert _drawn(small, 2) == [("dataframe", small), ("table", small)]
+    assert _drawn(small, 2) == [("dataframe", small), ("markdown", small)]
     assert _drawn(longer, PHONE_GRID_COLUMNS) == [("dataframe", longer)]  # fits a phone as a grid
-    assert _drawn(longer, PHONE_GRID_COLUMNS + 1) == [("dataframe", longer), ("table", longer)]
-    assert _drawn(longer, PHONE_GRID_COLUMNS, hide_index=False) == [("dataframe", longer), ("table", longer)]
-    assert _drawn(PHONE_MAX_ROWS, 5) == [("dataframe", PHONE_MAX_ROWS), ("table", PHONE_MAX_ROWS)]
+    assert _drawn(longer, PHONE_GRID_COLUMNS + 1) == [("dataframe", longer), ("markdown", longer)]
+    assert _drawn(longer, PHONE_GRID_COLUMNS, hide_index=False) == [("dataframe", longer), ("markdown", longer)]
+    assert _drawn(PHONE_MAX_ROWS, 5) == [("dataframe", PHONE_MAX_ROWS), ("markdown", PHONE_MAX_ROWS)]
     assert _drawn(PHONE_MAX_ROWS + 1, 5) == [("dataframe", PHONE_MAX_ROWS + 1)]
-    assert _drawn(longer, PHONE_TEXT_COLUMNS) == [("dataframe", longer), ("table", longer)]
+    assert _drawn(longer, PHONE_TEXT_COLUMNS) == [("dataframe", longer), ("markdown", longer)]
     assert _drawn(longer, PHONE_TEXT_COLUMNS + 1) == [("dataframe", longer)]  # as cut as text: Real model's heads
-    assert _drawn(2, PROJECTOR_MAX_COLUMNS) == [("dataframe", 2), ("table", 2)]
+    assert _drawn(2, PROJECTOR_MAX_COLUMNS) == [("dataframe", 2), ("markdown", 2)]
     assert _drawn(2, PROJECTOR_MAX_COLUMNS, hide_index=False) == [("dataframe", 2)]  # the index is a column
     assert _drawn(small, 2, whole=True) == [("table", small)]
     with pytest.raises(ValueError, match="at most 32 rows"):

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -434,6 +435,68 @@ def test_a_text_table_is_made_once_per_table():
     assert _text_table(table, {}, True) is first
     assert _text_table(table, {"x": {"label": "x!"}}, True) is not first  # another column_config, another table
     assert list(_text_table(table, {"x": {"label": "x!"}}, True).columns) == ["name", "x!"]
+
+
+def _rendered_cells(markdown: str) -> tuple[list[list[str]], str]:
+    """A Markdown table rendered as CommonMark with GitHub's tables: the text of each row's cells, and the HTML."""
+    import html as html_lib
+
+    from markdown_it import MarkdownIt
+
+    out = MarkdownIt("commonmark").enable("table").render(markdown)
+    rows = re.findall(r"<tr>(.*?)</tr>", out, flags=re.S)
+    cells = [[html_lib.unescape(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, flags=re.S)] for r in rows]
+    return cells, out
+
+
+_CELL_TEXT = hst.text(
+    hst.sampled_from(list("\\`*_{}[]()#+-.!|<>~$&: \nab1")) | hst.characters(blacklist_categories=("Cs", "Cc")),
+    max_size=30,
+).filter(lambda t: "://" not in t)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cells=hst.lists(hst.tuples(_CELL_TEXT, _CELL_TEXT), min_size=1, max_size=4), name=_CELL_TEXT)
+def test_a_markdown_twin_shows_every_cell_as_written(cells, name):
+    """A grid's text twin for phones is one Markdown table (ui.draw.tables.markdown_table): whatever a cell holds
+    (a token a learner typed: markup, math, pipes, HTML, a line break) reads as written, in its own cell, and makes
+    no element of its own (no emphasis, link, code or HTML)."""
+    import pandas as pd
+
+    from ui.draw.tables import markdown_table
+
+    frame = pd.DataFrame(cells, columns=[name or "a", "b"], index=[f"r{i}" for i in range(len(cells))])
+    got, out = _rendered_cells(markdown_table(frame))
+    one_line = lambda t: " ".join(str(t).split())  # noqa: E731 (a cell is one line; HTML collapses spaces)
+    assert [[one_line(c) for c in row] for row in got] == [
+        ["", one_line(name or "a"), "b"],
+        *[[f"r{i}", one_line(a), one_line(b)] for i, (a, b) in enumerate(cells)],
+    ]
+    assert not re.search(r"<(?!/?(table|thead|tbody|tr|th|td)\b)", out), out
+
+
+def test_a_markdown_twin_writes_numbers_as_the_grid_and_aligns_them_right():
+    """Numbers as st.table writes them (a float to 4 decimals, thousands parted), a missing one empty, a column of
+    numbers (numbers written as text too) aligned right, a link's word kept as a link, the index left out on
+    request."""
+    import pandas as pd
+
+    from ui.draw.tables import markdown_table
+
+    frame = pd.DataFrame(
+        {"x": [0.5, float("nan")], "n": [1234, 5], "s": ["0.123", "\u20111.5"], "t": ["see https://a.org/x_y", "b"]},
+        index=pd.Index(["A", "B"], name="token"),
+    )
+    md = markdown_table(frame)
+    assert md.splitlines()[:2] == ["| token | x | n | s | t |", "|---|---:|---:|---:|---|"]
+    assert md.splitlines()[2:] == [
+        "| A | 0.5000 | 1,234 | 0.123 | see https://a.org/x_y |",
+        "| B |  | 5 | \u20111.5 | b |",
+    ]
+    assert markdown_table(frame) is md  # made once per text table
+    assert markdown_table(frame, hide_index=True).splitlines()[0] == "| x | n | s | t |"
+    cells, out = _rendered_cells(md)
+    assert '<td style="text-align:right">0.5000</td>' in out and cells[1][4] == "see https://a.org/x_y"
 
 
 @given(

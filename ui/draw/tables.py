@@ -18,7 +18,7 @@ import pyarrow as pa
 from ui.draw.vega import digest
 from ui.server.cache import ByteLRU, register
 from ui.session.links import link_options
-from ui.text import fmt_all
+from ui.text import fmt_all, md_escape
 
 _TABLES = register(ByteLRU("ui.draw.tables.matrix_table", 8 * 2**20))
 
@@ -103,7 +103,9 @@ def show_table(
 
     On a screen narrower than a laptop's (a phone, a tablet) the grid's columns run past the screen and hide
     behind a sideways scroll that a student does not know is there. So a table of that size is drawn twice: the
-    grid, and after it the same text table; ``ui/skeleton/a11y.css`` shows the text table (whose cells wrap) where
+    grid, and after it the same table as text, one Markdown element (:func:`markdown_table`: st.table draws every
+    cell as a Markdown element of its own, and a browser builds them all, hidden or not: the Real model's twins
+    of 1,300 cells took 3 of its 6 s to open on a slow laptop); ``ui/skeleton/a11y.css`` shows the text table (whose cells wrap) where
     the page is narrower than GRID_MIN_PAGE_PX (the sidebar's room counted: a laptop at 1100 px has a 640 px page)
     and the grid from there on. A longer table (Masks' keys at 512 tokens, FlashAttention's tiles) gets the
     twin too when it has more than PHONE_GRID_COLUMNS columns (up to PHONE_MAX_ROWS rows and PHONE_TEXT_COLUMNS
@@ -131,13 +133,51 @@ def show_table(
         return
     place.dataframe(data, column_config=column_config, hide_index=hide_index, **grid)
     if text is not None:  # phones and tablets see this one instead of the grid (ui/skeleton/a11y.css)
-        place.table(_lean(text) if hide_index else text, hide_index=hide_index, border="horizontal")
+        place.markdown(markdown_table(text, hide_index))
 
 
-def _lean(text: pd.DataFrame) -> pa.Table:
-    """A text table without its index, as an Arrow table without pandas' schema note (a JSON description of every
-    column, as long as the table's text itself; it is sent again with every change of a number in the table)."""
-    return pa.Table.from_pandas(text, preserve_index=False).replace_schema_metadata(None)
+_MARKDOWN: dict[int, tuple] = {}  # id(text table) -> (weak reference to it, hide_index, its Markdown)
+_NUMERIC = re.compile(r"[-+\u2011\u2212]?[\d.,]+(e[-+\u2011]\d+)?%?")
+
+
+def markdown_table(text: pd.DataFrame, hide_index: bool | None = None) -> str:
+    """A text table as one GitHub-flavoured Markdown table: its index first unless ``hide_index``, every cell shown
+    as written (Markdown, math and HTML characters escaped: a token typed by a learner is text; a word holding
+    ``://`` stays a link, as st.table's cells make it), a number as st.table writes it (a float to 4 decimals), a
+    column of numbers aligned right. Made once per text table (:func:`_text_table` keeps them while their data lives)."""
+    hit = _MARKDOWN.get(id(text))
+    if hit is not None and hit[0]() is text and hit[1] == hide_index:
+        return hit[2]
+    columns = [[_md_cell(v) for v in text[name]] for name in text.columns]
+    names = [_md_cell(name) for name in text.columns]
+    if not hide_index:
+        columns.insert(0, [_md_cell(v) for v in text.index])
+        names.insert(0, _md_cell(text.index.name) if text.index.name is not None else "")
+    right = [any(c) and all(v == "" or _NUMERIC.fullmatch(v) for v in c) for c in columns]
+    lines = ["| " + " | ".join(names) + " |", "|" + "|".join("---:" if r else "---" for r in right) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in zip(*columns)]
+    out = "\n".join(lines)
+    ident = id(text)
+    _MARKDOWN[ident] = (weakref.ref(text, lambda _: _MARKDOWN.pop(ident, None)), hide_index, out)
+    return out
+
+
+def _md_cell(v) -> str:
+    """One cell of :func:`markdown_table`: a missing number empty, a bool, an int and a float as st.table writes
+    them, text on one line with its Markdown escaped (a link's word kept, its pipes escaped)."""
+    if v is None or (isinstance(v, float | np.floating) and np.isnan(v)):
+        return ""
+    if isinstance(v, bool | np.bool_):
+        return "true" if v else "false"
+    if isinstance(v, int | np.integer):
+        return f"{v:,}"
+    if isinstance(v, float | np.floating):
+        return f"{v:,.4f}"
+    text = str(v)
+    if _NUMERIC.fullmatch(text):  # a number written as text ("0.123", "‑2.25"): nothing to escape
+        return text
+    words = re.sub(r"[\r\n\t]+", " ", text).split(" ")
+    return " ".join(w.replace("|", "\\|") if "://" in w else md_escape(w) for w in words)
 
 
 _TEXT: dict[int, tuple] = {}  # id(data) -> (weak reference to data, column_config's repr, hide_index, text table)
