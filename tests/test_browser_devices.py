@@ -208,3 +208,31 @@ def _open_expanders(page) -> int:
         page.wait_for_timeout(1500)  # an expander that reruns the page (the reproduce scripts) draws its content
         wait_for_app(page, timeout_ms=120000)
     return n
+
+
+# the first grid of the main area and the element after it: whether each shows, and the text of the twin's cells
+GRID_AND_TWIN = """() => {
+    const grid = document.querySelector('[data-testid="stMain"] [data-testid="stDataFrame"]');
+    const next = grid.closest('[data-testid="stElementContainer"]').nextElementSibling;
+    const table = next && next.querySelector('[data-testid="stMarkdownContainer"] table');
+    return {grid: grid.checkVisibility() && grid.getBoundingClientRect().width > 0,
+            twin: !!table && table.checkVisibility() && table.getBoundingClientRect().width > 0,
+            cells: table ? [...table.rows].map(r => [...r.cells].map(c => c.innerText.trim())) : []};
+}"""
+
+
+@pytest.mark.parametrize("size", [PHONE, (1400, 1000)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_phone_reads_a_grid_as_its_markdown_twin_and_a_laptop_the_grid(browser_and_base, size):
+    """ui.draw.tables.show_table draws a readable table twice, the grid and one Markdown table after it
+    (ui/skeleton/a11y.css): a phone shows the Markdown table alone, its cells the page's numbers; a laptop shows the
+    grid alone. Soft lookup's keys at the default: cat, dog and car with their values 10, 20, 30."""
+    browser, base = browser_and_base
+    options = touch_options(size) if size == PHONE else {"viewport": {"width": size[0], "height": size[1]}}
+    with borrowed_page(browser, **options) as page:
+        load_app(page, base + "/Soft_lookup")
+        assert_no_errors(page)
+        got = page.evaluate(GRID_AND_TWIN)
+    assert (got["grid"], got["twin"]) == ((False, True) if size == PHONE else (True, False))
+    rows = got["cells"]
+    assert rows[0][:3] == ["", "key k", "value v"] and [r[0] for r in rows[1:]] == ["cat", "dog", "car"]
+    assert [r[2] for r in rows[1:]] == ["10", "20", "30"]
