@@ -12,7 +12,7 @@ from attention_core.matrices import check_matrix
 from attention_core.walkthrough import VOCAB, walkthrough
 from ui.classroom.mode import classroom_on, predict, which_key
 from ui.draw import vega
-from ui.draw.tables import matrix_table, prefixed, show_table
+from ui.draw.tables import matrix_table, prefixed, show_matrix
 from ui.lessons.step_by_step import text as step_text
 from ui.lessons.step_by_step.charts import matrix_chart
 from ui.session.partial import full_run
@@ -78,11 +78,11 @@ def step(title: str, latex: str, table, sentence: str):
     columns (7 tokens or more) takes the page's width, with the sentence under it."""
     st.markdown(f"#### {title}\n$$\n{latex}\n$$")
     if table.num_columns > 7:  # 6 columns + the index: beside a sentence it would scroll sideways at 1280 px
-        show_table(st, table, width="stretch")
+        show_matrix(st, table, width="stretch")
         st.markdown(sentence)
         return
     row = st.container(horizontal=True, gap="large")  # one block (columns send three): the body reruns per change
-    show_table(row, table, width="content")
+    show_matrix(row, table, width="content")
     row.markdown(sentence, width=360)  # a set width stays beside a table of up to 7 columns at 1280 px
 
 
@@ -200,7 +200,7 @@ def _first_steps(wt) -> None:
     step(
         "1. Embeddings E, a row for each of the T tokens",
         r"E \in \{0,1\}^{T \times 2},\; A = [1, 0],\; B = [0, 1]",
-        matrix_table(wt.E, labels, prefixed("e", 2)),
+        matrix_table(wt.E, labels, prefixed("e", 2), text=True),
         step_text.embeddings_sentence(wt),
     )
     step(
@@ -250,7 +250,7 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
             rf"\quad \tau = {cfg.temperature:g}"
         )
         left, right = st.columns([3, 2])
-        show_table(
+        show_matrix(
             left,
             matrix_table(wt.A, labels, labels, extra=(("row sum", wt.A.sum(1)),), text=True),
             width="stretch" if len(labels) > 5 else "content",
@@ -279,8 +279,8 @@ def _draw(booster, lower, symbols: list[str], W: dict, revealed: bool) -> list[Q
         )
         st.markdown("#### 9. Before and after: E next to Z")
         c1, c2 = st.columns(2)
-        show_table(c1, matrix_table(wt.E, labels, prefixed("e", 2)))
-        show_table(c2, matrix_table(wt.Z, labels, prefixed("z", 2), text=True))
+        show_matrix(c1, matrix_table(wt.E, labels, prefixed("e", 2), text=True))
+        show_matrix(c2, matrix_table(wt.Z, labels, prefixed("z", 2), text=True))
         st.markdown(step_text.moved_towards_b(wt))
         return step_text.check_questions(wt, (plain, boosted), cfg)
 

@@ -146,3 +146,44 @@ def heatmap_cols(spec: dict) -> int:
 def heatmap_rows(spec: dict) -> int:
     """The number of rows of a heatmap spec (:func:`heatmap_positions`)."""
     return len(heatmap_positions(spec, "y"))
+
+
+def _markdown_frame(body: str):
+    """A Markdown table (ui.draw.tables.markdown_table) as the DataFrame it shows: its cells as a reader sees them
+    (escapes undone, a number's non-breaking hyphen a minus), the first column the index when its head is empty."""
+    import re
+
+    import pandas as pd
+
+    def cells(line: str) -> list[str]:
+        split = re.split(r"(?<!\\)\|", line)[1:-1]
+        return [re.sub(r"\\(.)", r"\1", c.strip()).replace("\u2011", "-").replace("\u200b", "") for c in split]
+
+    lines = body.splitlines()
+    head, rows = cells(lines[0]), [cells(line) for line in lines[2:]]
+    if head and head[0] == "":
+        return pd.DataFrame([r[1:] for r in rows], columns=head[1:], index=[r[0] for r in rows])
+    return pd.DataFrame(rows, columns=head)
+
+
+def tables(at: AppTest) -> list:
+    """Every table of the main area in the page's order, as DataFrames: the grids (st.dataframe), the tables drawn as
+    one Markdown table (ui.draw.tables.show_matrix; a grid's Markdown twin for phones is left out: it repeats the
+    grid before it)."""
+    out, previous = [], None
+
+    def walk(node) -> None:
+        nonlocal previous
+        for child in getattr(node, "children", {}).values():
+            kind = getattr(child, "type", None)
+            if kind == "dataframe":
+                out.append(child.value)
+            elif kind == "markdown" and str(child.value).startswith("| ") and previous != "dataframe":
+                out.append(_markdown_frame(child.value))
+            if getattr(child, "children", None):
+                walk(child)
+            else:
+                previous = kind
+
+    walk(at.main)
+    return out

@@ -84,10 +84,12 @@ def horizontal_overflow(page) -> list[str]:
 
 
 def projector_tables(page) -> list[dict]:
-    """The main area's tables drawn as text (st.table): the type size of their cells, and whether each fits its
-    box (a table wider than its box scrolls sideways inside it, out of a projector's reach)."""
+    """The main area's tables drawn as text (st.table, and a Markdown table: ui.draw.tables.show_matrix's): the type
+    size of their cells, and whether each fits its box (a table wider than its box scrolls sideways inside it, out
+    of a projector's reach)."""
     return page.evaluate("""() => [...document.querySelectorAll(
-            '[data-testid="stMainBlockContainer"] [data-testid="stTable"]')].map(t => {
+            '[data-testid="stMainBlockContainer"] :is([data-testid="stTable"], [data-testid="stMarkdownContainer"] table)')]
+        .filter(t => t.checkVisibility()).map(t => {
         const td = t.querySelector('td') || t.querySelector('th');
         const cell = td && (td.querySelector('p') || td);  // a text cell holds its text in a paragraph
         const wide = [t, ...t.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attention_core import WhatIf, run_whatif
-from tests.apptest_util import ROOT, app, chart_titles, run_ok, texts
+from tests.apptest_util import ROOT, app, chart_titles, run_ok, tables, texts
 from tests.script_output import parse_printed_weights
 from ui.classroom.presets import MAX_LINK, load_presets, parse_preset
 from ui.lessons.playground.export import output_csv, qkv_csv, snippet_core, snippet_torch, weights_csv
@@ -211,7 +211,7 @@ def test_classroom_mode_hides_then_reveals():
     at.switch_page("pages/Step_by_step.py")
     run_ok(at)
     assert at.sidebar.toggle(key="classroom_on").value is True
-    assert not any("row sum" in d.value.columns for d in at.dataframe)
+    assert not any("row sum" in t.columns for t in tables(at))
     shown = texts(at)  # the booster's sentence keeps query 1's weights back too: they would answer the question
     assert "The key booster" in shown and "appear with the others after your prediction" in shown
     assert "0.997" not in shown and "5. Scores" not in shown

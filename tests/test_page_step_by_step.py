@@ -13,7 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from attention_core import class_notes_weights, scaled_dot_product_attention
 from attention_core.walkthrough import walkthrough
-from tests.apptest_util import app, chart_datasets, run_ok, texts
+from tests.apptest_util import app, chart_datasets, run_ok, tables, texts
 from ui.text import fmt
 
 PAGE = "pages/Step_by_step.py"
@@ -55,7 +55,7 @@ def test_walkthrough_class_notes_and_errors():
 
 def frames(at):
     """The tables' numbers (written as text by ui.text.fmt, as the sentences and maps write them)."""
-    return [d.value.apply(lambda col: col.astype(float)) for d in at.dataframe]
+    return [t.apply(lambda col: col.astype(float)) for t in tables(at)]
 
 
 def shown(x: float) -> float:
@@ -250,7 +250,7 @@ def test_one_weight_reads_the_same_in_the_map_its_tooltip_the_table_and_the_sent
     wt = walkthrough("A A B A".split(), *class_notes_weights(), scaled=cfg.scaled, temperature=cfg.temperature)
     top = int(np.argmax(wt.A[0]))
     written = fmt(wt.A[0, top])
-    table = next(d.value for d in at.dataframe if "row sum" in d.value.columns)
+    table = next(t for t in tables(at) if "row sum" in t.columns)
     assert table.loc["A1", LABELS[top]] == written
     (chart,) = [el for el in at.get("vega_lite_chart") if json.loads(el.proto.spec)["title"] == "weights α"]
     spec = json.loads(chart.proto.spec)

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from tests.apptest_util import ROOT, app, run_ok, set_widget, texts, widget_count
+from tests.apptest_util import ROOT, app, run_ok, set_widget, tables, texts, widget_count
 from ui.classroom.mode import TOGGLE_KEY
 from ui.skeleton.registry import PAGES as REGISTRY
 
@@ -291,14 +291,14 @@ def test_step_by_step_scaling_and_temperature_redraw_only_the_steps_they_change(
     at = run_ok(app("pages/Step_by_step.py", partial=True))
     headings = [h for h in texts(at).splitlines() if h.startswith("#### ")]
     assert [h.split(".")[0] for h in headings] == [f"#### {i}" for i in range(1, 10)]
-    full_tables = len(at.dataframe)
+    full_tables = len(tables(at))
     run_ok(set_widget(at, "ctl_scaled", False))
     shown = texts(at)
     assert widget_count(at) == 0
     assert [h.split(".")[0] for h in shown.splitlines() if h.startswith("#### ")] == [f"#### {i}" for i in (6, 7, 8, 9)]
     assert "6. Scaled scores S / √d_k (scaling is off: unchanged)" in shown and "The key booster" in shown
-    assert len(at.dataframe) == full_tables - 3 - 5  # nor the three matrix editors, nor E, Q, K, V and S
+    assert len(tables(at)) == full_tables - 3 - 5  # nor the three matrix editors, nor E, Q, K, V and S
     run_ok(at)  # a plain rerun: the whole page again (AppTest holds only the body's elements after a body rerun)
-    assert "1. Embeddings E" in texts(at) and len(at.dataframe) == full_tables
+    assert "1. Embeddings E" in texts(at) and len(tables(at)) == full_tables
     run_ok(set_widget(at, "ctl_temperature", 0.501))
     assert r"\tau = 0.501" in texts(at) and "1. Embeddings E" not in texts(at)

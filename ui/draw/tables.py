@@ -136,6 +136,19 @@ def show_table(
         place.markdown(markdown_table(text, hide_index))
 
 
+def show_matrix(place, data, **grid) -> None:
+    """A small labelled matrix (:func:`matrix_table`: numbers in rows and columns, nothing to sort, no column to
+    explain) as one Markdown table at every width, the projector's too: a grid and its twin were two elements,
+    the grid a canvas the browser builds at some cost (Step by step draws ten). A matrix too large for the text
+    table a phone reads (over PROJECTOR_MAX_ROWS rows or PROJECTOR_MAX_COLUMNS columns) is :func:`show_table`'s.
+    ``grid``: st.dataframe's arguments, for such a one."""
+    text = _text_table(data, {}, None)
+    if text is None or len(text) > PROJECTOR_MAX_ROWS:
+        show_table(place, data, **grid)
+        return
+    place.markdown(markdown_table(text))
+
+
 _MARKDOWN: dict[int, tuple] = {}  # id(text table) -> (weak reference to it, hide_index, its Markdown)
 _NUMERIC = re.compile(r"[-+\u2011\u2212]?[\d.,]+(e[-+\u2011]\d+)?%?")
 

@@ -89,7 +89,8 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stMetricValue"],
 [data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 3rem; }
 [data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td),
-[data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td) p { font-size: 1.3rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td) p,
+[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] table :is(th, td) { font-size: 1.3rem; }
 [data-testid="stMainBlockContainer"] [data-testid="stTable"] :is(th, td) * { overflow-wrap: anywhere; }  /* a long name wraps, not cut */
 [data-testid="stMainBlockContainer"] .st-key-pulse_tally [data-testid="stMarkdownContainer"] p { font-size: 1.6rem; }
 [data-testid="stMainBlockContainer"] .st-key-pulse_tally [data-testid="stProgressBarTrack"] { height: 1.5rem; }
