@@ -28,7 +28,15 @@ RecalcStyle), the bytes received (HTTP transfer and websocket), and the server's
 The server is not throttled; it has drawn every page once before the runs. Medians of ``--repeat`` runs,
 throttled and not throttled alternating so that both see the same machine.
 
+Beside the app, in the same run, a floor app (``benchmarks/floor_app``: a title, a formula, a slider and one 8 x 8
+Altair heatmap, two pages) served by the same Streamlit: what Streamlit itself costs to open a small page, the
+way to it and the throttling alike. Each row of the app says how many times the floor's time it took, and a
+summary gives each way's median and slowest page against the floor. ``--before DIR`` serves another checkout too,
+page by page in turn with the app, for a before and after in one run; ``--every-page`` walks Home and every page at
+its defaults instead of the scenarios below.
+
     python benchmarks/page_ready.py [--repeat 3] [--throttle 4] [--pages "Playground,Compare"] [--app-dir DIR]
+        [--every-page] [--before DIR] [--no-floor]
 """
 
 from __future__ import annotations
