@@ -180,10 +180,10 @@ def tables(at: AppTest) -> list:
                 out.append(child.value)
             elif kind == "markdown" and str(child.value).startswith("| ") and previous != "dataframe":
                 out.append(_markdown_frame(child.value))
-            if getattr(child, "children", None):
+            if getattr(child, "children", None):  # a block: its first element follows nothing (CSS's "+")
+                previous = None
                 walk(child)
-            else:
-                previous = kind
+            previous = kind
 
     walk(at.main)
     return out

@@ -490,13 +490,43 @@ def test_a_markdown_twin_writes_numbers_as_the_grid_and_aligns_them_right():
     md = markdown_table(frame)
     assert md.splitlines()[:2] == ["| token | x | n | s | t |", "|---|---:|---:|---:|---|"]
     assert md.splitlines()[2:] == [
-        "| A | 0.5000 | 1,234 | 0.123 | see https://a.org/x_y |",
+        "| A | 0.5000 | 1,234 | 0.123 | see [https\\:\\/\\/a\\.org\\/x\\_y](https://a.org/x_y) |",
         "| B |  | 5 | \u20111.5 | b |",
     ]
     assert markdown_table(frame) is md  # made once per text table
     assert markdown_table(frame, hide_index=True).splitlines()[0] == "| x | n | s | t |"
     cells, out = _rendered_cells(md)
-    assert '<td style="text-align:right">0.5000</td>' in out and cells[1][4] == "see https://a.org/x_y"
+    assert '<td style="text-align:right">0.5000</td>' in out
+    assert cells[1][4] == 'see <a href="https://a.org/x_y">https://a.org/x_y</a>'
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "[Log in](https://evil.example)",
+        "![](https://evil.example/p.png)",
+        "**x**://",
+        "$x$://",
+        "a://\\|",
+        "<b>a://</b>",
+        "https://a.org/(x)",
+        "x:smile:://",
+        ":material/home:",
+    ],
+)
+def test_a_typed_word_holding_an_address_is_text_in_a_markdown_twin(word):
+    """Only a word that is a web address and nothing else becomes a link; a learner's word that holds "://" among
+    markup reads as typed, in its one cell, and makes no link, image, emphasis or math; its slashes are escaped too
+    (Streamlit reads ":material/name:" as an icon)."""
+    import pandas as pd
+
+    from ui.draw.tables import markdown_table
+
+    md = markdown_table(pd.DataFrame({"key": [word, "b"]}), hide_index=True)
+    cells, out = _rendered_cells(md)
+    assert [row[0] for row in cells] == ["key", word, "b"], out
+    assert not re.search(r"<(?!/?(table|thead|tbody|tr|th|td)\b)", out), out
+    assert ":material/" not in md and "$x$" not in md
 
 
 @given(

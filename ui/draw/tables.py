@@ -150,7 +150,10 @@ def show_matrix(place, data, **grid) -> None:
 
 
 _MARKDOWN: dict[int, tuple] = {}  # id(text table) -> (weak reference to it, hide_index, its Markdown)
-_NUMERIC = re.compile(r"[-+\u2011\u2212]?[\d.,]+(e[-+\u2011]\d+)?%?")
+_NUMERIC = re.compile(r"[-+\u2011\u2212]?(?=[\d.,]*\d)[\d.,]+(e[-+\u2011]\d+)?%?")
+# a word that is a web address and nothing else: no brackets, quotes, spaces or Markdown that a link's target could
+# end or carry (a cell's other words, and any word a learner typed that holds "://" among markup, are escaped)
+_URL = re.compile(r"https?://[\w.\-]+(:\d+)?(/[\w.\-~/?#@!&+,;=%]*)?")
 
 
 def markdown_table(text: pd.DataFrame, hide_index: bool | None = None) -> str:
@@ -177,7 +180,7 @@ def markdown_table(text: pd.DataFrame, hide_index: bool | None = None) -> str:
 
 def _md_cell(v) -> str:
     """One cell of :func:`markdown_table`: a missing number empty, a bool, an int and a float as st.table writes
-    them, text on one line with its Markdown escaped (a link's word kept, its pipes escaped)."""
+    them, text on one line with its Markdown escaped (:func:`_md_word`)."""
     if v is None or (isinstance(v, float | np.floating) and np.isnan(v)):
         return ""
     if isinstance(v, bool | np.bool_):
@@ -190,7 +193,14 @@ def _md_cell(v) -> str:
     if _NUMERIC.fullmatch(text):  # a number written as text ("0.123", "‑2.25"): nothing to escape
         return text
     words = re.sub(r"[\r\n\t]+", " ", text).split(" ")
-    return " ".join(w.replace("|", "\\|") if "://" in w else md_escape(w) for w in words)
+    return " ".join(_md_word(w) for w in words)
+
+
+def _md_word(word: str) -> str:
+    """One word of a cell: escaped (its slashes too: Streamlit reads ":material/name:" as an icon), a web address
+    a link whose text is escaped and whose target holds no character that could end it."""
+    shown = md_escape(word).replace("/", "\\/")
+    return f"[{shown}]({word})" if _URL.fullmatch(word) else shown
 
 
 _TEXT: dict[int, tuple] = {}  # id(data) -> (weak reference to data, column_config's repr, hide_index, text table)
