@@ -764,9 +764,13 @@ def test_compares_outputs_follow_as_live_temperature_before_the_release(browser_
             WhatIf(seq_len=6, d_model=32, n_heads=2, scaled=False),
         )
         before = _assert_compare_outputs_show(page, a, b)
-        page.locator(f'{MAPS} input[aria-label^="temperature τ (A)"]').first.focus()
+        slider = page.locator(f'{MAPS} input[aria-label^="temperature τ (A)"]').first
+        slider.focus()
         for _ in range(3):
             page.keyboard.press("ArrowRight")
+        # all three keys taken (log10 τ from 0 to 0.03; a loaded machine read the outputs after one or two of them,
+        # and the release then named a later τ than the one read)
+        page.wait_for_function("(e) => e.value === '0.03'", arg=slider.element_handle())
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         moved = page.locator(OUTPUTS).first.evaluate(READ_CMP_OUTPUTS)
         assert moved["frames"] > before["frames"] and moved["tau"] > 1.0
