@@ -105,7 +105,7 @@ def show_table(
     behind a sideways scroll that a student does not know is there. So a table of that size is drawn twice: the
     grid, and after it the same table as text, one Markdown element (:func:`markdown_table`: st.table draws every
     cell as a Markdown element of its own, and a browser builds them all, hidden or not: the Real model's twins
-    of 1,300 cells took 3 of its 6 s to open on a slow laptop); ``ui/skeleton/a11y.css`` shows the text table (whose cells wrap) where
+    of 1,300 cells took about 4 of its 8.6 s to open on a slow laptop); ``ui/skeleton/a11y.css`` shows the text table (whose cells wrap) where
     the page is narrower than GRID_MIN_PAGE_PX (the sidebar's room counted: a laptop at 1100 px has a 640 px page)
     and the grid from there on. A longer table (Masks' keys at 512 tokens, FlashAttention's tiles) gets the
     twin too when it has more than PHONE_GRID_COLUMNS columns (up to PHONE_MAX_ROWS rows and PHONE_TEXT_COLUMNS
@@ -158,8 +158,8 @@ _URL = re.compile(r"https?://[\w.\-]+(:\d+)?(/[\w.\-~/?#@!&+,;=%]*)?")
 
 def markdown_table(text: pd.DataFrame, hide_index: bool | None = None) -> str:
     """A text table as one GitHub-flavoured Markdown table: its index first unless ``hide_index``, every cell shown
-    as written (Markdown, math and HTML characters escaped: a token typed by a learner is text; a word holding
-    ``://`` stays a link, as st.table's cells make it), a number as st.table writes it (a float to 4 decimals), a
+    as written (Markdown, math and HTML characters escaped: a token typed by a learner is text; a word that is a
+    web address and nothing else is a link, as st.table's cells make it), a number as st.table writes it (a float to 4 decimals), a
     column of numbers aligned right. Made once per text table (:func:`_text_table` keeps them while their data lives)."""
     hit = _MARKDOWN.get(id(text))
     if hit is not None and hit[0]() is text and hit[1] == hide_index:
