@@ -77,7 +77,7 @@ def find_token(tokens: list[str], word: str) -> int | None:
 ATTN, FFN = "multi-head\\nself-attention", "feed-forward\\nReLU(xW₁+b₁)W₂+b₂"
 
 
-def _encoder_flow(norm_first: bool) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
+def encoder_flow(norm_first: bool) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
     """The encoder block's edges in the order the data meets them, and which of them are residual."""
     if norm_first:  # h = x + MHA(LN1(x)); out = h + FFN(LN2(h))
         flow = [
@@ -107,24 +107,10 @@ def _encoder_flow(norm_first: bool) -> tuple[list[tuple[str, str]], set[tuple[st
     return flow, {("x", "add₁"), ("LN₁", "add₂")}
 
 
-def encoder_graph_dot(norm_first: bool) -> str:
-    """The encoder block's data flow as Graphviz DOT text, top to bottom (a column that a phone draws at a readable
-    size: left to right, its 12 pt labels were drawn at 4 px on a phone and 9 px at 1280 px); residual edges are
-    dashed."""
-    flow, residual = _encoder_flow(norm_first)
-    edges = " ".join(
-        f'"{a}" -> "{b}"' + (' [style=dashed, label=" residual"]' if (a, b) in residual else "") + ";" for a, b in flow
-    )
-    return (
-        "digraph { rankdir=TB; ranksep=0.22; nodesep=0.35; "
-        'node [shape=box, style=rounded, fontname=sans, fontsize=12, height=0.3, margin="0.12,0.04"]; '
-        "edge [fontname=sans, fontsize=11, arrowsize=0.7]; " + edges + " }"
-    )
-
-
 def encoder_graph_alt(norm_first: bool) -> str:
-    """The diagram of :func:`encoder_graph_dot` in words (its text alternative): each edge, residual ones named."""
-    flow, residual = _encoder_flow(norm_first)
+    """The encoder block's diagram (:func:`encoder_flow`, drawn by ui/draw/diagrams.py) in words, its text alternative:
+    each edge, residual ones named."""
+    flow, residual = encoder_flow(norm_first)
     steps = [f"{a} to {b}".replace("\\n", " ") + (" (residual)" if (a, b) in residual else "") for a, b in flow]
     kind = "pre-norm" if norm_first else "post-norm"
     return f"Encoder block ({kind}) data flow: " + "; ".join(steps) + "."

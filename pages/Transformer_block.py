@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core.block_run import encoder_graph_alt, encoder_graph_dot, find_token, layer_norm_stats, run_block
+from attention_core.block_run import encoder_flow, encoder_graph_alt, find_token, layer_norm_stats, run_block
 from attention_core.transformer import decoder_block, encoder_block
 from ui.compute import cached_block
 from ui.draw import vega
@@ -22,6 +22,7 @@ from ui.draw.charts import (
     weight_axis,
     weight_scale,
 )
+from ui.draw.diagrams import flow_column_svg
 from ui.draw.tables import show_table
 from ui.lessons.transformer_block.text import chain_caption, check_questions
 from ui.session.partial import full_run, rerun_body
@@ -99,7 +100,8 @@ def _encoder_maps(run, D: int, norm_first: bool) -> None:
     st.subheader("Encoder block")
     # the diagram runs top to bottom in a column, its caption beside it (under it on a phone)
     diagram, words = st.columns([2, 3])
-    diagram.graphviz_chart(encoder_graph_dot(norm_first), alt=encoder_graph_alt(norm_first))
+    with diagram.container(key="block_diagram"):  # drawn at its own size (ui/skeleton/a11y.css)
+        st.image(flow_column_svg(*encoder_flow(norm_first)), alt=encoder_graph_alt(norm_first))
     words.caption(
         f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
         f"Each map is tokens (rows) x dimensions (columns), "

@@ -75,9 +75,11 @@ def touch_options(size) -> dict:
 
 
 # chart text drawn smaller than MIN_CHART_PX (CSS px on the screen, after any scaling of the chart), as
-# "text: size px"; Vega draws axis labels, titles, legends and text marks as SVG text, Graphviz a diagram's labels
-# (Transformer block's encoder diagram, scaled to its column, drew 12 pt labels at 4 px on a phone). The scale is
-# the text's own screen transform, so a viewBox, a transform or a squeezed svg all count.
+# "text: size px"; Vega draws axis labels, titles, legends and text marks as SVG text, whose scale is the text's own
+# screen transform, so a viewBox, a transform or a squeezed svg all count. A diagram drawn as an SVG image
+# (ui/draw/diagrams.py; Transformer block's encoder diagram, scaled to its column as a Graphviz chart, once drew 12 pt
+# labels at 4 px on a phone) is read from its data address: each text's font size times the image's drawn width over
+# its own.
 MIN_CHART_PX = 11
 SMALL_CHART_TEXT = """(least) => {
     const out = [];
@@ -87,6 +89,18 @@ SMALL_CHART_TEXT = """(least) => {
         const m = t.getScreenCTM();
         const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
         if (px < least - 0.01) out.push(`${t.textContent.slice(0, 30)}: ${px.toFixed(1)} px`);
+    });
+    const svgData = 'data:image/svg+xml;base64,';
+    document.querySelectorAll('[data-testid="stMainBlockContainer"] img').forEach(img => {
+        if (!img.src.startsWith(svgData) || !img.naturalWidth) return;
+        const doc = new DOMParser().parseFromString(
+            new TextDecoder().decode(Uint8Array.from(atob(img.src.slice(svgData.length)), c => c.charCodeAt(0))),
+            'image/svg+xml');
+        const scale = img.getBoundingClientRect().width / img.naturalWidth;
+        doc.querySelectorAll('text').forEach(t => {
+            const px = parseFloat(t.getAttribute('font-size')) * scale;
+            if (px < least - 0.01) out.push(`${t.textContent.slice(0, 30)}: ${px.toFixed(1)} px (an SVG image)`);
+        });
     });
     return out;
 }"""

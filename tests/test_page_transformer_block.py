@@ -1,21 +1,31 @@
 """AppTest: the Transformer block page, at the default and at extreme settings."""
 
+import base64
 import json
 import re
 
 import numpy as np
 import pytest
 
-from attention_core.block_run import encoder_graph_alt, encoder_graph_dot, layer_norm_stats, run_block
+from attention_core.block_run import encoder_flow, encoder_graph_alt, layer_norm_stats, run_block
 from attention_core.config import DEFAULT_SENTENCE
 from tests.apptest_util import app, chart_titles, run_ok, texts
+from ui.draw.diagrams import flow_column_svg
 from ui.text import fmt
 
 BLOCK = "pages/Transformer_block.py"
+SVG_DATA = "data:image/svg+xml;base64,"
 
 
 def _expander_labels(at):
     return [e.label for e in at.expander]
+
+
+def _diagram(at) -> tuple[str, str]:
+    """The encoder diagram's SVG (from its data address) and its text alternative: the page's one SVG image."""
+    svgs = [img for el in at.get("image") for img in el.proto.imgs if img.url.startswith(SVG_DATA)]
+    assert len(svgs) == 1
+    return base64.b64decode(svgs[0].url.removeprefix(SVG_DATA)).decode(), svgs[0].alt
 
 
 def test_transformer_block_page():
@@ -29,8 +39,7 @@ def test_transformer_block_page():
         "LayerNorm₂ = output"
     ]  # hidden: an image
     assert "cross-attention (5 x 11)" in titles and "causal mask (5 x 5)" in titles
-    (diagram,) = at.get("graphviz_chart")
-    assert (diagram.proto.spec, diagram.proto.alt) == (encoder_graph_dot(False), encoder_graph_alt(False))
+    assert _diagram(at) == (flow_column_svg(*encoder_flow(False)), encoder_graph_alt(False))
     shown = texts(at)
     assert "a trained model is needed" in shown and "seeded random, not trained" in shown
     assert any(t.startswith('attention from "it" (head 1, encoder block)') for t in titles)
@@ -60,9 +69,9 @@ def test_transformer_block_page():
     out_norm = float(np.linalg.norm(pre.encoder.out, axis=1).mean())
     assert f"to {fmt(out_norm)} (output)" in texts(at)
     assert any(t.startswith('attention from "it" (head 3, encoder block)') for t in chart_titles(at))
-    (diagram,) = at.get("graphviz_chart")  # the diagram and its words follow the toggle
-    assert (diagram.proto.spec, diagram.proto.alt) == (encoder_graph_dot(True), encoder_graph_alt(True))
-    assert diagram.proto.alt.startswith("Encoder block (pre-norm) data flow: x to LN₁;")
+    svg, alt = _diagram(at)  # the diagram and its words follow the toggle
+    assert (svg, alt) == (flow_column_svg(*encoder_flow(True)), encoder_graph_alt(True))
+    assert alt.startswith("Encoder block (pre-norm) data flow: x to LN₁;")
 
     at.radio(key="tb_source").set_value("the shared what-if input")
     at.sidebar.checkbox(key="ctl_positional").check()

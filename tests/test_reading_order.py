@@ -171,7 +171,8 @@ def _seen(page: str, node, out: list[Seen]) -> None:
         out.append(Seen(page, kind, node.value))
     elif isinstance(node, et.Metric):
         out.append(Seen(page, "metric", f"{proto.label} {proto.help}".strip()))
-    elif isinstance(node, et.Image):
+    elif isinstance(node, et.Image):  # a diagram drawn as SVG (ui/draw/diagrams.py) is read by its words, its alt
+        out += [Seen(page, "diagram", img.alt) for img in proto.imgs if img.url.startswith("data:image/svg+xml")]
         out += [Seen(page, "image", img.caption) for img in proto.imgs if img.caption]
     elif isinstance(node, (et.Dataframe, et.Table)):
         frame = node.value
@@ -183,8 +184,6 @@ def _seen(page: str, node, out: list[Seen]) -> None:
         title = json.loads(proto.spec).get("title")
         text = title.get("text", "") if isinstance(title, dict) else title or ""
         out.append(Seen(page, "chart", text if isinstance(text, str) else " ".join(text)))
-    elif kind == "graphviz_chart":
-        out.append(Seen(page, "diagram", " ".join(re.findall(r'"([^"]+)"', proto.spec)).replace("\\n", " ")))
     elif kind in ("page_link", "html", "code", "bidi_component", "empty", "divider"):
         pass  # previews of pages, styles, source code, the model view's canvas
     elif proto is not None and hasattr(proto, "label"):  # a widget: its label and its help, read together

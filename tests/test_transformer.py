@@ -1,7 +1,5 @@
 """Encoder / decoder blocks: NumPy and from-scratch torch against PyTorch's own layers."""
 
-import re
-
 import numpy as np
 import pytest
 import torch
@@ -64,7 +62,7 @@ def test_decoder_block_matches_pytorch(norm_first, d_model, heads, T_q, T_k):
 
 def test_run_block_sentence_and_whatif_input():
     from attention_core import WhatIf, run_whatif
-    from attention_core.block_run import encoder_graph_alt, encoder_graph_dot, find_token, run_block
+    from attention_core.block_run import encoder_flow, encoder_graph_alt, find_token, run_block
 
     cfg = WhatIf(d_model=16, n_heads=4, seed=3)
     run = run_block(cfg, "The animal didn't cross the street because it was too tired", decoder_tokens=3)
@@ -77,14 +75,12 @@ def test_run_block_sentence_and_whatif_input():
     for bad in ({"decoder_tokens": 0}, {"decoder_tokens": 65}, {"sentence": "  "}):
         with pytest.raises(ValueError):
             run_block(cfg, **{"sentence": "a b", **bad})
-    post, pre = encoder_graph_dot(False), encoder_graph_dot(True)
-    assert post.startswith("digraph {") and post.count("->") == pre.count("->") == 9
-    assert '"x" -> "LN₁"' in pre and '"x" -> "LN₁"' not in post and post.count("residual") == 2
-    assert "rankdir=TB" in post  # a column: left to right, a phone drew its labels at 4 px
-    for norm_first, dot in ((False, post), (True, pre)):  # the text alternative names every edge the diagram draws
+    post, pre = encoder_flow(False), encoder_flow(True)
+    assert len(post[0]) == len(pre[0]) == 9 and len(post[1]) == len(pre[1]) == 2
+    assert ("x", "LN₁") in pre[0] and ("x", "LN₁") not in post[0]
+    for norm_first, (flow, residual) in ((False, post), (True, pre)):  # the text alternative names every edge
         alt = encoder_graph_alt(norm_first)
-        edges = re.findall(r'"([^"]+)" -> "([^"]+)"( \[style=dashed)?', dot)
-        assert alt.count(";") == len(edges) - 1 and alt.count("(residual)") == 2
-        for a, b, dashed in edges:
+        assert alt.count(";") == len(flow) - 1 and alt.count("(residual)") == 2
+        for a, b in flow:
             said = f"{a} to {b}".replace("\\n", " ")
-            assert said in alt and (f"{said} (residual)" in alt) == bool(dashed)
+            assert said in alt and (f"{said} (residual)" in alt) == ((a, b) in residual)
