@@ -19,7 +19,7 @@ PAD_X, PAD_Y = 12, 6  # inside a box
 GAP = 24  # between two boxes of the column (an arrow)
 LANE = 34  # how far right of the boxes a residual edge runs; two edges that meet at a box run in two lanes
 MARGIN = 4
-INK, BOX, DASH = "#0e1117", "#f3f5f9", "#4a4f5c"  # the theme's text, its secondary background; 8.4:1 on white
+INK, BOX, DASH = "#0e1117", "#f3f5f9", "#4a4f5c"  # the theme's text, its secondary background; 8.2:1 on white
 
 
 def _text_width(line: str, px: int) -> float:
