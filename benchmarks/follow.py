@@ -61,9 +61,9 @@ async def lesson(url: str, pids: list[int], n: int, cookie: bool) -> list[list[s
     students, opened, errors = await open_all(url, teacher.student_path(), n, cookie)
     rows = []
     for name, act in steps(teacher):
-        c0 = cpu()
+        c0, own0 = cpu(), time.process_time()
         result, times = await follow_step(teacher, students, act)
-        spent = cpu() - c0
+        spent, own = cpu() - c0, time.process_time() - own0
         moved = [m for m, _ in times if m is not None]
         drawn = [d for _, d in times if d is not None]
         errors += list(result.errors)
@@ -81,6 +81,7 @@ async def lesson(url: str, pids: list[int], n: int, cookie: bool) -> list[list[s
                 f"{len(moved)} / {n}: {percentiles(moved)}" if moved else "–",
                 f"{len(drawn)} / {n}: {percentiles(drawn)}" if drawn else "–",
                 f"{1e3 * spent / n:.0f} ms",
+                f"{1e3 * own / n:.0f} ms",
                 f"{seconds:.2f} s, {1e3 * base_cpu / n:.0f} ms",
                 f"{load:.1f}",
                 str(len(errors) + len(errs)),
@@ -122,6 +123,7 @@ HEADER = [
     "pages moved (seconds after the teacher's change)",
     "pages drawn there",
     "server CPU per student",
+    "the clients' CPU per student (this process, on the same cores)",
     "baseline: all open the new link at once (all drawn; CPU per student)",
     "load average (1 min)",
     "errors",
