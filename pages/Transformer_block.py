@@ -9,11 +9,13 @@ from attention_core.transformer import decoder_block, encoder_block
 from ui.compute import cached_block
 from ui.draw import vega
 from ui.draw.charts import (
+    PROJECTOR_SCALE,
     Axes,
     bar_chart,
     dim_labels,
     is_vector,
     own_domain,
+    projector,
     shared_domain,
     show_heatmap,
     show_mask,
@@ -101,7 +103,8 @@ def _encoder_maps(run, D: int, norm_first: bool) -> None:
     # the diagram runs top to bottom in a column, its caption beside it (under it on a phone)
     diagram, words = st.columns([2, 3])
     with diagram.container(key="block_diagram"):  # drawn at its own size (ui/skeleton/a11y.css)
-        st.image(flow_column_svg(*encoder_flow(norm_first)), alt=encoder_graph_alt(norm_first))
+        big = PROJECTOR_SCALE if projector() else 1.0  # the class reads it from the back of the room
+        st.image(flow_column_svg(*encoder_flow(norm_first), scale=big), alt=encoder_graph_alt(norm_first))
     words.caption(
         f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
         f"Each map is tokens (rows) x dimensions (columns), "

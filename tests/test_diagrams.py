@@ -76,6 +76,14 @@ def test_a_pre_norm_diagrams_two_residual_edges_meeting_at_add1_run_in_two_lanes
     assert len(lanes) == 1  # post-norm's two residual edges share no box: one lane
 
 
+def test_the_projector_scale_enlarges_the_whole_picture():
+    """Width and height grow, the drawing's own coordinates (its viewBox) stay: labels 1.5 times as large."""
+    plain, big = (ET.fromstring(flow_column_svg(*encoder_flow(False), scale=k)) for k in (1.0, 1.5))
+    assert plain.get("viewBox") == big.get("viewBox")
+    for side in ("width", "height"):
+        assert float(big.get(side)) == pytest.approx(1.5 * float(plain.get(side)), abs=1)
+
+
 def test_an_edge_that_skips_boxes_must_be_residual():
     with pytest.raises(ValueError, match="a -> c"):
         flow_column_svg([("a", "b"), ("b", "c"), ("a", "c")], set())

@@ -10,6 +10,7 @@ import pytest
 from attention_core.block_run import encoder_flow, encoder_graph_alt, layer_norm_stats, run_block
 from attention_core.config import DEFAULT_SENTENCE
 from tests.apptest_util import app, chart_titles, run_ok, texts
+from ui.draw.charts import PROJECTOR_SCALE
 from ui.draw.diagrams import flow_column_svg
 from ui.text import fmt
 
@@ -26,6 +27,11 @@ def _diagram(at) -> tuple[str, str]:
     svgs = [img for el in at.get("image") for img in el.proto.imgs if img.url.startswith(SVG_DATA)]
     assert len(svgs) == 1
     return base64.b64decode(svgs[0].url.removeprefix(SVG_DATA)).decode(), svgs[0].alt
+
+
+def test_the_projector_view_draws_the_diagram_larger():
+    at = run_ok(app(BLOCK, {"view": "projector"}))
+    assert _diagram(at) == (flow_column_svg(*encoder_flow(False), scale=PROJECTOR_SCALE), encoder_graph_alt(False))
 
 
 def test_transformer_block_page():

@@ -26,10 +26,11 @@ def _text_width(line: str, px: int) -> float:
     return len(line) * px * CHAR_PX
 
 
-def flow_column_svg(flow: list[tuple[str, str]], residual: set[tuple[str, str]]) -> str:
+def flow_column_svg(flow: list[tuple[str, str]], residual: set[tuple[str, str]], scale: float = 1.0) -> str:
     """A top-to-bottom column of boxes, one per node in the order ``flow`` first meets it, an arrow between
     neighbours, and each edge in ``residual`` (it skips boxes) as a dashed line on the right labelled "residual".
-    A node's "\\n" breaks its label. Every edge that is not residual must join neighbours of the column."""
+    A node's "\\n" breaks its label. Every edge that is not residual must join neighbours of the column. ``scale``
+    enlarges the whole picture (the projector view draws its maps and diagrams 1.5 times as large)."""
     nodes: list[str] = []
     for a, b in flow:
         for n in (a, b):
@@ -51,7 +52,7 @@ def flow_column_svg(flow: list[tuple[str, str]], residual: set[tuple[str, str]])
     right = left + box_w
     width = right + 2 * LANE + label_w + MARGIN
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:.0f}" height="{height * scale:.0f}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif">',
         "<defs>"
         f'<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
