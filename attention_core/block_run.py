@@ -2,8 +2,8 @@
 
 One call builds the input (the "it" sentence or the what-if's own input), seeded block weights, the
 encoder block and a decoder block over the encoder's output, and keeps every intermediate tensor.
-Also the encoder block's data flow as Graphviz DOT text. Shapes: T encoder tokens, T_dec decoder
-tokens, d_model width, H heads, d_ff = 4 d_model.
+Also the encoder block's data flow, edge by edge (its diagram: ui/draw/diagrams.py). Shapes: T encoder
+tokens, T_dec decoder tokens, d_model width, H heads, d_ff = 4 d_model.
 """
 
 from __future__ import annotations

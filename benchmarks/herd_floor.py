@@ -1,10 +1,11 @@
 """Streamlit's own floor for a herd: every student's page reruns at once, on a page of a title, a slider and a line
 (benchmarks/bare_app), served and measured as benchmarks/follow.py serves and measures the app's class: thirty
 protocol-level students on one server, seventy-five on one, a hundred and fifty on two replicas behind nginx (the
-deployment's conf), with the app's own server settings (.streamlit/config.toml: no collection after every run, reruns
-queued; Streamlit's default collection alone made a bare rerun cost 33-48 ms here). A student's rerun is a change of its slider, all sent in the same instant; the times are from
-that instant until each run has ended, the CPU the server processes' per student. What the class following the
-teacher costs above this is the app's page runs (docs/BENCHMARKS.md).
+deployment's conf), with the app's own server settings (.streamlit/config.toml: no collection after every run,
+reruns queued; Streamlit's default collection alone made a bare rerun cost 26-48 ms here). A student's rerun is a
+change of its slider, all sent in the same instant; the times are from that instant until each run has ended, the
+CPU the server processes' per student. What the class following the teacher costs above this is the app's page
+runs (docs/BENCHMARKS.md).
 
     python benchmarks/herd_floor.py [--rounds 3]
 """

@@ -24,7 +24,7 @@ from ui.draw.charts import (
     weight_axis,
     weight_scale,
 )
-from ui.draw.diagrams import flow_column_svg
+from ui.draw.diagrams import flow_column_svg, svg_width
 from ui.draw.tables import show_table
 from ui.lessons.transformer_block.text import chain_caption, check_questions
 from ui.session.partial import full_run, rerun_body
@@ -104,7 +104,8 @@ def _encoder_maps(run, D: int, norm_first: bool) -> None:
     diagram, words = st.columns([2, 3])
     with diagram.container(key="block_diagram"):  # drawn at its own size (ui/skeleton/a11y.css)
         big = PROJECTOR_SCALE if projector() else 1.0  # the class reads it from the back of the room
-        st.image(flow_column_svg(*encoder_flow(norm_first), scale=big), alt=encoder_graph_alt(norm_first))
+        svg = flow_column_svg(*encoder_flow(norm_first), scale=big)
+        st.image(svg, width=svg_width(svg), alt=encoder_graph_alt(norm_first))
     words.caption(
         f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
         f"Each map is tokens (rows) x dimensions (columns), "

@@ -14,6 +14,10 @@ Streamlit's screen-reader-only text, the data grid's off-screen text layer and a
 
 from __future__ import annotations
 
+import contextlib
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 PHONE = (390, 844)
 TABLET = (768, 1024)
 TOUCH_SIZES = [PHONE, TABLET]
@@ -78,13 +82,13 @@ def touch_options(size) -> dict:
 # "text: size px"; Vega draws axis labels, titles, legends and text marks as SVG text, whose scale is the text's own
 # screen transform, so a viewBox, a transform or a squeezed svg all count. A diagram drawn as an SVG image
 # (ui/draw/diagrams.py; Transformer block's encoder diagram, scaled to its column as a Graphviz chart, once drew 12 pt
-# labels at 4 px on a phone) is read from its data address: each text's font size times the image's drawn width over
-# its own.
+# labels at 4 px on a phone) is read from its data address: each text's font size (in the drawing's units) times the
+# image's drawn width over its viewBox's; an SVG image not yet drawn, or without a viewBox, is reported too.
 MIN_CHART_PX = 11
-SMALL_CHART_TEXT = """(least) => {
+SMALL_CHART_TEXT = r"""(least) => {
     const out = [];
-    document.querySelectorAll('[data-testid="stMainBlockContainer"] :is([data-testid="stVegaLiteChart"],'
-                              + ' [data-testid="stGraphVizChart"]) svg text').forEach(t => {
+    document.querySelectorAll('[data-testid="stMainBlockContainer"] [data-testid="stVegaLiteChart"] svg text')
+        .forEach(t => {
         if (!t.textContent.trim() || t.getBoundingClientRect().width === 0) return;
         const m = t.getScreenCTM();
         const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
@@ -92,14 +96,18 @@ SMALL_CHART_TEXT = """(least) => {
     });
     const svgData = 'data:image/svg+xml;base64,';
     document.querySelectorAll('[data-testid="stMainBlockContainer"] img').forEach(img => {
-        if (!img.src.startsWith(svgData) || !img.naturalWidth) return;
+        if (!img.src.startsWith(svgData)) return;
+        if (!img.complete || !img.naturalWidth) { out.push('an SVG image not drawn yet'); return; }
         const doc = new DOMParser().parseFromString(
             new TextDecoder().decode(Uint8Array.from(atob(img.src.slice(svgData.length)), c => c.charCodeAt(0))),
             'image/svg+xml');
-        const scale = img.getBoundingClientRect().width / img.naturalWidth;
+        const box = (doc.documentElement.getAttribute('viewBox') || '').split(/\s+/).map(Number);
+        if (doc.querySelector('parsererror') || box.length !== 4 || !(box[2] > 0)) {
+            out.push('an SVG image without a viewBox'); return; }
+        const scale = img.getBoundingClientRect().width / box[2];  // CSS px a unit of the drawing
         doc.querySelectorAll('text').forEach(t => {
             const px = parseFloat(t.getAttribute('font-size')) * scale;
-            if (px < least - 0.01) out.push(`${t.textContent.slice(0, 30)}: ${px.toFixed(1)} px (an SVG image)`);
+            if (!(px >= least - 0.01)) out.push(`${t.textContent.slice(0, 30)}: ${px.toFixed(1)} px (an SVG image)`);
         });
     });
     return out;
@@ -107,5 +115,12 @@ SMALL_CHART_TEXT = """(least) => {
 
 
 def small_chart_text(page) -> list[str]:
-    """Every text of the main area's charts drawn under MIN_CHART_PX (an empty list is a pass)."""
+    """Every text of the main area's charts drawn under MIN_CHART_PX (an empty list is a pass), once the SVG images
+    are drawn (an image still decoding is reported if it stays so for 10 s)."""
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(SVG_IMAGES_DRAWN, timeout=10000, polling=100)
     return page.evaluate(SMALL_CHART_TEXT, MIN_CHART_PX)
+
+
+SVG_IMAGES_DRAWN = """() => [...document.querySelectorAll('[data-testid="stMainBlockContainer"] img')]
+    .filter(i => i.src.startsWith('data:image/svg+xml')).every(i => i.complete && i.naturalWidth > 0)"""

@@ -534,7 +534,7 @@ def test_a_release_of_compares_live_temperature_reruns_its_body_in_place(browser
     """A's temperature is the live maps' own control: three arrow keys move A's maps at once, and the release
     becomes A's setting (the URL, the opening sentence): every element drawn once, the sidebar as it was, no error.
     (That the release reruns only the body is counted at the protocol level: tests/test_live_feed.py.)"""
-    from tests.test_live_maps import MAPS, THREE_STEPS_TAKEN
+    from tests.test_live_maps import MAPS, three_steps_right
 
     browser, base = browser_and_base
     with opened(browser, base + "/Compare") as (page, dialogs):
@@ -549,12 +549,7 @@ def test_a_release_of_compares_live_temperature_reruns_its_body_in_place(browser
         assert "temperature (A)" not in sidebar and "seq_len (tokens) (A)" in sidebar
         slider = page.locator(f'{MAPS} input[aria-label^="temperature τ (A)"]').first
         slider.focus()
-        start = slider.evaluate("e => Number(e.value)")
-        for _ in range(3):
-            page.keyboard.press("ArrowRight")
-        # all three keys taken before τ is read (a loaded machine read it after one or two, and the release named a
-        # later τ than the one read)
-        page.wait_for_function(THREE_STEPS_TAKEN, arg=[slider.element_handle(), start])
+        three_steps_right(page, slider)  # all three taken before τ is read
         tau = page.locator(MAPS).first.evaluate(
             "el => el.parentNode.__attentionExplorerLive.panels[0].setting.temperature"
         )

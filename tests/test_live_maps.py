@@ -357,6 +357,18 @@ def test_classroom_mode_hides_the_live_maps_until_the_reveal():
 MAPS = ".ae-live"
 # a range input three steps to the right of ``start`` (the keys a test pressed have all been taken)
 THREE_STEPS_TAKEN = "([e, start]) => Math.abs(Number(e.value) - (start + 3 * Number(e.step))) < 1e-9"
+
+
+def three_steps_right(page, slider) -> None:
+    """Press the right arrow three times on the focused range input ``slider`` and wait until all three are taken
+    (a loaded machine read a live slider after one or two of them, and its release then named a later value)."""
+    start, step, top = slider.evaluate("e => [Number(e.value), Number(e.step), Number(e.max)]")
+    assert start + 3 * step <= top + 1e-9, (start, step, top)  # room for three steps: else the wait never ends
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function(THREE_STEPS_TAKEN, arg=[slider.element_handle(), start])
+
+
 READ_WEIGHTS = "el => Array.from(el.parentNode.__attentionExplorerLive.panels[0].A)"
 READ_SCORES = (
     "el => { const p = el.parentNode.__attentionExplorerLive.panels[0]; return [Array.from(p.S), Array.from(p.A)]; }"
@@ -538,11 +550,7 @@ def test_the_keyboard_moves_the_live_slider_and_the_maps(browser_and_base):
         slider = page.locator(f'{MAPS} input[aria-label^="temperature"]').first
         slider.focus()
         before = _frames(page)
-        start = slider.evaluate("e => Number(e.value)")
-        for _ in range(3):
-            page.keyboard.press("ArrowRight")
-        # all three keys taken (a loaded machine read τ after one or two of them, and the release named a later one)
-        page.wait_for_function(THREE_STEPS_TAKEN, arg=[slider.element_handle(), start])
+        three_steps_right(page, slider)
         # the maps draw a key at the next animation frame, which a busy machine may not have reached when the last
         # press returns: wait two frames in the page (no server answer comes in two frames' time), then count
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -771,12 +779,7 @@ def test_compares_outputs_follow_as_live_temperature_before_the_release(browser_
         before = _assert_compare_outputs_show(page, a, b)
         slider = page.locator(f'{MAPS} input[aria-label^="temperature τ (A)"]').first
         slider.focus()
-        start = slider.evaluate("e => Number(e.value)")
-        for _ in range(3):
-            page.keyboard.press("ArrowRight")
-        # all three keys taken (a loaded machine read the outputs after one or two of them, and the release then
-        # named a later τ than the one read)
-        page.wait_for_function(THREE_STEPS_TAKEN, arg=[slider.element_handle(), start])
+        three_steps_right(page, slider)
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         moved = page.locator(OUTPUTS).first.evaluate(READ_CMP_OUTPUTS)
         assert moved["frames"] > before["frames"] and moved["tau"] > 1.0
