@@ -402,6 +402,28 @@ def test_real_model_page_with_local_tiny_model(browser_and_base, tmp_path):
         assert not dialogs
 
 
+def test_the_encoder_diagram_is_drawn_at_its_size_and_fills_the_screen_in_full_screen(browser_and_base):
+    """Transformer block's diagram (an SVG image, ui/draw/diagrams.py) at 1280x720: drawn at the picture's own width
+    in its column, and its full-screen button shows it as tall as the screen (Streamlit's full screen alone drew it
+    no larger than in the page)."""
+    browser, base = browser_and_base
+    with opened(browser, base + "/Transformer_block", size=(1280, 720)) as (page, _):
+        diagram = page.locator(".st-key-block_diagram").first
+        diagram.scroll_into_view_if_needed()
+        read = "el => { const i = el.querySelector('img'); return [i.getBoundingClientRect().width, " \
+            "i.getBoundingClientRect().height, i.naturalWidth]; }"  # fmt: skip
+        width, _, natural = diagram.evaluate(read)
+        assert width == pytest.approx(natural, abs=1)
+        diagram.hover()
+        diagram.locator("button").first.click()
+        page.wait_for_function(
+            "el => el.querySelector('img').getBoundingClientRect().height > 0.85 * window.innerHeight",
+            arg=diagram.element_handle(),
+            timeout=10000,
+        )
+        assert_no_errors(page)
+
+
 GRIDS_IN_PROJECTOR_VIEW = {  # tables that stay scrolling grids in the projector view, and why
     "/Step_by_step": 3,  # the three weight editors (edited, not read from afar)
     # every head's figures (where each head looks; how peaked it is), and every head's most-attended word for the
