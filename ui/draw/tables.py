@@ -164,7 +164,7 @@ def markdown_table(text: pd.DataFrame, hide_index: bool | None = None) -> str:
     hit = _MARKDOWN.get(id(text))
     if hit is not None and hit[0]() is text and hit[1] == hide_index:
         return hit[2]
-    columns = [[_md_cell(v) for v in text[name]] for name in text.columns]
+    columns = [[_md_cell(v) for v in column] for _, column in text.items()]  # by position: names may repeat
     names = [_md_cell(name) for name in text.columns]
     if not hide_index:
         columns.insert(0, [_md_cell(v) for v in text.index])
