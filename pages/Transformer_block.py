@@ -9,13 +9,12 @@ from attention_core.transformer import decoder_block, encoder_block
 from ui.compute import cached_block
 from ui.draw import vega
 from ui.draw.charts import (
-    PROJECTOR_SCALE,
     Axes,
     bar_chart,
     dim_labels,
     is_vector,
     own_domain,
-    projector,
+    projector_scale,
     shared_domain,
     show_heatmap,
     show_mask,
@@ -24,7 +23,7 @@ from ui.draw.charts import (
     weight_axis,
     weight_scale,
 )
-from ui.draw.diagrams import flow_column_svg, svg_width
+from ui.draw.diagrams import flow_column_svg
 from ui.draw.tables import show_table
 from ui.lessons.transformer_block.text import chain_caption, check_questions
 from ui.session.partial import full_run, rerun_body
@@ -103,9 +102,8 @@ def _encoder_maps(run, D: int, norm_first: bool) -> None:
     # the diagram runs top to bottom in a column, its caption beside it (under it on a phone)
     diagram, words = st.columns([2, 3])
     with diagram.container(key="block_diagram"):  # drawn at its own size (ui/skeleton/a11y.css)
-        big = PROJECTOR_SCALE if projector() else 1.0  # the class reads it from the back of the room
-        svg = flow_column_svg(*encoder_flow(norm_first), scale=big)
-        st.image(svg, width=svg_width(svg), alt=encoder_graph_alt(norm_first))
+        picture = flow_column_svg(*encoder_flow(norm_first), scale=projector_scale())  # larger on a projector
+        st.image(picture.svg, width=picture.width, alt=encoder_graph_alt(norm_first))
     words.caption(
         f"Every weight in this block is seeded random, not trained: the maps show what random projections do. "
         f"Each map is tokens (rows) x dimensions (columns), "

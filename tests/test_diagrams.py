@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attention_core.block_run import encoder_flow
-from ui.draw.diagrams import CHAR_PX, LABEL_PX, flow_column_svg, svg_width
+from ui.draw.diagrams import CHAR_PX, LABEL_PX, flow_column_svg
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 
@@ -91,7 +91,7 @@ def assert_drawn_apart(svg: str) -> None:
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_the_encoder_diagram_draws_its_flow_as_a_column(norm_first):
     flow, residual = encoder_flow(norm_first)
-    svg = flow_column_svg(flow, residual)
+    svg = flow_column_svg(flow, residual).svg
     root, width, height = _parse(svg)
     texts = _texts(root)
     boxes = [t for t in texts if t[0] != "residual"]
@@ -127,11 +127,11 @@ def test_the_encoder_diagram_draws_its_flow_as_a_column(norm_first):
 
 def test_a_pre_norm_diagrams_two_residual_edges_meeting_at_add1_are_drawn_apart():
     """x -> add₁ arrives where add₁ -> add₂ does not leave, each in a lane of its own: never one line."""
-    root, _, _ = _parse(flow_column_svg(*encoder_flow(True)))
+    root, _, _ = _parse(flow_column_svg(*encoder_flow(True)).svg)
     into, out_of = (p.get("d") for p in root.findall("s:path", NS) if p.get("stroke-dasharray"))
     assert _segments(into)[-1][1] != _segments(out_of)[0][1]  # arrives and leaves at two heights of add₁
     assert _segments(into)[1][0] != _segments(out_of)[1][0]  # two lanes
-    root, _, _ = _parse(flow_column_svg(*encoder_flow(False)))
+    root, _, _ = _parse(flow_column_svg(*encoder_flow(False)).svg)
     lanes = {_segments(p.get("d"))[1][0] for p in root.findall("s:path", NS) if p.get("stroke-dasharray")}
     assert len(lanes) == 1  # post-norm's two residual edges share no box and no height: one lane
 
@@ -157,12 +157,12 @@ def columns(draw):
 @given(columns())
 def test_any_column_of_boxes_is_drawn_apart(column):
     flow, residual = column
-    assert_drawn_apart(flow_column_svg(flow, residual))
+    assert_drawn_apart(flow_column_svg(flow, residual).svg)
 
 
 def test_the_projector_scale_enlarges_the_whole_picture():
     """Width and height grow, the drawing's own coordinates (its viewBox) stay: labels 1.5 times as large."""
-    plain, big = (ET.fromstring(flow_column_svg(*encoder_flow(False), scale=k)) for k in (1.0, 1.5))
+    plain, big = (ET.fromstring(flow_column_svg(*encoder_flow(False), scale=k).svg) for k in (1.0, 1.5))
     assert plain.get("viewBox") == big.get("viewBox")
     for side in ("width", "height"):
         assert float(big.get(side)) == pytest.approx(1.5 * float(plain.get(side)), abs=1)
@@ -170,10 +170,8 @@ def test_the_projector_scale_enlarges_the_whole_picture():
 
 def test_the_page_draws_the_image_at_the_pictures_own_width():
     for scale in (1.0, 1.5):
-        svg = flow_column_svg(*encoder_flow(True), scale=scale)
-        assert svg_width(svg) == int(ET.fromstring(svg).get("width")) > 0
-    with pytest.raises(ValueError):
-        svg_width("<p>not a diagram</p>")
+        picture = flow_column_svg(*encoder_flow(True), scale=scale)
+        assert picture.width == int(ET.fromstring(picture.svg).get("width")) > 0
 
 
 def test_what_the_layout_cannot_draw_is_refused():
@@ -200,7 +198,7 @@ def test_labels_are_written_as_text(labels):
     tab or a line break shows as a space, a character no XML document may hold (another control character, a lone
     surrogate, U+FFFE) as U+FFFD."""
     chain = list(zip(labels, labels[1:], strict=False))
-    root, _, _ = _parse(flow_column_svg(chain, set()))
+    root, _, _ = _parse(flow_column_svg(chain, set()).svg)
     not_xml = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
     shown = [not_xml.sub("\ufffd", re.sub("[\t\n\r]", " ", label)) for label in labels]
     assert [t.text for t in root.iter(f"{{{NS['s']}}}text")] == shown

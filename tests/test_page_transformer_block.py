@@ -31,7 +31,7 @@ def _diagram(at) -> tuple[str, str]:
 
 def test_the_projector_view_draws_the_diagram_larger():
     at = run_ok(app(BLOCK, {"view": "projector"}))
-    assert _diagram(at) == (flow_column_svg(*encoder_flow(False), scale=PROJECTOR_SCALE), encoder_graph_alt(False))
+    assert _diagram(at) == (flow_column_svg(*encoder_flow(False), scale=PROJECTOR_SCALE).svg, encoder_graph_alt(False))
 
 
 def test_transformer_block_page():
@@ -45,7 +45,7 @@ def test_transformer_block_page():
         "LayerNorm₂ = output"
     ]  # hidden: an image
     assert "cross-attention (5 x 11)" in titles and "causal mask (5 x 5)" in titles
-    assert _diagram(at) == (flow_column_svg(*encoder_flow(False)), encoder_graph_alt(False))
+    assert _diagram(at) == (flow_column_svg(*encoder_flow(False)).svg, encoder_graph_alt(False))
     shown = texts(at)
     assert "a trained model is needed" in shown and "seeded random, not trained" in shown
     assert any(t.startswith('attention from "it" (head 1, encoder block)') for t in titles)
@@ -76,7 +76,7 @@ def test_transformer_block_page():
     assert f"to {fmt(out_norm)} (output)" in texts(at)
     assert any(t.startswith('attention from "it" (head 3, encoder block)') for t in chart_titles(at))
     svg, alt = _diagram(at)  # the diagram and its words follow the toggle
-    assert (svg, alt) == (flow_column_svg(*encoder_flow(True)), encoder_graph_alt(True))
+    assert (svg, alt) == (flow_column_svg(*encoder_flow(True)).svg, encoder_graph_alt(True))
     assert alt.startswith("Encoder block (pre-norm) data flow: x to LN₁;")
 
     at.radio(key="tb_source").set_value("the shared what-if input")

@@ -57,6 +57,11 @@ def projector() -> bool:
     return link_options().projector
 
 
+def projector_scale() -> float:
+    """How much larger the session's maps and diagrams are drawn: PROJECTOR_SCALE in the projector view, else 1."""
+    return PROJECTOR_SCALE if projector() else 1.0
+
+
 def _ordinal(k: int) -> str:
     return f"{k}{'th' if 10 <= k % 100 < 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
 

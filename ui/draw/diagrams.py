@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from html import escape
+from typing import NamedTuple
 
 FONT_PX = 13  # a box's label; the edges' "residual" is LABEL_PX. Drawn at the image's own size (a11y.css): never
 LABEL_PX = 12  # under 11 px on a screen (tests/device_util.SMALL_CHART_TEXT)
@@ -27,6 +28,14 @@ INK, BOX, DASH = "#0e1117", "#f3f5f9", "#4a4f5c"  # the theme's text, its second
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")  # no XML 1.0 document holds them
 
 
+class Diagram(NamedTuple):
+    """A diagram's SVG text and the width it is drawn at, in CSS px (``st.image``'s ``width``: the image keeps it;
+    a11y.css lets it pass the column's width rather than shrink its labels)."""
+
+    svg: str
+    width: int
+
+
 def _text_width(line: str, px: int) -> float:
     return len(line) * px * CHAR_PX
 
@@ -37,14 +46,14 @@ def _text(line: str) -> str:
     return escape(_NOT_XML.sub("\ufffd", re.sub("[\t\n\r]", " ", line)))
 
 
-def flow_column_svg(flow: list[tuple[str, str]], residual: set[tuple[str, str]], scale: float = 1.0) -> str:
+def flow_column_svg(flow: list[tuple[str, str]], residual: set[tuple[str, str]], scale: float = 1.0) -> Diagram:
     """A top-to-bottom column of boxes, one per node in the order ``flow`` first meets it, an arrow between
     neighbours, and each edge in ``residual`` (it skips boxes) as a dashed line on the right labelled "residual".
     A node's "\\n" breaks its label. Every edge that is not residual must join neighbours of the column, and a box
     has at most one residual edge out and one in (a transformer block's residual connections). Residual edges
     whose heights overlap, or that meet at a box, run in lanes of their own, and a label is written right of every
-    lane that passes its height. ``scale`` enlarges the whole picture (the projector view draws its maps and diagrams 1.5 times as
-    large)."""
+    lane that passes its height. ``scale`` enlarges the whole picture (the projector view draws its maps and
+    diagrams 1.5 times as large)."""
     nodes: list[str] = []
     for a, b in flow:
         for n in (a, b):
@@ -79,25 +88,24 @@ def flow_column_svg(flow: list[tuple[str, str]], residual: set[tuple[str, str]],
     # residual edges: (from y, to y), a lane each (the lowest free one over its heights), a label beside it
     edges = [(a, b) for a, b in flow if (a, b) in residual]
     span = {e: (side(e[0], OUT_AT), side(e[1], IN_AT)) for e in edges}
+    reach = {e: (min(span[e]), max(span[e])) for e in edges}  # the heights its vertical runs over
     lane: dict[tuple[str, str], int] = {}
     for e in edges:
-        lo, hi = sorted(span[e])
-        taken = {lane[o] for o in lane if (sorted(span[o])[0] <= hi and lo <= sorted(span[o])[1]) or set(o) & set(e)}
+        lo, hi = reach[e]
+        taken = {lane[o] for o in lane if (reach[o][0] <= hi and lo <= reach[o][1]) or set(o) & set(e)}
         lane[e] = next(k for k in range(1, len(edges) + 2) if k not in taken)
     lane_x = {e: right + lane[e] * LANE - LANE / 2 for e in edges}
     label_at = {}
     for e in edges:
         label_y = sum(span[e]) / 2 + 4
-        passing = [  # lanes whose edge runs at the label's height (its vertical, or a horizontal into a box)
-            lane_x[o]
-            for o in edges
-            if sorted(span[o])[0] <= label_y + 4 and sorted(span[o])[1] >= label_y - LABEL_PX - 1
-        ]
+        # lanes whose edge runs at the label's height (its vertical, or a horizontal into a box)
+        passing = [lane_x[o] for o in edges if reach[o][0] <= label_y + 4 and reach[o][1] >= label_y - LABEL_PX - 1]
         label_at[e] = (max([lane_x[e], *passing]) + 4, label_y)
     label_w = _text_width("residual", LABEL_PX)
     width = max([right + MARGIN] + [x + label_w + MARGIN for x, _ in label_at.values()])
+    drawn = round(width * scale)  # CSS px
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:.0f}" height="{height * scale:.0f}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{drawn}" height="{round(height * scale)}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif">',
         "<defs>"
         f'<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
@@ -130,13 +138,4 @@ def flow_column_svg(flow: list[tuple[str, str]], residual: set[tuple[str, str]],
                 f'marker-end="url(#arrow)"/>'
             )
     out.append("</svg>")
-    return "".join(out)
-
-
-def svg_width(svg: str) -> int:
-    """The width an SVG of :func:`flow_column_svg` is drawn at, in CSS px (``st.image``'s ``width``: the image
-    keeps it; a11y.css lets it pass the column's width rather than shrink its labels)."""
-    found = re.match(r'<svg [^>]*?width="(\d+)"', svg)
-    if found is None:
-        raise ValueError("not an SVG of flow_column_svg")
-    return int(found.group(1))
+    return Diagram("".join(out), drawn)

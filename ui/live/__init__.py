@@ -46,7 +46,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attention_core import WhatIf
 from attention_core.whatif import WhatIfRun
-from ui.draw.charts import PROJECTOR_SCALE, projector
+from ui.draw.charts import projector, projector_scale
 from ui.draw.images import lut
 from ui.draw.vega import digest
 from ui.server.cache import ByteLRU, register
@@ -282,7 +282,7 @@ def live_maps(
         "diff": list(diff) if diff else None,
         "lut": lut("viridis").tolist(),
         "lut_diverging": lut("diverging").tolist(),
-        "size": int(size * (PROJECTOR_SCALE if projector() else 1)),
+        "size": int(size * projector_scale()),
         "projector": projector(),
     }
     by_name = {p.name: p for p in panels}
