@@ -7,7 +7,7 @@ counts from the navigation's start):
   no skeleton and no running-man left; the title comes first in a run, so "notRunning" after it is the run's end);
 - its first control (an input, a slider, a button of the main area or the sidebar) is on screen and enabled;
 - every map it has drawn: each chart of the main area holds its marks, each image has loaded, each live map has
-  drawn a frame.
+  drawn a frame, each heatmap drawn on a canvas is drawn (none waits for the module: ui/draw/heatmap_mount.js).
 
 The *first screen* is reached earlier: the title and the first control as above, the main area filled past the
 window's bottom (or the run finished), and every map in the window drawn; the rest of the page may still arrive.
@@ -99,6 +99,7 @@ PROBE = """(() => {
             if (where(img) && !(img.complete && img.naturalWidth > 0)) return false;
         for (const live of deep(main, '.ae-live, .ae-outputs'))
             if (where(live) && !(Number(live.getAttribute('data-frames')) > 0)) return false;
+        if (deep(main, '.ae-hm-wait').length) return false;  // a canvas heatmap not drawn yet (ui/draw/heatmap_mount.js)
         return true;
     };
     const check = () => {

@@ -65,9 +65,16 @@ SVG_TEXT = """() => { const out = [];
         });
     });
     return out; }"""
-CHART_LABELS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
-    .map(c => c.querySelector('svg, canvas')).filter(g => g && g.getBoundingClientRect().width > 0)
-    .map(g => g.getAttribute('aria-label') || g.parentElement.getAttribute('aria-label'))"""  # drawn, not in a hidden tab
+CHART_LABELS = """() => {
+    const maps = [];  // the canvas heatmaps (ui/draw/heatmap.js), in their components' shadow roots
+    const walk = (root) => root.querySelectorAll('*').forEach(e => {
+        if (e.matches('canvas.ae-hm-cells')) maps.push(e);
+        if (e.shadowRoot) walk(e.shadowRoot); });
+    walk(document);
+    return [...[...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(c => c.querySelector('svg, canvas')),
+            ...maps]
+        .filter(g => g && g.getBoundingClientRect().width > 0)
+        .map(g => g.getAttribute('aria-label') || g.parentElement.getAttribute('aria-label')); }"""  # drawn ones
 IMAGE_ALTS = """() => [...document.querySelectorAll('[data-testid="stImage"] img')].map(i => i.getAttribute('alt'))"""
 
 

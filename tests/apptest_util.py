@@ -11,9 +11,17 @@ APP_WIDE_COMPONENTS = (
 )  # every page's (ui/skeleton/sidebar.py, ui/classroom/pulse_device.py)
 
 
+HEATMAP_COMPONENTS = ("attention_explorer.heatmap", "attention_explorer.heatmap_module")  # read with heatmaps()
+
+
 def page_components(at: AppTest) -> list:
-    """The custom components a page draws of its own (live maps, the Real model's view), without the app-wide ones."""
-    return [c for c in at.get("bidi_component") if c.key not in APP_WIDE_COMPONENTS]
+    """The custom components a page draws of its own (live maps, the Real model's view), without the app-wide ones
+    and without the heatmaps drawn on a canvas (:func:`heatmaps`)."""
+    return [
+        c
+        for c in at.get("bidi_component")
+        if c.key not in APP_WIDE_COMPONENTS and c.proto.component_name not in HEATMAP_COMPONENTS
+    ]
 
 
 def run_ok(at: AppTest) -> AppTest:
@@ -54,20 +62,45 @@ def texts(at: AppTest) -> str:
     return "\n".join(parts)
 
 
+def heatmaps(at: AppTest) -> list[dict]:
+    """The data of every heatmap the page drew on a canvas (ui.draw.canvas_maps.heatmap_data), in page order, each
+    with ``cells``: its cells as the browser reads them (r, c, v, t; blank cells left out, as they are not drawn)."""
+    return [heatmap(c) for c in at.get("bidi_component") if c.proto.component_name == "attention_explorer.heatmap"]
+
+
+def heatmap(element) -> dict:
+    """One heatmap element's data (:func:`heatmaps`)."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from ui.draw.canvas_maps import read_cells
+
+    data = json.loads(element.proto.json)
+    data = json.loads(data) if isinstance(data, str) else data
+    texts, values = read_cells(data)
+    n_c = len(data["cols"])
+    k = np.array([i for i, t in enumerate(texts) if t is not None], dtype=int)
+    data["cells"] = pd.DataFrame({"r": k // n_c, "c": k % n_c, "v": values[k], "t": [texts[i] for i in k]})
+    return data
+
+
+def heatmap_titled(at: AppTest, part: str) -> dict:
+    """The one heatmap whose title holds ``part``."""
+    found = [h for h in heatmaps(at) if part in h["title"]]
+    assert len(found) == 1, (part, [h["title"] for h in heatmaps(at)])
+    return found[0]
+
+
 def chart_datasets(element):
-    """The datasets of a vega_lite_chart element as pandas DataFrames (Streamlit sends them as Arrow); a heatmap's
-    one row of cell texts as its cells (r, c, v, t), as the spec's transform makes them in the browser."""
+    """The datasets of a vega_lite_chart element as pandas DataFrames (Streamlit sends them as Arrow)."""
     import json
 
     from streamlit import dataframe_util
 
-    from ui.draw.charts import heatmap_cells
-
     spec = json.loads(element.proto.spec)
     frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in element.proto.datasets]
-    if any("t" in t.get("flatten", ()) for t in spec.get("transform", [])):  # a heatmap's cells in one row
-        n_cols = heatmap_cols(spec)
-        frames = [heatmap_cells(f, n_cols) if list(f.columns) in (["s"], ["s", "u"]) else f for f in frames]
     if isinstance(spec.get("datasets"), dict):
         import pandas as pd
 
@@ -78,74 +111,17 @@ def chart_datasets(element):
 
 
 def chart_titles(at) -> list[str]:
-    """Titles of every heatmap on the page: Vega-Lite chart titles and image captions (up to the first '(')."""
+    """Titles of every heatmap on the page: canvas maps' and Vega-Lite charts' titles and image captions (up to the
+    first '(')."""
     import json
 
-    titles = []
+    titles = [h["title"] for h in heatmaps(at)]
     for el in at.get("vega_lite_chart"):
         t = json.loads(el.proto.spec).get("title")
         titles.append(t if isinstance(t, str) else (t or {}).get("text", "") if isinstance(t, dict) else "")
     for el in at.get("image"):
         titles += [img.caption.split(" (")[0] for img in el.proto.imgs]
     return titles
-
-
-def label_at(spec: dict, expr: str, index: int) -> str:
-    """The label that ``expr``, one of a heatmap spec's label expressions (an axis's labelExpr, whose position is
-    ``datum.value``, or the tooltip's calculate, by ``datum.r`` or ``datum.c``), gives at position ``index``, as
-    the browser evaluates the forms ui.draw.charts writes: a JSON array indexed by position, inline or held by one
-    of the spec's parameters; a prefix joined to the position plus a number (a string plus a whole number is the
-    number's digits); and an axis's "every k-th" rule, which leaves the others ''."""
-    import json
-    import re
-
-    every = re.fullmatch(r"datum\.value % (\d+) == 0 \? (.*) : ''", expr)
-    if every:
-        return label_at(spec, every.group(2), index) if index % int(every.group(1)) == 0 else ""
-    counted = re.fullmatch(r'("(?:[^"\\]|\\.)*") \+ (?:\(datum\.\w+ \+ (\d+)\)|datum\.\w+)', expr)
-    if counted:
-        return json.loads(counted.group(1)) + str(index + int(counted.group(2) or 0))
-    listed = re.fullmatch(r"(.*)\[datum\.\w+\]", expr)
-    assert listed, f"not a label expression ui.draw.charts writes: {expr!r}"
-    params = {p["name"]: p["expr"] for p in spec.get("params", [])}
-    labels = json.loads(params.get(listed.group(1), listed.group(1)))
-    return labels[index]
-
-
-def heatmap_labels(spec: dict) -> dict[str, list[str]]:
-    """A heatmap spec's labels, position by position, as the browser draws them (:func:`label_at`): "x" and "y",
-    the axes' labels ('' where an axis labels every k-th only), and each tooltip label field's (by its name)."""
-    n = {"x": heatmap_cols(spec), "y": heatmap_rows(spec)}
-    out = {axis: [label_at(spec, spec["encoding"][axis]["axis"]["labelExpr"], i) for i in range(n[axis])] for axis in n}
-    fields = [t["field"] for t in spec["encoding"]["tooltip"][:2]]  # the row's and the column's label
-    for step in spec["transform"]:
-        if step.get("as") in fields:  # the position is the expression's last field: datum.r (row) or datum.c
-            axis = "y" if step["calculate"].rsplit("datum.", 1)[1][0] == "r" else "x"
-            out[step["as"]] = [label_at(spec, step["calculate"], i) for i in range(n[axis])]
-    return out
-
-
-def heatmap_positions(spec: dict, axis: str) -> list[int]:
-    """The positions a heatmap spec's ``axis`` ("x" or "y") draws: its ordinal scale's domain, every column (row)
-    0..n-1, blank ones too, written as the list or as the expression sequence(n) (the browser's 0..n-1)."""
-    import re
-
-    domain = spec["encoding"][axis]["scale"]["domain"]
-    if isinstance(domain, dict):
-        made = re.fullmatch(r"sequence\((\d+)\)", domain["expr"])
-        assert made, f"not a domain ui.draw.charts writes: {domain!r}"
-        return list(range(int(made.group(1))))
-    return domain
-
-
-def heatmap_cols(spec: dict) -> int:
-    """The number of columns of a heatmap spec (:func:`heatmap_positions`)."""
-    return len(heatmap_positions(spec, "x"))
-
-
-def heatmap_rows(spec: dict) -> int:
-    """The number of rows of a heatmap spec (:func:`heatmap_positions`)."""
-    return len(heatmap_positions(spec, "y"))
 
 
 def _markdown_frame(body: str):

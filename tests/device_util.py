@@ -83,7 +83,9 @@ def touch_options(size) -> dict:
 # screen transform, so a viewBox, a transform or a squeezed svg all count. A diagram drawn as an SVG image
 # (ui/draw/diagrams.py; Transformer block's encoder diagram, scaled to its column as a Graphviz chart, once drew 12 pt
 # labels at 4 px on a phone) is read from its data address: each text's font size (in the drawing's units) times the
-# image's drawn width over its viewBox's; an SVG image not yet drawn, or without a viewBox, is reported too.
+# image's drawn width over its viewBox's; an SVG image not yet drawn, or without a viewBox, is reported too. A heatmap
+# drawn on a canvas (ui/draw/heatmap.js) writes its labels, titles and legend as text in its component's shadow root:
+# each element that holds text is measured by its computed font size.
 MIN_CHART_PX = 11
 SMALL_CHART_TEXT = r"""(least) => {
     const out = [];
@@ -94,6 +96,15 @@ SMALL_CHART_TEXT = r"""(least) => {
         const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
         if (px < least - 0.01) out.push(`${t.textContent.slice(0, 30)}: ${px.toFixed(1)} px`);
     });
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const walk = (root) => root.querySelectorAll('*').forEach(e => {  // canvas heatmaps' text, in shadow roots
+        if (e.closest('.ae-hm') && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())
+            && e.getBoundingClientRect().width > 0) {
+            const px = parseFloat(getComputedStyle(e).fontSize);
+            if (px < least - 0.01) out.push(`${e.textContent.slice(0, 30)}: ${px.toFixed(1)} px (a heatmap)`);
+        }
+        if (e.shadowRoot) walk(e.shadowRoot); });
+    walk(main);
     const svgData = 'data:image/svg+xml;base64,';
     document.querySelectorAll('[data-testid="stMainBlockContainer"] img').forEach(img => {
         if (!img.src.startsWith(svgData)) return;

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from tests.apptest_util import ROOT, app, run_ok, texts
+from tests.apptest_util import ROOT, app, heatmaps, run_ok, texts
 from ui.draw.chart_text import describe_spec
 from ui.draw.images import _LEVELS, BLANK, HATCH, _ink, _luminance, heatmap_png, lut
 
@@ -75,7 +75,10 @@ def _alts(at) -> list[str]:
 
 
 def _descriptions(at) -> list[str]:
-    return [json.loads(el.proto.spec).get("description", "") for el in at.get("vega_lite_chart")]
+    """The text alternatives of the page's charts: every heatmap's drawn on a canvas (its canvas's aria-label), then
+    every Vega-Lite chart's (the spec's description, which Vega makes the chart's aria-label: lines, bars)."""
+    maps = [h["description"] for h in heatmaps(at)]
+    return maps + [json.loads(el.proto.spec).get("description", "") for el in at.get("vega_lite_chart")]
 
 
 def test_the_home_pages_image_says_the_sentences_numbers():

@@ -10,7 +10,7 @@ from hypothesis import strategies as hs
 
 from attention_core import run_whatif
 from attention_core.sinks import sink_attention, streaming_mask
-from tests.apptest_util import app, chart_datasets, run_ok, texts
+from tests.apptest_util import app, chart_datasets, heatmaps, run_ok, texts
 from tests.test_app_positions import move_sidebar_to_extremes
 from ui.lessons.sinks_and_linear_attention.charts import SINKS_CHARS, default_sinks, format_sinks, parse_sinks
 from ui.skeleton.page_params import Fitted
@@ -31,6 +31,11 @@ def metric(at, label_start: str) -> str:
 
 
 def chart(at, title: str):
+    """The cells (r, c, v, t) of the canvas heatmap titled ``title``, else the first dataset of the Vega-Lite chart
+    (the bar charts) titled so."""
+    for h in heatmaps(at):
+        if h["title"] == title:
+            return h["cells"]
     for el in at.get("vega_lite_chart"):
         t = json.loads(el.proto.spec).get("title")
         if t == title:
@@ -83,10 +88,7 @@ def test_sink_sliders_no_sink_toggle_and_head():
     assert chart(at, "weight on real tokens (mean over query rows)")["v"].tolist() == pytest.approx([1.0] * 4)
     at.selectbox(key="sk_head").set_value(2)
     run_ok(at)
-    assert any(
-        "head 2: weights and the sink" in (json.loads(e.proto.spec).get("title") or "")
-        for e in at.get("vega_lite_chart")
-    )
+    assert any("head 2: weights and the sink" in h["title"] for h in heatmaps(at))
     assert at.query_params["head"] == "2"
 
 

@@ -15,7 +15,9 @@ GRADIENT = re.compile(r"gradient reaching a row's scores has mean length ([0-9.e
 
 
 def _charts_in(page, selector: str) -> int:
-    return page.locator(f'{selector} [data-testid="stVegaLiteChart"]').count()
+    """Vega charts and drawn canvas heatmaps (in their components' shadow roots: a locator pierces them) in it."""
+    vega = page.locator(f'{selector} [data-testid="stVegaLiteChart"]').count()
+    return vega + page.locator(f"{selector} figure.ae-hm canvas.ae-hm-cells").count()
 
 
 def test_derivatives_part_opens_and_follows_the_temperature(browser_and_base):
@@ -24,6 +26,7 @@ def test_derivatives_part_opens_and_follows_the_temperature(browser_and_base):
         assert _charts_in(page, EXPANDER) == 0  # closed: nothing drawn in it
         main_charts = page.locator('[data-testid="stVegaLiteChart"]').count()
         assert main_charts == 8  # four sweep charts, four bar charts
+        assert page.locator("figure.ae-hm").count() == 0  # the Jacobian maps are in the closed part
         page.locator(EXPANDER).get_by_text("For readers who know derivatives").click()
         page.wait_for_timeout(300)
         wait_for_app(page)

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.apptest_util import PAGES, app, chart_datasets, run_ok
+from tests.apptest_util import PAGES, app, chart_datasets, heatmaps, run_ok
 from ui.classroom.presets import load_presets
 from ui.session.state import STRETCH_KEY
 
@@ -23,8 +23,23 @@ SHARP_AND_LONG = {"temperature": "0.1", "seq_len": "64", "heads": "16", "d_model
 
 
 def _charts(at) -> list[dict]:
-    """Every chart of ui.draw.charts on the page: its group, value name, domain (colour or y), scheme and cells."""
-    out = []
+    """Every chart of ui.draw.charts on the page: its group, value name, domain (colour or y), scheme and cells (the
+    heatmaps the browser draws on a canvas, then the Vega-Lite bar charts)."""
+    out = [
+        {
+            "group": h["group"],
+            "value": h["value"],
+            "domain": (h["lo"], h["hi"]),
+            "heatmap": True,
+            "diverging": h["scheme"] == "diverging",
+            "clamp": True,  # heatmap.js clamps a value to the ends of its scale (its text may round past them)
+            "from_text": True,  # its colour is read from its text (or the colour's own text: `colour`)
+            "cells": h["cells"],
+            "title": h["title"],
+            "stretched": "stretched" in h["colTitle"],
+        }
+        for h in heatmaps(at)
+    ]
     for el in at.get("vega_lite_chart"):
         spec = json.loads(el.proto.spec)
         meta = spec.get("usermeta") or {}

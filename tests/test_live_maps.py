@@ -673,8 +673,8 @@ def test_the_outputs_follow_the_live_temperature_before_the_release(browser_and_
 
 
 def test_the_playground_draws_x_and_z_live_where_they_are_drawn_cell_by_cell():
-    """Live maps at a size where X and Z are vector maps: the browser draws them (one more component, no Vega map of
-    Z), and the feed carries X, V and W_o; larger, or with live maps off, the server draws them."""
+    """Live maps at a size where X and Z are vector maps: the browser draws them (one more component, no heatmap of Z
+    drawn by the server), and the feed carries X, V and W_o; larger, or with live maps off, the server draws them."""
     at = run_ok(app("pages/Playground.py", live=True))
     components = page_components(at)
     assert len(components) == 4  # the module, the maps, their feed, the inputs and outputs

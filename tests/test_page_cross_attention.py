@@ -1,13 +1,11 @@
 """AppTest: the Cross-attention page (pages/Cross-attention.py)."""
 
-import json
-
 import numpy as np
 import pytest
 
 from attention_core import WhatIf
 from attention_core.cross_attention import run_cross_attention
-from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
+from tests.apptest_util import app, chart_titles, heatmap_titled, run_ok, texts
 from ui.text import md_escape
 
 CA = "pages/Cross-attention.py"
@@ -58,8 +56,9 @@ def test_default_map_sentences_and_random_weights_are_named():
 def test_random_sequences_sizes_heads_and_query():
     at = _seeded_random(3, 11)
     assert "head 1: 3 x 11" in chart_titles(at)
-    el = next(e for e in at.get("vega_lite_chart") if json.loads(e.proto.spec).get("title") == "head 1: 3 x 11")
-    df = chart_datasets(el)[0]
+    hm = heatmap_titled(at, "head 1: 3 x 11")
+    assert len(hm["rows"]) == 3 and len(hm["cols"]) == 11
+    df = hm["cells"]
     assert df["r"].max() == 2 and df["c"].max() == 10 and len(df) == 33
     np.testing.assert_allclose(df.groupby("r")["v"].sum(), 1.0, atol=1e-3)
     at.selectbox(key="ca_head").set_value(3)

@@ -1,7 +1,5 @@
 """The Masks page and its core (attention_core.mask_demo): blocked cells, padding, the fully masked row."""
 
-import json
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,7 +8,7 @@ from hypothesis.extra.numpy import arrays
 
 from attention_core import causal_mask, padding_mask, run_whatif, scaled_dot_product_attention, softmax
 from attention_core.mask_demo import clamp_pad, mask_lab, masked_numerators, textbook_softmax
-from tests.apptest_util import app, chart_datasets, run_ok, texts
+from tests.apptest_util import app, heatmaps, run_ok, texts
 
 MASKS = "pages/Masks.py"
 
@@ -61,18 +59,19 @@ def test_mask_lab_runs():
 
 
 def _weights_frames(at):
-    """The weights heatmaps' data (vector charts) by title."""
+    """The weights heatmaps' cells (r, c, v, t of the cells drawn on the canvas; blank ones left out) by title."""
     out = {}
-    for el in at.get("vega_lite_chart"):
-        title = json.loads(el.proto.spec).get("title")
-        if title in ("weights", "masked scores (blank = blocked)", "mask (1 = may attend)"):
-            out.setdefault(title, []).append(chart_datasets(el)[0])
+    for h in heatmaps(at):
+        if h["title"] in ("weights", "masked scores (blank = blocked)", "mask (1 = may attend)"):
+            out.setdefault(h["title"], []).append(h["cells"])
     return out
 
 
 def test_masks_page_masked_cells_are_exactly_zero():
     at = run_ok(app(MASKS, {"pad": "3", "seq_len": "8"}))
     frames = _weights_frames(at)
+    assert all(len(h["rows"]) == len(h["cols"]) == 8 for h in heatmaps(at))  # every map is the whole 8 x 8 grid
+    assert len(frames["weights"]) == len(frames["masked scores (blank = blocked)"]) == 3  # one a mask
     cfg = at.session_state["whatif"]
     run = run_whatif(cfg.replace(mask="none"))
     q, k, v = run.q[0], run.k[0], run.v[0]

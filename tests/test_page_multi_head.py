@@ -1,6 +1,5 @@
 """AppTest: the Multi-head page (pages/Multi-head.py)."""
 
-import json
 import math
 
 import numpy as np
@@ -8,7 +7,7 @@ import pytest
 
 from attention_core import WhatIf, head_divergence_matrix, run_whatif, saturation_metrics
 from attention_core.class_notes import purposeful_vs_random_heads
-from tests.apptest_util import app, chart_datasets, chart_titles, run_ok, texts
+from tests.apptest_util import app, chart_titles, heatmap, heatmaps, run_ok, texts
 from ui.text import fmt, fmt_all
 
 MH = "pages/Multi-head.py"
@@ -19,18 +18,18 @@ def _image_captions(at):
 
 
 def _rows_of_maps(node) -> list[list[str]]:
-    """The chart titles inside each horizontal block (a wrapping row), block by block, in page order."""
-    import json
-
+    """The titles of the heatmaps (canvas maps) inside each horizontal block (a wrapping row), block by block, in
+    page order."""
     rows = []
     kids = node.children.values() if isinstance(node.children, dict) else node.children
     for child in kids:
         if getattr(child, "type", "") == "flex_container" and child.proto.flex_container.direction == 2:
             rows.append(
                 [
-                    json.loads(el.proto.spec).get("title", "")
+                    heatmap(el)["title"]
                     for el in (child.children.values() if isinstance(child.children, dict) else child.children)
-                    if getattr(el, "type", "") == "vega_lite_chart"
+                    if getattr(el, "type", "") == "bidi_component"
+                    and el.proto.component_name == "attention_explorer.heatmap"
                 ]
             )
         if hasattr(child, "children"):
@@ -91,11 +90,9 @@ def test_numbers_table_and_controls():
     assert "head 3, enlarged" in chart_titles(at)
     assert "Q, K, V shapes: 8 x 16 each (columns 33–48" in texts(at)
     assert f"mean max weight {at.dataframe[0].value['mean max weight'][2]} (uniform rows: 0.125)" in texts(at)
-    (enlarged,) = [e for e in at.get("vega_lite_chart") if json.loads(e.proto.spec).get("title") == "head 3, enlarged"]
-    tooltip = json.loads(enlarged.proto.spec)["encoding"]["tooltip"]
-    assert tooltip[-1] == {"field": "t", "type": "nominal", "title": "weight"}
-    (cells,) = chart_datasets(enlarged)
-    assert list(cells["t"]) == fmt_all(run.weights[2])
+    (enlarged,) = [h for h in heatmaps(at) if h["title"] == "head 3, enlarged"]
+    assert enlarged["value"] == "weight"  # the tooltip's last field: the cell's text, titled "weight"
+    assert list(enlarged["cells"]["t"]) == fmt_all(run.weights[2])
     a, b = np.unravel_index(np.argmax(js - np.eye(4)), js.shape)
     assert f"Head {a + 1} and head {b + 1}, with a Jensen-Shannon divergence of {js[a, b]:.3g} bits" in texts(at)
 

@@ -8,7 +8,7 @@ import pytest
 
 from attention_core import WhatIf, run_whatif, saturation_metrics
 from attention_core.readout import logit_std, relative_difference, sharpness, uniform_max_weight
-from tests.apptest_util import app, chart_datasets, heatmap_labels, run_ok, texts
+from tests.apptest_util import app, chart_datasets, heatmaps, run_ok, texts
 from ui.text import fmt, fmt_all, md_escape
 
 PLAY = "pages/Playground.py"
@@ -22,7 +22,7 @@ def test_playground_default_numbers_match_core():
     at = run_ok(app(PLAY))
     run = run_whatif(WhatIf())
     sat = _sat(WhatIf())
-    assert len(at.get("vega_lite_chart")) >= 4 + 1 + 2  # 4 heads, the bar chart, X and Z
+    assert len(heatmaps(at)) >= 4 + 2 and len(at.get("vega_lite_chart")) >= 1  # 4 heads, X and Z; the bar chart
     row = run.weights[0, 0]
     top = int(np.argmax(row))
     assert f"attends most to **{md_escape(run.tokens[top])}** (#{top + 1}) with weight {row[top]:.3g}" in texts(at)
@@ -34,8 +34,8 @@ def test_playground_default_numbers_match_core():
     table = at.dataframe[0].value  # one formatter: every head's row as the metrics above it write head 1's
     assert list(table["effective tokens"]) == [fmt(s["effective_tokens"]) for s in sat]
     assert table["mean max weight"][0] == at.metric[1].value and table["entropy (nats)"][0] == at.metric[0].value
-    (head1,) = [e for e in at.get("vega_lite_chart") if json.loads(e.proto.spec).get("title") == "head 1"]
-    (cells,) = chart_datasets(head1)  # the map's tooltip writes the sentence's weight the same way
+    (head1,) = [h for h in heatmaps(at) if h["title"] == "head 1"]
+    cells = head1["cells"]  # the map's tooltip writes the sentence's weight the same way
     assert cells.loc[(cells["r"] == 0) & (cells["c"] == top), "t"].item() == fmt(row[top])
 
 
@@ -44,8 +44,8 @@ def test_x_and_z_share_one_colour_scale_and_relative_change():
     run = run_whatif(WhatIf())
     lim = max(np.abs(run.x).max(), np.abs(run.output).max())
 
-    specs = {json.loads(e.proto.spec).get("title"): json.loads(e.proto.spec) for e in at.get("vega_lite_chart")}
-    domains = [specs[t]["encoding"]["color"]["scale"]["domain"] for t in ("X input", "Z output")]
+    maps = {h["title"]: h for h in heatmaps(at)}
+    domains = [[maps[t]["lo"], maps[t]["hi"]] for t in ("X input", "Z output")]
     assert domains[0] == domains[1] == pytest.approx([-lim, lim], rel=1e-6)
     change = relative_difference(run.output, run.x)
     assert f"X and Z (8 x 64 each) share one colour scale, −{lim:.3g} (blue) to {lim:.3g} (red)" in texts(at)
@@ -101,7 +101,7 @@ def test_playground_every_control_moves():
     assert at.sidebar.select_slider(key="ctl_n_heads").options == ["1", "2", "3", "4", "6", "8", "12", "16"]
     at.sidebar.select_slider(key="ctl_n_heads").set_value(6)
     run_ok(at)
-    assert len([c for c in at.get("vega_lite_chart")]) >= 6
+    assert len(heatmaps(at)) + len(at.get("vega_lite_chart")) >= 6
     # the temperature, the scaling and the mask are set above the maps (with live maps off: these widgets), and
     # nowhere else
     for key in ("ctl_scaled", "ctl_temperature", "ctl_mask", "ctl_pad_count"):
@@ -146,13 +146,12 @@ def test_playground_every_control_moves():
     assert np.all(row[3:] == 0)  # causal: query 3 sees keys 1..3 only
     top = int(np.argmax(row))
     assert f"attends most to **{md_escape(run.tokens[top])}**" in texts(at)
-    qkv = {json.loads(c.proto.spec)["title"]: c for c in at.get("vega_lite_chart") if "of head 6" in c.proto.spec}
+    qkv = {h["title"]: h for h in heatmaps(at) if "of head 6" in h["title"]}
     assert sorted(qkv) == ["K of head 6", "Q of head 6", "V of head 6"]
     for name, arr in (("Q", run.q), ("K", run.k), ("V", run.v)):
-        spec = json.loads(qkv[f"{name} of head 6"].proto.spec)
-        shown = heatmap_labels(spec)  # dims 1..d_k on the axis and in the tooltip
-        assert shown["x"] == shown["dim"] == [str(j) for j in range(1, 9)]
-        cells = chart_datasets(qkv[f"{name} of head 6"])[0].sort_values(["r", "c"])  # dims 1..d_k, as X and Z count
+        drawn = qkv[f"{name} of head 6"]  # dims 1..d_k on the axis and in the tooltip
+        assert drawn["colName"] == "dim" and drawn["colShown"] == drawn["cols"] == [str(j) for j in range(1, 9)]
+        cells = drawn["cells"].sort_values(["r", "c"])  # dims 1..d_k, as X and Z count
         assert list(cells["t"]) == fmt_all(arr[5])  # each cell's text, as sentences write it (its colour from it)
     assert f"{md_escape(run.tokens[top])} (#{top + 1}) with weight {row[top]:.3g}." in texts(at)  # check question
     at.sidebar.radio(key="ctl_input_kind").set_value("sentence")

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.apptest_util import app, chart_datasets, run_ok, set_widget, texts, widget_count
+from tests.apptest_util import app, chart_datasets, heatmaps, run_ok, set_widget, texts, widget_count
 from ui.text import fmt
 
 PAGE = "pages/Soft_lookup.py"
@@ -26,8 +26,10 @@ def expected(t: float, tau: float, twin: bool = False) -> np.ndarray:
 
 
 def charts(at) -> dict[str, tuple[dict, list]]:
-    """The page's charts by group (ui.draw.charts' usermeta) or title: (spec, datasets)."""
-    out = {}
+    """The page's charts by group or title: (spec, datasets). A heatmap drawn on a canvas (the weights map) is
+    (its data, [its cells r, c, v, t]) by its data's group; a Vega-Lite chart (the plane, the sweep) is
+    (its spec, its datasets) by ui.draw.charts' usermeta group."""
+    out = {h["group"] or h["title"]: (h, [h["cells"]]) for h in heatmaps(at)}
     for el in at.get("vega_lite_chart"):
         spec = json.loads(el.proto.spec)
         name = (spec.get("usermeta") or {}).get("group") or spec.get("title")

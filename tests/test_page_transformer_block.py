@@ -1,7 +1,6 @@
 """AppTest: the Transformer block page, at the default and at extreme settings."""
 
 import base64
-import json
 import re
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 
 from attention_core.block_run import encoder_flow, encoder_graph_alt, layer_norm_stats, run_block
 from attention_core.config import DEFAULT_SENTENCE
-from tests.apptest_util import app, chart_titles, run_ok, texts
+from tests.apptest_util import app, chart_titles, heatmaps, run_ok, texts
 from ui.draw.charts import PROJECTOR_SCALE
 from ui.draw.diagrams import flow_column_svg
 from ui.text import fmt
@@ -123,11 +122,7 @@ def assert_one_scale_for_the_chain(at, query: dict) -> None:
     shown = texts(at)
     assert f"shares one colour scale, −{fmt(lim)} (blue) to {fmt(lim)} (red)" in shown, query
     assert (f"to its largest value, {fmt(hidden)} (yellow)" if hidden > 0 else "here it is 0 everywhere") in shown
-    domains = {
-        tuple(json.loads(el.proto.spec)["encoding"]["color"]["scale"]["domain"])
-        for el in at.get("vega_lite_chart")
-        if json.loads(el.proto.spec).get("usermeta", {}).get("value") == "value"
-    }
+    domains = {(h["lo"], h["hi"]) for h in heatmaps(at) if h["value"] == "value"}  # the colour domains drawn
     assert domains <= {(-lim, lim)} and (domains or query.get("d_model") == "1024"), domains
 
 
@@ -142,14 +137,12 @@ def test_one_decoder_token_sentence():
 @pytest.mark.parametrize("decoder_tokens", [1, 5, 11])
 def test_the_decoder_self_attention_map_states_its_colour_range_instead_of_a_legend(decoder_tokens):
     """Its legend was clipped by the column at 1280 px; the key axis names the colour range instead."""
-    import json
-
     at = app(BLOCK)
     run_ok(at)
     at.slider(key="tb_tdec").set_value(decoder_tokens)
     run_ok(at)
     title = f"masked self-attention ({decoder_tokens} x {decoder_tokens})"
-    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
-    spec = next(s for s in specs if s.get("title") == title)
-    assert spec["encoding"]["color"].get("legend", "absent") is None  # no legend drawn
-    assert re.search(r"key · colour (0–1|stretched to [\d.e-]+–[\d.e-]+)$", spec["encoding"]["x"]["axis"]["title"])
+    found = [h for h in heatmaps(at) if h["title"] == title]
+    assert len(found) == 1, [h["title"] for h in heatmaps(at)]
+    assert found[0]["legend"] is None  # no legend drawn
+    assert re.search(r"key · colour (0–1|stretched to [\d.e-]+–[\d.e-]+)$", found[0]["colTitle"])

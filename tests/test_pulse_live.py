@@ -317,13 +317,22 @@ def test_the_projector_view_counts_answers_and_the_reveal_reaches_a_students_pag
             wait_text(projector, r"Class \w+ · 1 answer to 2 questions")
             clients += bg.run(answer(2))
             wait_text(projector, r"Class \w+ · 3 answers to 2 questions")
+            projector.locator("figure.ae-hm").first.wait_for(timeout=30000)  # the maps drawn
             inside = projector.evaluate(
-                """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(c => {
-                    const drawn = c.querySelector('canvas') || c.querySelector('svg');  // what Vega drew
-                    const box = c.closest('[data-testid="stVerticalBlock"]');  // the teacher's bordered box
-                    return drawn.getBoundingClientRect().right <= box.getBoundingClientRect().right + 1; })"""
+                """() => {
+                    const maps = [];  // canvas heatmaps, in their components' shadow roots
+                    const walk = (root) => root.querySelectorAll('*').forEach(e => {
+                        if (e.matches('figure.ae-hm')) maps.push(e);
+                        if (e.shadowRoot) walk(e.shadowRoot); });
+                    walk(document);
+                    const vega = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+                        .map(c => c.querySelector('canvas') || c.querySelector('svg'));  // what Vega drew
+                    return [...vega, ...maps].map(drawn => {
+                        const host = drawn.getRootNode().host || drawn;
+                        const box = host.closest('[data-testid="stVerticalBlock"]');  // the box it is drawn in
+                        return drawn.getBoundingClientRect().right <= box.getBoundingClientRect().right + 1; }); }"""
             )
-            assert inside and all(inside), "the bars stay inside the teacher's box"
+            assert inside and all(inside), "the charts and maps stay inside their boxes"
             assert "Attention weights, one map per head" not in pupil.inner_text('[data-testid="stMain"]')
             projector.get_by_role("button", name="Reveal to the class").click()
             wait_text(projector, r"Revealed: 1 of 3 \(33%\)")  # each batch's first student was wrong

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attention_core.config import DEFAULT_SENTENCE
-from tests.apptest_util import app, chart_datasets, page_components, run_ok, texts
+from tests.apptest_util import app, chart_datasets, heatmaps, page_components, run_ok, texts
 from ui.text import fmt
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # no hub: everything here must come from the installed package
@@ -191,9 +191,10 @@ def test_page_opens_offline_on_the_embedded_model(embedded):
     assert f"the model's own weight for this cell is {metrics['weight = softmax of the logits']}." in texts(at)
     assert float(metrics["max |attention_core − model| over every layer and head"]) < 1e-5
     assert (at.dataframe[-1].value["max |attention_core − model|"].astype(float) < 1e-5).all()
-    # every chart says what it shows
+    # every chart says what it shows: the Vega-Lite charts (the head view) and any heatmap drawn on a canvas
     for el in at.get("vega_lite_chart"):
         assert json.loads(el.proto.spec)["description"]
+    assert all(h["description"] for h in heatmaps(at))
 
 
 def test_typed_sentence_with_punctuation_emoji_and_600_characters(embedded):

@@ -22,7 +22,7 @@ from attention_core.sweep import (
     sweep_d_ks,
     upstream_gradients,
 )
-from tests.apptest_util import app, chart_datasets, run_ok, texts
+from tests.apptest_util import app, chart_datasets, chart_titles, heatmap, heatmaps, run_ok, texts
 from ui.lessons.softmax_saturation.charts import log_ticks
 from ui.lessons.softmax_saturation.text import gradient_sentence, setting_sentence, thresholds_sentence
 from ui.text import fmt
@@ -229,6 +229,19 @@ def _legend_domains(spec):
     ]
 
 
+def _titles_in_order(node) -> list[str]:
+    """The titles of the charts under ``node`` in page order: Vega-Lite charts' (the sweeps, the gradient chart) and
+    heatmaps drawn on a canvas (the Jacobian maps)."""
+    out = []
+    for el, _ in _walk(node):
+        kind = getattr(el, "type", "")
+        if kind == "vega_lite_chart":
+            out.append(str(json.loads(el.proto.spec).get("title")))
+        elif kind == "bidi_component" and el.proto.component_name == "attention_explorer.heatmap":
+            out.append(heatmap(el)["title"])
+    return out
+
+
 def _marker_d_ks(at):
     out = []
     for el in at.get("vega_lite_chart"):
@@ -296,7 +309,7 @@ def test_calculus_is_in_the_part_a_reader_opens_and_the_words_come_first():
     closed = run_ok(app(PAGE))
     exp = next(e for e in closed.expander if e.label.startswith(DERIVATIVES))
     assert not exp.proto.expanded and not exp.children  # closed: nothing in it is drawn (or sent to the browser)
-    assert not any("Jacobian" in str(json.loads(c.proto.spec).get("title")) for c in closed.get("vega_lite_chart"))
+    assert not any("Jacobian" in t for t in chart_titles(closed))  # Vega-Lite charts' and canvas heatmaps' titles
     at = opened()
     outside, inside = _page_order(at)
     plain = "\n".join(outside)
@@ -306,7 +319,7 @@ def test_calculus_is_in_the_part_a_reader_opens_and_the_words_come_first():
     assert "Gradient reaching the scores" in calculus and "‖∂L/∂logits‖" in calculus
     assert "Jacobian multiplies every gradient" in calculus and "times smaller" in calculus
     exp = next(e for e in at.expander if e.label.startswith(DERIVATIVES))
-    titles = [str(json.loads(c.proto.spec).get("title")) for c in exp.get("vega_lite_chart")]
+    titles = _titles_in_order(exp)  # the gradient chart (Vega-Lite), then the Jacobian maps (canvas heatmaps)
     assert titles[0] == "gradient reaching the scores, ‖∂L/∂logits‖"
     assert any("Jacobian diag(p) − ppᵀ, scaled (your setting)" in t for t in titles[1:]), titles
 
@@ -348,7 +361,7 @@ def test_scaling_toggle_changes_what_is_shown():
     assert _legend_domains(spec)[0] == ("scaled by 1/√d_k", "unscaled (your setting)", "unscaled at temperature τ·√d_k")
     assert "Your setting (unscaled) is the thick line" in texts(at)
     assert "With your setting (unscaled) the largest weight" in texts(at)
-    assert "Jacobian diag(p) − ppᵀ, unscaled (your setting)" in [s.get("title") for s in _charts(at)]
+    assert "Jacobian diag(p) − ppᵀ, unscaled (your setting)" in [h["title"] for h in heatmaps(at)]
 
 
 def test_a_new_temperature_redraws_every_chart_from_the_stored_scores():

@@ -1,19 +1,15 @@
 """Unit tests of the UI helpers that do not need a running page."""
 
 import io
-import json
 import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
-from hypothesis.extra import numpy as hnp
 from PIL import Image
 
 from attention_core import WhatIf
-from tests.apptest_util import heatmap_labels, heatmap_positions
-from ui.draw.charts import heatmap_spec
 from ui.draw.images import heatmap_png, pool
 from ui.text import fmt, fmt_all, fmt_arrow, md_escape
 
@@ -41,123 +37,6 @@ def test_heatmap_png_colours_and_size():
     png, _ = heatmap_png(np.zeros((11, 256)), 0, 1)
     w, h = Image.open(io.BytesIO(png)).size
     assert h >= 80  # not a thin strip
-
-
-def test_heatmap_spec_labels_are_data_not_html():
-    labels = ("<img src=x onerror=alert(1)>", '"quoted"', "it")
-    spec = json.loads(
-        heatmap_spec((3, 3), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 200, True)
-    )
-    expr = spec["encoding"]["x"]["axis"]["labelExpr"]
-    listed = expr[: expr.index("[datum.value]")]  # a JSON array literal indexed by position, or a parameter's
-    params = {p["name"]: p["expr"] for p in spec.get("params", [])}
-    assert json.loads(params.get(listed, listed)) == ["<img src=…", '"quoted"', "it"]  # shortened, never HTML
-    assert heatmap_labels(spec)["key"] == list(labels)  # the whole token in the tooltip
-    assert spec["data"] == {"name": "cells"} and "datasets" not in spec  # the cells travel as Arrow bytes
-    assert spec["autosize"]["type"] == "pad"  # no "Dropping fit" warnings for step-sized charts
-    tooltip_fields = [t["field"] for t in spec["encoding"]["tooltip"]]
-    assert tooltip_fields[:2] == ["query", "key"]  # the whole token is in the tooltip
-
-
-def test_every_label_up_to_40_then_a_regular_subset():
-    from ui.draw.charts import label_every
-
-    for n, size in ((1, 260), (11, 260), (21, 260), (40, 480)):
-        labels = tuple(f"tok{i}" for i in range(n))
-        spec = json.loads(
-            heatmap_spec((n, n), labels, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", size, True)
-        )
-        axis = spec["encoding"]["x"]["axis"]
-        assert axis["labelOverlap"] is False and "%" not in axis["labelExpr"]
-        assert heatmap_positions(spec, "x") == list(range(n))  # every column drawn, a blank one too
-        assert spec["width"]["step"] >= 12  # room for a readable label per cell
-    assert label_every(41) == 3 and label_every(512) == 26
-    labels = tuple(f"tok{i}" for i in range(64))
-    spec = json.loads(heatmap_spec((64, 64), labels, labels, "t", "query", "key", "weight", None, "viridis", 260, True))
-    assert "datum.value % 4 == 0" in spec["encoding"]["x"]["axis"]["labelExpr"]
-    assert "every 4th of 64 labelled" in spec["encoding"]["x"]["axis"]["title"]
-    # a map keeps to the size its column gives it: 40 tokens in 260 px are 6 px cells, every 2nd labelled
-    labels = tuple(f"tok{i}" for i in range(40))
-    spec = json.loads(heatmap_spec((40, 40), labels, labels, "t", "query", "key", "weight", None, "viridis", 260, True))
-    assert spec["width"]["step"] == 6 and "datum.value % 2 == 0" in spec["encoding"]["x"]["axis"]["labelExpr"]
-    assert "every 2nd of 40 labelled" in spec["encoding"]["x"]["axis"]["title"]
-
-
-LABEL_LISTS = (  # label lists a heatmap is given: counted ones (written from the position), and others
-    [str(j + 1) for j in range(64)],  # dim_labels(64)
-    [str(j + 1) for j in range(8)],
-    [str(j) for j in range(45)],  # positions from 0, every 3rd labelled
-    [f"t{j + 1}" for j in range(8)],  # the random input's tokens
-    [f"w{j}" for j in range(50)],
-    [f"tokenizer_{j + 1}" for j in range(4)],  # counted, but shortened on the axis
-    ["the", "cat", "sat", "on", "the", "extraordinarily", "long", "mat"],
-    ["x01", "x02"],  # a leading zero is not a counted number
-    ["1", "3", "2"],
-    ["10", "11", "12"],
-    ["123456789012345678901", "123456789012345678902"],  # past the browser's exact whole numbers
-    ['"q"1', '"q"2', "'q'3"],
-    ["é1", "é2", "<b>3"],
-    ["a1b2", "a1b3"],
-    ["-1", "0", "1"],
-    ["param_1", "param_2"],
-)
-
-
-@pytest.mark.parametrize("labels", LABEL_LISTS, ids=lambda labels: "-".join(labels[:2])[:24])
-def test_a_heatmaps_labels_are_the_labels_it_is_given(labels):
-    """The spec writes a label list as compactly as it can (counted labels from their position, a list used twice
-    once, in a parameter): the axes show the same labels as a JSON array of them did (shortened, every k-th of
-    a long list, '' between) and the tooltips the whole labels, position by position."""
-    from ui.draw.charts import _short, _step, _stride
-
-    n = len(labels)
-    for rows in (labels, [f"r{i}" for i in range(3)], labels):  # rows the same list (a weight map) or others
-        spec = json.loads(
-            heatmap_spec((len(rows), n), rows, labels, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
-        )
-        shown = heatmap_labels(spec)
-        k = _stride(n, _step(n, 260))
-        assert shown["x"] == [_short(t) if j % k == 0 else "" for j, t in enumerate(labels)]
-        assert shown["key"] == labels and shown["query"] == rows
-        k = _stride(len(rows), _step(len(rows), 260))
-        assert shown["y"] == [_short(t) if i % k == 0 else "" for i, t in enumerate(rows)]
-
-
-def test_a_dimensions_label_is_its_number_and_every_4th_of_64_is_drawn():
-    """The Playground's Z (8 tokens x 64 dims): column j is labelled str(j + 1) in the tooltip, the axis draws
-    every 4th ("1", "5", ..., "61"), and the numbers travel as an expression of the position, not as a list;
-    the tokens (t1..t8) too, so the spec is short."""
-    from unittest import mock
-
-    import ui.draw.charts as charts
-    from attention_core import run_whatif
-
-    run = run_whatif(WhatIf())
-    drawn = []
-    with mock.patch.object(charts.vega, "draw", lambda box, spec, **kw: drawn.append(spec)):
-        charts.show_token_dims(run.output, run.tokens, title="Z output", domain=(-3.4, 3.4), container=None)
-    (spec,) = drawn
-    spec = {k: v for k, v in spec.items() if k != "datasets"}
-    shown = heatmap_labels(spec)
-    assert shown["dim"] == [str(j + 1) for j in range(64)]
-    assert shown["x"] == [str(j + 1) if j % 4 == 0 else "" for j in range(64)]
-    assert shown["x"][:9] == ["1", "", "", "", "5", "", "", "", "9"] and shown["x"][60] == "61"
-    assert shown["token"] == shown["y"] == list(map(str, run.tokens))
-    assert '"64"' not in json.dumps(spec) and "every 4th of 64 labelled" in spec["encoding"]["x"]["axis"]["title"]
-    assert len(json.dumps(spec)) < 2000  # 3,221 with every label list written out where used, and 0..63
-
-
-def test_a_label_list_used_twice_travels_once():
-    """A weight map's tokens label both axes and both tooltip fields: the spec writes them once (the axes'
-    shortened ones once more, as one of them is shortened)."""
-    tokens = ("the", "cat", "sat", "on", "the", "extraordinarily", "long", "mat")
-    text = heatmap_spec((8, 8), tokens, tokens, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
-    assert text.count("extraordinarily") == 1 and text.count(r"extraordi\\u2026") == 1
-    assert text.count(r"\"mat\"") == 2  # the axes' list and the tooltips' list
-    short = ("a", "b")  # two short labels are shorter written twice than held by a parameter
-    assert "params" not in json.loads(
-        heatmap_spec((2, 2), short, short, "t", "query", "key", "weight", (0.0, 1.0), "viridis", 260, True)
-    )
 
 
 def test_weight_maps_share_one_scale_absolute_unless_the_reader_stretches(monkeypatch):
@@ -288,46 +167,6 @@ def _run_script(script) -> list:
     return at
 
 
-def test_heatmap_axes_name_the_rows_the_columns_and_the_value():
-    def script():
-        import numpy as np
-
-        from ui.draw.charts import Axes, show_heatmap, show_mask, show_token_dims
-
-        m = np.arange(6.0).reshape(2, 3) / 6
-        axes = Axes("query position i", "key j", "score")
-        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="named", axes=axes, domain=(0, 1))
-        show_heatmap(m, ["a", "b"], ["x", "y", "z"], title="default", domain=(0, 1))
-        show_mask(np.tril(np.ones((2, 2), dtype=bool)), ["a", "b"], title="mask")
-        show_token_dims(m - 0.5, ["a", "b"], title="dims", value_name="z")  # on its own range
-        big = np.zeros((80, 80))
-        show_heatmap(
-            big, range(80), range(80), title="big", domain=(0, 1), blank=np.eye(80, dtype=bool), blank_label="padding"
-        )
-
-    at = _run_script(script)
-    specs = {s["title"]: s for s in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))}
-    seen = {
-        t: (s["encoding"]["y"]["axis"]["title"], s["encoding"]["x"]["axis"]["title"].split(" · ")[0])
-        for t, s in specs.items()
-    }
-    assert seen == {
-        "named": ("query position i", "key j"),
-        "default": ("query", "key"),
-        "mask": ("query", "key"),
-        "dims (own range)": ("token", "dim"),
-    }
-    # a map given no domain is drawn on its own range by the colour rule and says so in its title
-    assert specs["dims (own range)"]["encoding"]["color"]["scale"]["domain"] == [-0.5, 0.5]
-    values = {t: [tt.get("title") for tt in s["encoding"]["tooltip"]] for t, s in specs.items()}
-    assert values["named"][-1] == "score" and values["default"][-1] == "weight"
-    assert values["mask"][-1] == "allowed" and values["dims (own range)"][-1] == "z"
-    fields = [tt["field"] for tt in specs["named"]["encoding"]["tooltip"][:2]]
-    assert fields == ["query position i", "key j"]  # the labels' tooltip fields carry the axis names
-    (image,) = at.get("image")
-    assert "big (80 x 80 as an image" in image.proto.imgs[0].caption and "grey = padding" in image.proto.imgs[0].caption
-
-
 def test_own_domain_follows_the_colour_rule():
     from ui.draw.charts import own_domain, shared_domain
 
@@ -366,26 +205,6 @@ def test_head_grid_caption_speaks_of_one_head_or_of_several():
     assert "grey cells are masked" in one and "heads" not in one
     assert several.startswith("Heads in reading order") and "each tile is one head's 100 x 100 map" in several
     assert "grey lines separate the heads" in several and "masked" not in several
-
-
-def test_wide_maps_are_images_and_long_axis_notes_wrap_inside_the_plot():
-    from ui.draw.charts import TITLE_CHAR_PX, _heatmap_dict, _Layout, _step, is_vector
-
-    assert is_vector((64, 64)) and is_vector((8, 40))
-    assert not is_vector((4, 1024)) and not is_vector((2, 512)) and not is_vector((65, 10))  # 3 px a cell: too wide
-    labels = tuple(f"t{i}" for i in range(64))
-    lay = _Layout((64, 64), labels, labels, "w", "query", "key", "weight", True, "viridis", 220, True)
-    small = tuple(f"t{i}" for i in range(16))
-    lay16 = _Layout((16, 16), small, small, "w", "query", "key", "weight", True, "viridis", 220, True)
-    short = _heatmap_dict(lay16, (0, 1), "colour 0–1")["encoding"]["x"]["axis"]["title"]
-    assert short == "key · colour 0–1"  # fits under 16 cells of 13 px: one line
-    two = _heatmap_dict(lay, (0, 1), "colour 0–1")["encoding"]["x"]["axis"]["title"]
-    assert two == ["key (every 4th of 64 labelled)", "colour 0–1"]  # 64 cells of 3 px hold 32 characters a line
-    note = "colour stretched to the 1st–99th percentile, 0.000761–0.0943"
-    lines = _heatmap_dict(lay, (0.000761, 0.0943), note)["encoding"]["x"]["axis"]["title"]
-    plot_px = 64 * _step(64, 220)
-    assert isinstance(lines, list) and " ".join(lines[1:]) == note
-    assert all(len(line) * TITLE_CHAR_PX <= plot_px for line in lines), lines
 
 
 @pytest.mark.parametrize(
@@ -598,60 +417,3 @@ def test_the_logits_spread_is_the_raw_spread_times_the_factor(cfg):
     run = cached_run(cfg)
     direct = logit_std(run.q, run.k, scaled=cfg.scaled, temperature=cfg.temperature, mask=run.mask)
     np.testing.assert_allclose(cached_logit_std(cfg), direct, rtol=1e-12)
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    hnp.arrays(
-        np.float64,
-        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=9),
-        elements=hst.floats(-1e6, 1e6, allow_nan=False)
-        | hst.sampled_from([0.0, -0.0, 1e-9, 0.99746, -4.4e-16, np.nan, np.inf, -np.inf]),
-    ),
-    hst.data(),
-)
-def test_a_heatmaps_one_row_of_texts_reads_back_as_its_cells(m, data):
-    """The cells travel as one row of texts (ui.draw.charts._heatmap_frame); heatmap_cells reads them as the spec's
-    transform does: every cell that is not blank, in reading order, with its row, column, text (ui.text.fmt's) and
-    the value that text says."""
-    from ui.draw.charts import _heatmap_frame, heatmap_cells
-    from ui.text import fmt
-
-    blank = data.draw(hnp.arrays(bool, m.shape)) if data.draw(hst.booleans()) else None
-    frame = _heatmap_frame(m, blank).to_pandas()
-    assert list(frame.columns) == ["s"] and len(frame) == 1
-    cells = heatmap_cells(frame, m.shape[1])
-    keep = np.ones(m.shape, bool) if blank is None else ~blank
-    rows, cols = np.nonzero(keep)
-    assert list(cells["r"]) == list(rows) and list(cells["c"]) == list(cols)
-    assert list(cells["t"]) == [fmt(m[i, j]) for i, j in zip(rows, cols)]
-    said = np.array([float(fmt(m[i, j])) for i, j in zip(rows, cols)])
-    said[~np.isfinite(said)] = np.nan  # as Vega's toNumber reads "nan", "inf", "-inf"
-    np.testing.assert_allclose(cells["v"], said)
-    if len(cells):
-        finite = np.isfinite(m[keep])
-        np.testing.assert_allclose(cells["v"][finite], m[keep][finite], rtol=5e-3, atol=0)  # 3 significant digits
-
-
-def test_a_stretched_maps_colour_keeps_the_digits_its_scale_needs():
-    """The colour comes from text: 3 significant digits on the usual scales (no second row sent), more on a stretched
-    one, where a near-uniform map's weights (0.123 to 0.127) differ in the fourth digit: each cell's colour value is
-    then within half of one 256th of the domain of its weight, and the tooltip still reads as the page writes it."""
-    from ui.draw.charts import _heatmap_frame, colour_digits, heatmap_cells
-    from ui.text import fmt
-
-    rng = np.random.default_rng(0)
-    weights = rng.dirichlet(np.ones(8), size=8)
-    assert colour_digits(weights, (0.0, 1.0)) == 3 and list(_heatmap_frame(weights).column_names) == ["s"]
-    z = rng.normal(size=(8, 64)) * 1.2
-    lim = float(np.abs(z).max())
-    assert colour_digits(z, (-lim, lim)) == 3  # outputs on their own symmetric range
-    flat = 0.123 + 0.004 * rng.random((8, 8))
-    lo, hi = float(flat.min()), float(flat.max())
-    digits = colour_digits(flat, (lo, hi))
-    assert digits >= 5
-    cells = heatmap_cells(_heatmap_frame(flat, None, digits).to_pandas(), 8)
-    assert np.abs(cells["v"].to_numpy() - flat.ravel()).max() <= (hi - lo) / 512
-    assert list(cells["t"]) == [fmt(x) for x in flat.ravel()]
-    three = heatmap_cells(_heatmap_frame(flat).to_pandas(), 8)  # what 3 digits alone would colour: a few steps
-    assert len(set(three["v"])) <= 6 < len(set(cells["v"]))

@@ -1,29 +1,24 @@
-"""Chart builders: Altair heatmaps with token labels and tooltips, and an image fallback for big ones.
+"""Chart builders: heatmaps (drawn by the browser on a canvas, ui/draw/canvas_maps.py), bars, and images for big maps.
 
 Above ``MAX_VECTOR_CELLS`` cells a heatmap is drawn as a PNG (mean-pooled to at most ``max_px``
-pixels a side) instead of one vector mark per cell: tooltips go, speed and payload stay small.
-Token labels always travel as data or as a JSON array in a Vega expression (once per spec, in a parameter, where
-a list is used twice), never as HTML; labels that count ("1".."64", "t1".."t8") as an expression of the position.
+pixels a side) instead of cell by cell: tooltips go, speed and payload stay small.
+Token labels always travel as data (a map's JSON, a bar chart's JSON array in a Vega expression), never as HTML;
+a bar chart's labels that count ("1".."64", "t1".."t8") as an expression of the position.
 """
 
 from __future__ import annotations
 
-import collections
-import dataclasses
 import json
-import math
 import re
-import textwrap
 from typing import NamedTuple
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import streamlit as st
 
-from ui.draw import vega
+from ui.draw import canvas_maps
 from ui.draw.images import heatmap_png
 from ui.draw.vega import arrow_rows, digest, with_arrow
 from ui.server.cache import ByteLRU, cached, register
@@ -32,19 +27,6 @@ from ui.text import fmt_arrow
 
 MAX_VECTOR_CELLS = 4096  # 64 x 64
 MAX_VECTOR_SIDE = 64  # a longer side draws at 3 px a cell or more, wider than a page column: an image instead
-TITLE_CHAR_PX = 6  # about this many pixels a character of an axis title (11 px font)
-MAX_LABELLED = 40  # up to this many tokens every label is drawn while a cell is LABEL_PX or more; else a subset
-LABEL_PX = 12  # px from one drawn label to the next, at least
-LABEL_CHARS = 10  # longer tokens are shortened on the axis (the tooltip has the whole token)
-
-
-def _short(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
-
-
-def label_every(n: int) -> int:
-    """1 when all ``n`` labels are drawn, else the stride of the regular subset (about 20 labels)."""
-    return 1 if n <= MAX_LABELLED else int(math.ceil(n / 20))
 
 
 PROJECTOR_SCALE = 1.5  # in the projector view maps are this much larger (and their labels up to 15 px)
@@ -60,16 +42,6 @@ def projector() -> bool:
 def projector_scale() -> float:
     """How much larger the session's maps and diagrams are drawn: PROJECTOR_SCALE in the projector view, else 1."""
     return PROJECTOR_SCALE if projector() else 1.0
-
-
-def _ordinal(k: int) -> str:
-    return f"{k}{'th' if 10 <= k % 100 < 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
-
-
-def _stride(n: int, step: int) -> int:
-    """Every how many cells of ``step`` px a label is drawn: every one up to MAX_LABELLED cells of LABEL_PX or
-    more, else a regular subset (about 20 labels, and never closer than LABEL_PX)."""
-    return max(label_every(n), math.ceil(LABEL_PX / max(step, 1)))
 
 
 def _numbered(labels: list[str]) -> tuple[str, int] | None:
@@ -90,7 +62,7 @@ def _numbered(labels: list[str]) -> tuple[str, int] | None:
 def _label_expr(labels, index: str, names: dict[tuple, str] | None = None) -> str:
     """The Vega expression of the label at position ``index`` (an expression) of ``labels``. Labels that count
     (:func:`_numbered`) are written from the index, a prefix joined to a number; others are a JSON array (data,
-    never HTML) indexed by position: inline, or by name when ``names`` (:func:`_shared_labels`) has them."""
+    never HTML) indexed by position: inline, or by name when ``names`` has them."""
     labels = [str(t) for t in labels]
     numbered = _numbered(labels)
     if numbered is not None:
@@ -98,28 +70,6 @@ def _label_expr(labels, index: str, names: dict[tuple, str] | None = None) -> st
         return f"{json.dumps(prefix)} + ({index} + {first})" if first else f"{json.dumps(prefix)} + {index}"
     name = (names or {}).get(tuple(labels))
     return f"{name}[{index}]" if name else f"{json.dumps(labels)}[{index}]"
-
-
-PARAM_CHARS = 60  # about what a label parameter costs a spec beyond its list (its entry, the name at each use)
-
-
-def _shared_labels(*lists) -> dict[tuple, str]:
-    """Names for the label lists that a spec uses more than once among ``lists`` (an axis and the tooltip, rows and
-    columns) and that do not count (:func:`_numbered`): each travels once, as a parameter (:func:`_label_params`),
-    where that makes the spec shorter (a few short labels are shorter written twice)."""
-    uses = collections.Counter(tuple(map(str, labels)) for labels in lists)
-    shared = [
-        labels
-        for labels, k in uses.items()
-        if _numbered(list(labels)) is None and (k - 1) * len(json.dumps(json.dumps(list(labels)))) > PARAM_CHARS
-    ]
-    return {labels: f"labels{i + 1}" for i, labels in enumerate(shared)}
-
-
-def _label_params(names: dict[tuple, str]) -> list[dict]:
-    """The spec's parameters that hold the label lists of ``names``, each a JSON array in an expression (text
-    inside a string, as inline labels are)."""
-    return [{"name": name, "expr": json.dumps(list(labels))} for labels, name in names.items()]
 
 
 def _axis(
@@ -130,15 +80,15 @@ def _axis(
     every: int | None = None,
     names: dict[tuple, str] | None = None,
 ) -> alt.Axis:
-    """Every label up to MAX_LABELLED while a cell is LABEL_PX or more (font sized to the space a label has, never
-    dropped for overlap), else every k-th (``every`` sets k), and the axis title says so. ``names``: see
-    :func:`_label_expr`."""
-    n, k = len(labels), every or _stride(len(labels), step)
-    label = _label_expr([_short(str(t)) for t in labels], "datum.value", names)
+    """A bar chart's axis, labelled as a map's (:func:`canvas_maps.axis`): every label up to MAX_LABELLED while a
+    slot is LABEL_PX or more (font sized to the space a label has, never dropped for overlap), else every k-th
+    (``every`` sets k), and the axis title says so. ``names``: see :func:`_label_expr`."""
+    n, k = len(labels), every or canvas_maps.stride(len(labels), step)
+    label = _label_expr([canvas_maps.short(str(t)) for t in labels], "datum.value", names)
     expr = label if k == 1 else f"datum.value % {k} == 0 ? {label} : ''"
     step *= k  # the space one drawn label has
     if k > 1:
-        title = f"{title} (every {_ordinal(k)} of {n} labelled)"
+        title = f"{title} (every {canvas_maps.ordinal(k)} of {n} labelled)"
     return alt.Axis(
         title=title,
         labelExpr=expr,
@@ -149,13 +99,6 @@ def _axis(
         labelFontSize=11 if step < 20 else 15,  # 11 px at the least: a subset's labels are k cells apart
         labelPadding=2,
     )
-
-
-def _step(n: int, size: int) -> int:
-    """Pixels per cell: about ``size`` pixels in all (the page's column), 3 to 28 px a cell; a map whose cells are
-    under LABEL_PX labels a subset (:func:`_stride`). Streamlit 1.67 draws ordinal heatmaps reliably with step
-    sizes, not with a fixed width/height."""
-    return int(max(3, min(28, size // max(n, 1))))
 
 
 class Axes(NamedTuple):
@@ -169,208 +112,6 @@ class Axes(NamedTuple):
 
 WEIGHT_AXES = Axes()  # query x key -> weight: an attention map
 MASK_AXES = Axes(value="allowed")  # query x key -> may attend (1) or not (0)
-
-
-CELL_SEP = " "  # between two cells' texts in a heatmap's one row (fmt never writes a space)
-
-
-def _heatmap_frame(m: np.ndarray, blank=None, digits: int = 3) -> pa.Table:
-    """A heatmap's cells as one row: every cell's text (as sentences and tables write it, ui.text.fmt) in row-major
-    order, joined by spaces, "" for a blank cell. The spec splits them and gives each cell its row and column from
-    its place and its value (the colour) from its text (:func:`_cell_transform`); the row and column labels travel
-    once, in the spec. An 8 x 64 map's cells take 3.4 KB rather than 9.4 KB with an index, a value and a text a
-    cell (the whole chart, its spec too, 6.9 rather than 12.5 KB). A map whose colour needs more than 3 significant
-    digits (``digits``, :func:`colour_digits`: a stretched scale) carries them in a second row, ``u``, for the
-    colour alone. :func:`heatmap_cells` reads them back as the browser does."""
-
-    def joined(values: pa.Array) -> str:
-        if blank is not None:
-            keep = pa.array(~np.asarray(blank, dtype=bool).ravel())
-            values = pc.if_else(keep, values, "")
-        return CELL_SEP.join(values.to_pylist())
-
-    columns = {"s": [joined(fmt_arrow(m))]}
-    if digits > 3:
-        columns["u"] = [joined(fmt_arrow(m, digits))]
-    return pa.table(columns)
-
-
-def colour_digits(m: np.ndarray, domain: tuple[float, float]) -> int:
-    """Significant digits a map's colour needs: enough that a value's text is within half of one 256th of the colour
-    domain of it (3, the text's own, on the pages' usual scales: 0-1 weights, scores and outputs on their range;
-    more on a stretched one, where a near-uniform row's weights differ in the fourth digit)."""
-    lo, hi = float(domain[0]), float(domain[1])
-    vals = np.abs(np.asarray(m, dtype=np.float64))
-    vals = vals[np.isfinite(vals)]
-    if not vals.size or not hi > lo or vals.max() == 0:
-        return 3
-    k = math.floor(math.log10(vals.max())) + 1 + math.ceil(math.log10(256 / (hi - lo)))
-    return min(max(k, 3), 12)
-
-
-def _cell_transform(n_cols: int, precise: bool = False) -> list[dict]:
-    """The Vega-Lite transform that makes a heatmap's one row (:func:`_heatmap_frame`) its cells: the text ``t``,
-    the row ``r``, the column ``c`` and the value ``v`` (from ``t``, or from the colour's own text ``u`` when
-    ``precise``) of every cell that is not blank."""
-    texts = [("s", "t"), ("u", "u")] if precise else [("s", "t")]  # (the row's field, the cell's field)
-    return [
-        *({"calculate": f"split(datum.{row}, {json.dumps(CELL_SEP)})", "as": cell} for row, cell in texts),
-        {"flatten": ["t", "u"] if precise else ["t"]},
-        {"window": [{"op": "row_number", "as": "i"}]},  # in the data's order: row-major
-        {"filter": "datum.t !== ''"},
-        {"calculate": f"floor((datum.i - 1) / {n_cols})", "as": "r"},
-        {"calculate": f"(datum.i - 1) % {n_cols}", "as": "c"},
-        {"calculate": f"toNumber(datum.{'u' if precise else 't'})", "as": "v"},
-    ]
-
-
-def heatmap_cells(frame: pd.DataFrame, n_cols: int) -> pd.DataFrame:
-    """The cells (r, c, v, t) that :func:`_cell_transform` makes of a heatmap's one row, as the browser makes them
-    (for the tests and the page snapshots; tests/test_browser_pictures.py checks the browser's tooltips)."""
-    texts = str(frame["s"].iloc[0]).split(CELL_SEP)
-    colour = str(frame["u"].iloc[0]).split(CELL_SEP) if "u" in frame.columns else texts
-    i = np.arange(len(texts))
-    keep = np.array([t != "" for t in texts], dtype=bool)
-    t = [x for x, k in zip(texts, keep) if k]
-    v = np.array([x for x, k in zip(colour, keep) if k], dtype=np.float64)
-    v[~np.isfinite(v)] = np.nan  # Vega's toNumber reads "nan", "inf" and "-inf" as NaN (JavaScript writes Infinity)
-    return pd.DataFrame({"r": i[keep] // n_cols, "c": i[keep] % n_cols, "v": v, "t": t}).reset_index(drop=True)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Layout:
-    """Everything about a heatmap's spec but its numbers and colour range (the key its skeleton is cached by)."""
-
-    shape: tuple[int, int]  # (rows, columns) of cells
-    row_labels: tuple  # one label per row, shown on the y axis and in the tooltip
-    col_labels: tuple  # one label per column, shown on the x axis and in the tooltip
-    title: str  # chart title ("" for none)
-    row_title: str  # y axis title and tooltip field of the row label
-    col_title: str  # x axis title and tooltip field of the column label
-    value_name: str  # legend and tooltip title of the value
-    has_domain: bool  # the colour scale has a fixed domain (patched in per draw) rather than the data's range
-    scheme: str  # "viridis", else a red-blue diverging scale centred on 0
-    size: int  # about this many pixels a side
-    legend: bool  # draw the colour legend
-
-
-def _positions(n: int) -> alt.Scale:
-    """An ordinal scale of the positions 0..n-1, all of them, so a row or column of blank cells keeps its place:
-    the list of n numbers, or, where that is shorter (8 or more), an expression that makes it in the browser."""
-    listed, made = list(range(n)), alt.ExprRef(f"sequence({n})")
-    return alt.Scale(domain=listed if len(json.dumps(listed)) < len(json.dumps(made.to_dict())) else made)
-
-
-def _heatmap_altair(df, lay: _Layout, names: dict[tuple, str] | None = None) -> alt.Chart:
-    """One rect per cell, tooltips with both tokens and the value (cells missing from ``df`` stay blank).
-    ``names``: the spec's label parameters (:func:`_label_expr`)."""
-    n_r, n_c = lay.shape
-    step_x, step_y = _step(n_c, lay.size), _step(n_r, lay.size)
-    # clamp: a cell's value is read from its text (3 significant digits), which may round past the domain's end
-    domain = {"domain": [0.0, 1.0], "clamp": True} if lay.has_domain else {}
-    if lay.scheme == "viridis":
-        color_scale = alt.Scale(scheme="viridis", **domain)
-    else:
-        color_scale = alt.Scale(scheme="redblue", reverse=True, domainMid=0, **domain)
-    chart = (
-        alt.Chart(df, title=lay.title or alt.Undefined)
-        .mark_rect()
-        .encode(
-            x=alt.X(
-                "c:O",
-                axis=_axis(list(lay.col_labels), lay.col_title, step=step_x, names=names),
-                scale=_positions(n_c),
-            ),
-            y=alt.Y(
-                "r:O",
-                axis=_axis(list(lay.row_labels), lay.row_title, angle=0, step=step_y, names=names),
-                scale=_positions(n_r),
-            ),
-            color=alt.Color(
-                "v:Q",
-                scale=color_scale,
-                title=lay.value_name,
-                # under the map, not beside it: the map and its labels keep a phone's width (358 px) to themselves
-                legend=alt.Legend(
-                    orient="bottom", direction="horizontal", gradientLength=max(80, min(200, step_x * n_c))
-                )
-                if lay.legend
-                else None,
-            ),
-            tooltip=[
-                alt.Tooltip(f"{lay.row_title}:N"),
-                alt.Tooltip(f"{lay.col_title}:N"),
-                alt.Tooltip("t:N", title=lay.value_name),
-            ],
-        )
-        .properties(width=alt.Step(step_x), height=alt.Step(step_y))
-    )
-    return chart
-
-
-@cached(max_mb=8)
-def _skeleton(lay: _Layout) -> str:
-    """The Vega-Lite spec of a heatmap without its data and colour domain, as JSON text, built by Altair once
-    per layout. Altair validates every chart it serialises (tens of ms); the pages redraw the same layouts
-    with new numbers and new colour ranges, so the skeleton is cached and the numbers are patched in.
-    ``autosize: pad`` keeps Vega from trying to fit a chart whose size is set by its cells (no warnings).
-    A label list used more than once (an axis and the tooltip, rows and columns) travels once, as a parameter;
-    labels that count ("1".."64", "t1".."t8") are written from the index (:func:`_label_expr`)."""
-    empty = pd.DataFrame({"r": [0], "c": [0], "v": [0.0], "t": [""], lay.row_title: [""], lay.col_title: [""]})
-    short = [tuple(_short(str(t)) for t in labels) for labels in (lay.col_labels, lay.row_labels)]  # the axes'
-    names = _shared_labels(*short, lay.row_labels, lay.col_labels)  # and the tooltip's labels
-    spec = _heatmap_altair(empty, lay, names).to_dict()
-    spec.pop("datasets", None)
-    spec["data"] = {"name": "cells"}
-    spec["transform"] = [  # each cell's labels (tooltip), by its index (after the cells')
-        {"calculate": _label_expr(labels, f"datum.{index}", names), "as": name}
-        for labels, index, name in ((lay.row_labels, "r", lay.row_title), (lay.col_labels, "c", lay.col_title))
-    ]
-    if names:
-        spec["params"] = _label_params(names)
-    spec["autosize"] = {"type": "pad", "contains": "padding"}
-    return json.dumps(spec)
-
-
-def _heatmap_dict(lay: _Layout, domain, note: str = "", digits: int = 3) -> dict:
-    spec = json.loads(_skeleton(lay))
-    spec["transform"] = _cell_transform(lay.shape[1], precise=digits > 3) + spec["transform"]
-    if domain is not None:
-        spec["encoding"]["color"]["scale"]["domain"] = [float(domain[0]), float(domain[1])]
-    if note:
-        title = spec["encoding"]["x"]["axis"]["title"]
-        joined = f"{title} · {note}"
-        plot_px = lay.shape[1] * _step(lay.shape[1], lay.size)  # the title must not widen the chart past its cells
-        fits = max(20, plot_px // TITLE_CHAR_PX)  # characters a line
-        spec["encoding"]["x"]["axis"]["title"] = joined if len(joined) <= fits else [title, *textwrap.wrap(note, fits)]
-    return spec
-
-
-def heatmap_spec(
-    shape, row_labels, col_labels, title, row_title, col_title, value_name, domain, scheme, size, legend, note: str = ""
-) -> str:
-    """The Vega-Lite spec of a heatmap without its data, as JSON text (the cells travel as a named dataset)."""
-    lay = _Layout(
-        tuple(shape),
-        tuple(row_labels),
-        tuple(col_labels),
-        title,
-        row_title,
-        col_title,
-        value_name,
-        domain is not None,
-        scheme,
-        size,
-        legend,
-    )
-    return json.dumps(_heatmap_dict(lay, domain, note))
-
-
-def _cells_arrow(m: np.ndarray, blank, digits: int = 3) -> bytes:
-    """The cells of one heatmap as Arrow IPC bytes, cached by a digest of the numbers and the blank cells: a
-    rerun that draws the same map again sends stored bytes instead of converting it again."""
-    key = ("heatmap cells", digest(m, None if blank is None else np.asarray(blank, dtype=bool)), digits)
-    return arrow_rows(key, lambda: _heatmap_frame(m, blank, digits))
 
 
 _PNGS = register(ByteLRU("ui.draw.charts.pngs", 32 * 2**20))  # encoded image heatmaps, by content digest
@@ -491,9 +232,9 @@ def show_heatmap(
     A heatmap without a legend states its colour range under its key axis; ``note`` (a stretched scale's
     :meth:`Scale.note`) replaces that statement and is written under the axis even with a legend. ``blank`` cells
     (a bool array) are left out (grey in an image, which its caption names ``blank_label``). ``group`` names the
-    maps drawn together on one scale (the spec's ``usermeta``; the tests check that a group shares its domain).
-    The chart's text alternative (Vega-Lite ``description``, which Vega makes the chart's ``aria-label``, or an
-    image's ``alt``) says what it shows, from the numbers drawn (:func:`describe_map`, or ``alt_text``)."""
+    maps drawn together on one scale (the map's data's ``group``; the tests check that a group shares its domain).
+    The map's text alternative (its canvas's ``aria-label``, or an image's ``alt``) says what it shows, from the
+    numbers drawn (:func:`describe_map`, or ``alt_text``)."""
     box = container or st
     m = np.asarray(m)
     if domain is None:  # a map on its own range says so in its title
@@ -503,15 +244,27 @@ def show_heatmap(
         size, max_px = int(size * PROJECTOR_SCALE), int(max_px * PROJECTOR_SCALE)
     if is_vector(m.shape, max_cells):
         rows, cols = tuple(map(str, row_labels)), tuple(map(str, col_labels))
-        if not note and not legend:  # a chart without a legend states its colour range under its key axis
+        if not note and not legend:  # a map without a legend states its colour range under its key axis
             note = f"colour {domain[0]:.3g}–{domain[1]:.3g}"
-        lay = _Layout(m.shape, rows, cols, title, *axes, True, scheme, size, legend)
-        digits = colour_digits(m if blank is None else np.where(blank, np.nan, m), domain)
-        spec = _heatmap_dict(lay, domain, note, digits)
-        spec["datasets"] = {"cells": _cells_arrow(m, blank, digits)}
-        spec["description"] = alt_text or describe_map(m, rows, cols, title, axes, blank)
-        spec["usermeta"] = {"group": group or title, "value": axes.value}
-        vega.draw(box, spec, key=key, width="content")
+        data = canvas_maps.heatmap_data(
+            m,
+            rows,
+            cols,
+            title=title,
+            row_name=axes.rows,
+            col_name=axes.cols,
+            value=axes.value,
+            domain=domain,
+            scheme=scheme,
+            size=size,
+            legend=legend,
+            note=note,
+            blank=blank,
+            description=alt_text or describe_map(m, rows, cols, title, axes, blank),
+            group=group or title,
+            font=round(canvas_maps.FONT_PX * projector_scale()),
+        )
+        canvas_maps.draw(box, data, key=key)
         return "vector"
     image = heatmap_image(m, row_labels, col_labels, title, axes, scheme, domain, note, blank, blank_label, max_px)
     box.image(image.png, output_format="PNG", caption=image.caption, alt=alt_text or image.alt)

@@ -46,6 +46,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attention_core import WhatIf
 from attention_core.whatif import WhatIfRun
+from ui.draw.canvas_maps import lean
 from ui.draw.charts import projector, projector_scale
 from ui.draw.images import lut
 from ui.draw.vega import digest
@@ -54,19 +55,6 @@ from ui.session.partial import rerun_body
 from ui.session.state import LIVE_KEY
 
 HERE = Path(__file__).parent
-
-
-def lean(js: str) -> str:
-    """The module as sent: without its whole-line comments and blank lines (a feed carries its module on every
-    change, and sync.js was two thirds comments). Only lines that are nothing but a ``//`` comment or a one-line
-    ``/** ... */`` go: no string or template literal of these files spans lines."""
-    out = []
-    for line in js.splitlines():
-        bare = line.strip()
-        if not bare or bare.startswith("//") or (bare.startswith("/*") and bare.endswith("*/")):
-            continue
-        out.append(line)
-    return "\n".join(out) + "\n"
 
 
 SOFTMAX_JS = lean((HERE / "softmax.js").read_text(encoding="utf-8"))
