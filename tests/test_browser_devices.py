@@ -171,6 +171,31 @@ def test_the_live_maps_fit_a_phone_a_tap_reads_a_cell_and_a_touch_drag_redraws(b
         assert float(maps.get_attribute("data-temperature")) < 1.0
 
 
+def test_a_tap_on_a_heatmap_reads_its_cell_on_a_phone(browser_and_base):
+    """A heatmap drawn on a canvas (ui/draw/heatmap.js) fits a phone's screen (a wide one scrolls in its own box) and
+    a tap on a cell shows its row, its column and its value, as a pointer resting on it does: Masks' first mask."""
+    from attention_core import WhatIf, run_whatif
+    from ui.text import fmt
+
+    browser, base = browser_and_base
+    run = run_whatif(WhatIf())
+    with on_device(browser, base + "/Masks", PHONE) as page:
+        fig = page.locator("figure.ae-hm").filter(has=page.locator('figcaption:text-is("mask (1 = may attend)")'))
+        fig = fig.first
+        fig.wait_for(timeout=30000)
+        fig.scroll_into_view_if_needed()
+        box = fig.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE[0], box
+        canvas = fig.locator("canvas.ae-hm-cells")
+        cells = canvas.bounding_box()
+        i, j = 5, 2
+        page.touchscreen.tap(cells["x"] + (j + 0.5) * cells["width"] / 8, cells["y"] + (i + 0.5) * cells["height"] / 8)
+        tip = fig.locator(".ae-hm-tip")
+        tip.wait_for(state="visible", timeout=5000)
+        allowed = fmt(float(j <= i))  # the causal mask: a query may attend to itself and before
+        assert tip.inner_text().splitlines() == [f"query {run.tokens[i]}", f"key {run.tokens[j]}", f"allowed {allowed}"]
+
+
 @pytest.mark.parametrize(
     "seq_len, query, paths",
     [

@@ -53,16 +53,16 @@ def lean(js: str) -> str:
 
 
 LUTS = {name: lut(name).tolist() for name in ("viridis", "diverging")}
+CSS = (HERE / "heatmap.css").read_text(encoding="utf-8")
 MODULE_JS = (
     f"const LUTS = {json.dumps(LUTS, separators=(',', ':'))};\n"
+    f"const HM_CSS = {json.dumps(CSS)};\n"  # adopted by each map's shadow root: sent once, not with every map
     + lean((HERE / "heatmap.js").read_text(encoding="utf-8"))
     + "export default function () {}\n"
 )
 _MODULE = st.components.v2.component("attention_explorer.heatmap_module", js=MODULE_JS)
 _MAP = st.components.v2.component(
-    "attention_explorer.heatmap",
-    js=lean((HERE / "heatmap_mount.js").read_text(encoding="utf-8")),
-    css=(HERE / "heatmap.css").read_text(encoding="utf-8"),
+    "attention_explorer.heatmap", js=lean((HERE / "heatmap_mount.js").read_text(encoding="utf-8"))
 )
 _CELLS = register(ByteLRU("ui.draw.canvas_maps.cells", 16 * 2**20))  # a map's cells as text, by its numbers
 

@@ -1,7 +1,8 @@
 // Heatmaps drawn by the browser: one canvas of cells per map, its labels, titles and legend as text around it.
 // A Streamlit custom component (v2); ui/draw/canvas_maps.py sends this module once (an element of its own whose
 // bytes never change) and every map as a small element whose stub (heatmap_mount.js) hands its data here.
-// LUTS (the 256 colours of "viridis" and "diverging", the server's images' tables) is prepended by Python.
+// LUTS (the 256 colours of "viridis" and "diverging", the server's images' tables) and HM_CSS (heatmap.css) are
+// prepended by Python.
 //
 // Data (JSON text, ui/draw/canvas_maps.heatmap_data): every number a page states is written by Python.
 //   title                the map's title ("" for none)
@@ -93,14 +94,14 @@ class Heatmap {
     this.tip.setAttribute("role", "status");
     this.paint(w, h);
     this.canvas.addEventListener("mousemove", (e) => this.hover(e));
+    this.canvas.addEventListener("click", (e) => this.hover(e)); // a tap on a phone reads its cell too
     this.canvas.addEventListener("mouseleave", () => this.hide());
     this.canvas.addEventListener("blur", () => this.hide());
     this.canvas.addEventListener("keydown", (e) => this.key(e));
   }
 
   colourOf(v) {
-    const lut = LUTS[this.d.scheme === "viridis" ? "viridis" : "diverging"];
-    return lut[Math.round(hmPosition(v, this.d.lo, this.d.hi, this.d.scheme !== "viridis") * 255)];
+    return LUTS[this.d.scheme][Math.round(hmPosition(v, this.d.lo, this.d.hi, this.d.scheme === "diverging") * 255)];
   }
 
   /** One pixel a cell on a small canvas, scaled to the map's size without smoothing: crisp cells at any size. */
@@ -122,7 +123,6 @@ class Heatmap {
     const ctx = this.canvas.getContext("2d");
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(small, 0, 0, this.canvas.width, this.canvas.height);
-    this.drawn = true;
   }
 
   legend(root, d, w) {
@@ -136,7 +136,7 @@ class Heatmap {
     canvas.height = 10;
     canvas.setAttribute("aria-hidden", "true");
     const c = canvas.getContext("2d");
-    const lut = LUTS[d.scheme === "viridis" ? "viridis" : "diverging"];
+    const lut = LUTS[d.scheme];
     for (let x = 0; x < len; x++) {
       const [r, g, b] = lut[Math.round((x / (len - 1)) * 255)]; // the ramp is the scale's positions, 0..1
       c.fillStyle = `rgb(${r},${g},${b})`;
@@ -206,8 +206,16 @@ class Heatmap {
   }
 }
 
+// The maps' stylesheet (heatmap.css, prepended by Python as HM_CSS), made once and adopted by each map's shadow root:
+// sent once with the module, not with every map.
+const HM_SHEET = new CSSStyleSheet();
+HM_SHEET.replaceSync(HM_CSS);
+
 /** Draw one map element (its data: the header above); returns what its unmounting undoes. */
 function mountHeatmap({ data, parentElement }) {
+  const root = parentElement.getRootNode();
+  if (root.adoptedStyleSheets && !root.adoptedStyleSheets.includes(HM_SHEET))
+    root.adoptedStyleSheets = [...root.adoptedStyleSheets, HM_SHEET];
   const text = typeof data === "string" ? data : JSON.stringify(data);
   let map = parentElement.__attentionExplorerHeatmap;
   if (!map || map.text !== text) {
