@@ -59,17 +59,16 @@ def _numbered(labels: list[str]) -> tuple[str, int] | None:
     return (prefix, first) if labels == [f"{prefix}{first + j}" for j in range(len(labels))] else None
 
 
-def _label_expr(labels, index: str, names: dict[tuple, str] | None = None) -> str:
+def _label_expr(labels, index: str) -> str:
     """The Vega expression of the label at position ``index`` (an expression) of ``labels``. Labels that count
     (:func:`_numbered`) are written from the index, a prefix joined to a number; others are a JSON array (data,
-    never HTML) indexed by position: inline, or by name when ``names`` has them."""
+    never HTML) indexed by position."""
     labels = [str(t) for t in labels]
     numbered = _numbered(labels)
     if numbered is not None:
         prefix, first = numbered
         return f"{json.dumps(prefix)} + ({index} + {first})" if first else f"{json.dumps(prefix)} + {index}"
-    name = (names or {}).get(tuple(labels))
-    return f"{name}[{index}]" if name else f"{json.dumps(labels)}[{index}]"
+    return f"{json.dumps(labels)}[{index}]"
 
 
 def _axis(
@@ -78,13 +77,12 @@ def _axis(
     angle: int = -45,
     step: int = 12,
     every: int | None = None,
-    names: dict[tuple, str] | None = None,
 ) -> alt.Axis:
     """A bar chart's axis, labelled as a map's (:func:`canvas_maps.axis`): every label up to MAX_LABELLED while a
     slot is LABEL_PX or more (font sized to the space a label has, never dropped for overlap), else every k-th
-    (``every`` sets k), and the axis title says so. ``names``: see :func:`_label_expr`."""
+    (``every`` sets k), and the axis title says so."""
     n, k = len(labels), every or canvas_maps.stride(len(labels), step)
-    label = _label_expr([canvas_maps.short(str(t)) for t in labels], "datum.value", names)
+    label = _label_expr([canvas_maps.short(str(t)) for t in labels], "datum.value")
     expr = label if k == 1 else f"datum.value % {k} == 0 ? {label} : ''"
     step *= k  # the space one drawn label has
     if k > 1:
