@@ -84,7 +84,7 @@ def drop_setting() -> None:
     """Forget the session's setting (the what-if, the Compare sides, Step by step's matrices, every kept page
     control, the link's lesson options), so that the next page run reads it from its link as a new session would;
     the student's id in a class, their answers and their display choices stay."""
-    for key in list(st.session_state.keys()):
+    for key in list(st.session_state.to_dict()):  # one walk of the session state (keys() makes two)
         if key.startswith(SETTING_STATE) or (key.endswith("_kept") and key not in KEPT_THROUGH):
             del st.session_state[key]
             if key.endswith("_kept"):

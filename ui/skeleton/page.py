@@ -18,8 +18,9 @@ A page reads top to bottom as its lesson::
 
 What comes with it, so that no page can forget it or do it another way:
 
-- the server's fair share for every session (``ui.server.fairness.install``) and the new_session message built once
-  per configuration (``ui.server.session_msg.install``), once per process, at the first page run;
+- the server's fair share for every session (``ui.server.fairness.install``), the new_session message built once
+  per configuration (``ui.server.session_msg.install``) and widgets that look their key up in session state
+  (``ui.server.widget_lookup.install``), once per process, at the first page run;
 - registration: the title, icon and place in the reading order come from ``ui/skeleton/registry.PAGES``;
 - the top of the page: the page list, the title, the link's notices and preset banner, the projector view, the
   intro and the formula, and one place for every notice the page's controls give;
@@ -52,6 +53,7 @@ from ui.server.fairness import install as install_fairness
 from ui.server.fairness import notice as pace_notice
 from ui.server.runtime import collect_garbage, settle_imports
 from ui.server.session_msg import install as install_session_msg
+from ui.server.widget_lookup import install as install_widget_lookup
 from ui.session.links import KEY as LINK_KEY
 from ui.session.links import link_options, write_link_options
 from ui.session.partial import body, page_started
@@ -300,6 +302,7 @@ def _top(path: str, title: str, icon: str) -> None:
     # ui installs nothing
     install_fairness()
     install_session_msg()  # the new_session message's config and theme built once per configuration
+    install_widget_lookup()  # a widget drawn looks its key up in session state (ui/server/widget_lookup.py)
     enter_page()
     page_started()  # no page body is current until this run draws it (ui/session/partial.py)
     first_run = LINK_KEY not in st.session_state  # the session's first run reads the link
