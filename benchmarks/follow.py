@@ -13,7 +13,10 @@ the machine's load average is printed beside.
 The servers move the followers' pages two at a time (ui/classroom/pulse_push.MOVES_IN_FLIGHT); each setup also runs
 with all moved at once (``AEXP_FOLLOW_IN_FLIGHT=0``), the before of that choice, in the same run.
 
-    python benchmarks/follow.py [--runs 3] [--setups one:30:0,one:30:2,two:150:0,two:150:2]
+    python benchmarks/follow.py [--runs 3] [--setups one:30:0,one:30:2,two:150:0,two:150:2] [--before <checkout>]
+
+``--before`` serves another checkout too (an older commit), alternating with this one setup by setup, the order
+reversed every other run.
 """
 
 from __future__ import annotations
@@ -92,19 +95,22 @@ async def lesson(url: str, pids: list[int], n: int, cookie: bool) -> list[list[s
     return rows
 
 
-def run_setup(setup: str, n: int, in_flight: str) -> list[list[str]]:
+def run_setup(setup: str, n: int, in_flight: str, app_dir: Path = ROOT) -> list[list[str]]:
     env = {"AEXP_FOLLOW_IN_FLIGHT": in_flight}  # ui/classroom/pulse_push.MOVES_IN_FLIGHT of the servers
     if setup == "two":
         from harness.local_cluster import local_cluster
         from harness.redis_server import redis_server
 
-        with redis_server() as redis, local_cluster(2, env={"AEXP_REDIS_URL": redis.url, **env}) as cluster:
+        with (
+            redis_server() as redis,
+            local_cluster(2, env={"AEXP_REDIS_URL": redis.url, **env}, cwd=app_dir) as cluster,
+        ):
             pids = [r.proc.pid for r in cluster.replicas]
             return asyncio.run(lesson(cluster.url, pids, n, True))
     saved = os.environ.get("AEXP_FOLLOW_IN_FLIGHT")
     os.environ.update(env)  # start_server passes the environment on
     try:
-        with start_server() as server:
+        with start_server(app_dir=app_dir) as server:
             return asyncio.run(lesson(server.url, [server.pid], n, False))
     finally:
         os.environ.pop("AEXP_FOLLOW_IN_FLIGHT")
@@ -115,6 +121,7 @@ def run_setup(setup: str, n: int, in_flight: str) -> list[list[str]]:
 LABELS = {"one": "1 server, embedded store", "two": "2 replicas + nginx, Redis"}
 MOVES = {"0": "all at once", "2": "two at a time"}
 HEADER = [
+    "version",
     "setup",
     "students",
     "pages moved",
@@ -138,14 +145,19 @@ def main() -> None:
         default="one:30:0,one:30:2,two:150:0,two:150:2",
         help="setup:students:pages moved at a time (0: all at once), comma separated; setup is one or two",
     )
+    ap.add_argument(
+        "--before", type=Path, help="another checkout (an older commit) to run beside this one, alternating with it"
+    )
     args = ap.parse_args()
+    versions = [("this checkout", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
     rows = []
     for k in range(1, args.runs + 1):
         for item in args.setups.split(","):  # alternating, so that the machine's load falls on every setup alike
             setup, n, in_flight = item.split(":")
-            for r in run_setup(setup, int(n), in_flight):
-                rows.append([LABELS[setup], n, MOVES.get(in_flight, f"{in_flight} at a time"), str(k), *r])
-                print(rows[-1], flush=True)
+            for name, app_dir in versions if k % 2 else versions[::-1]:
+                for r in run_setup(setup, int(n), in_flight, app_dir):
+                    rows.append([name, LABELS[setup], n, MOVES.get(in_flight, f"{in_flight} at a time"), str(k), *r])
+                    print(rows[-1], flush=True)
     print()
     print(table(HEADER, rows))
     print(f"\n{machine()}.")

@@ -193,16 +193,23 @@ def nginx_server(conf: Path, port: int, timeout: float = 20):
 
 
 @contextlib.contextmanager
-def local_cluster(replicas: int = 2, port: int | None = None, env: dict | None = None, reveal_upstream: bool = True):
+def local_cluster(
+    replicas: int = 2,
+    port: int | None = None,
+    env: dict | None = None,
+    reveal_upstream: bool = True,
+    cwd: Path | None = None,
+):
     """Start ``replicas`` app processes and nginx in front of them (deploy/site.http.conf, with the X-Upstream header
-    unless ``reveal_upstream`` is False); yield a Cluster; stop everything after."""
+    unless ``reveal_upstream`` is False); yield a Cluster; stop everything after. ``cwd``: the checkout the replicas
+    serve (default: this one)."""
     if replicas < 1:
         raise ValueError(f"replicas={replicas}: at least 1 is needed")
     port = port or free_port()
     with contextlib.ExitStack() as stack:
         reps = []
         for _ in range(replicas):
-            base, proc = stack.enter_context(streamlit_server(env=env))
+            base, proc = stack.enter_context(streamlit_server(env=env, **({"cwd": cwd} if cwd else {})))
             reps.append(Replica(address=base.removeprefix("http://"), base=base, proc=proc))
         conf_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aexp-nginx-")))
         conf = render_nginx_conf(conf_dir, port, [r.address for r in reps], reveal_upstream=reveal_upstream)
