@@ -124,3 +124,29 @@ def test_typed_html_stays_text_in_every_view(browser_and_base):  # noqa: F811
         assert page.locator(".mv img, .mv b").count() == 0
         assert page.locator('[data-testid="stMainBlockContainer"] img[src="x"]').count() == 0
         assert not dialogs
+
+
+@pytest.mark.parametrize("size", [(390, 844), (1280, 720), (1400, 1000)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_model_view_names_its_heads_without_overlap_at_every_width(browser_and_base, size):  # noqa: F811
+    """The grid's column labels are canvas text: "head n" where a tile is wide enough, else the numbers under one
+    "head" in the corner, never two labels over each other (on a phone twelve "head n" ran into one line). At 1280
+    and 390 px the twelve tiles are too narrow for "head 12"; every head is still named, in order."""
+    browser, base = browser_and_base
+    with opened(browser, base + "/Real_model", size=size) as (page, _):
+        assert_no_errors(page)
+        view = page.locator(".mv")
+        view.scroll_into_view_if_needed()
+        page.locator(".mv[data-drawn]").wait_for()
+        labels = json.loads(view.get_attribute("data-head-labels"))
+        g = json.loads(view.get_attribute("data-geometry"))
+        drawn = labels["drawn"]
+        assert len(drawn) == 12  # the embedded model's twelve heads, each named
+        for a, b in zip(drawn, drawn[1:]):
+            assert a["x"] + a["width"] / 2 < b["x"] - b["width"] / 2, (a, b)  # apart
+        whole = all(d["text"] == f"head {i + 1}" for i, d in enumerate(drawn))
+        numbers = all(d["text"] == str(i + 1) for i, d in enumerate(drawn)) and labels["corner"] == "head"
+        assert whole or numbers, labels
+        assert whole is (g["side"] + g["gap"] - 4 >= max(d["width"] for d in drawn) and labels["corner"] == "")
+        grid = page.locator(".mv-grid")
+        scale = grid.bounding_box()["width"] / grid.evaluate("c => c.width")
+        assert scale > 0.99  # drawn at its own size: the 13 px labels are 13 px on screen

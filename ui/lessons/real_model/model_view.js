@@ -213,6 +213,16 @@ function hoverDetail(s, ev) {
   showTip(s, cellText(m, layer, head, i, j), ev);
 }
 
+function headLabels(ctx, H, side) {
+  // The columns' labels over the grid: "head n" where a tile is wide enough for it; on a narrow grid (a phone)
+  // the numbers alone, "head" written once in the corner over the layers' labels; where even the numbers would
+  // touch, every k-th. ``ctx`` carries the labels' font.
+  const room = side + GAP - 4; // px between two labels' centres, less a little air
+  if (ctx.measureText(headName(H - 1)).width <= room) return { corner: "", every: 1, text: headName };
+  const every = Math.ceil(ctx.measureText(String(H)).width / room);
+  return { corner: "head", every, text: (h) => String(h + 1) };
+}
+
 async function render(s, header, packed) {
   const { L, H, T } = header;
   const w = await inflate(packed);
@@ -241,11 +251,19 @@ async function render(s, header, packed) {
   ctx.font = "13px sans-serif";
   ctx.textBaseline = "middle";
   for (let layer = 0; layer < L; layer++) ctx.fillText(`layer ${layer + 1}`, 4, TOP + layer * (side + GAP) + side / 2);
+  const heads = headLabels(ctx, H, side);
+  ctx.fillText(heads.corner, 4, 9);
   ctx.textAlign = "center";
-  for (let head = 0; head < H; head++) ctx.fillText(headName(head), LEFT + head * (side + GAP) + side / 2, 9);
+  const drawn = [];
+  for (let head = 0; head < H; head += heads.every) {
+    const x = LEFT + head * (side + GAP) + side / 2;
+    ctx.fillText(heads.text(head), x, 9);
+    drawn.push({ text: heads.text(head), x, width: ctx.measureText(heads.text(head)).width });
+  }
   s.grid.setAttribute("aria-label", header.description);
   drawDetail(s, ...picked(s), null);
   s.root.dataset.geometry = JSON.stringify({ left: LEFT, top: TOP, side, gap: GAP }); // grid px, for tests
+  s.root.dataset.headLabels = JSON.stringify({ corner: heads.corner, drawn }); // what the columns read, for tests
   s.root.dataset.drawn = String(T);
   s.root.dataset.drawnAt = String(performance.now());
   s.root.dataset.paintMs = (performance.now() - t0).toFixed(1); // painting every head, for the benchmark
