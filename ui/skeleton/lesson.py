@@ -43,8 +43,7 @@ def next_link(current: str) -> None:
     """The link to the next page in the reading order (a page's full-run part draws it: it never changes)."""
     nxt = next_page(current)
     if nxt is not None:
-        st.divider()
-        st.markdown("**Next in the reading order**")
+        st.markdown("---\n\n**Next in the reading order**")  # the rule and the heading: one element, not two
         page_link_with_caption(nxt)
 
 
