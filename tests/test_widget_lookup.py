@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import streamlit
 import streamlit.elements.widgets as widgets_package
 from hypothesis import given, settings
 from hypothesis import strategies as st_
@@ -33,7 +34,7 @@ def test_the_widget_modules_ask_filtered_state_only_whether_their_own_key_is_set
         for p in Path(widgets_package.__file__).parent.glob("*.py")
         if "filtered_state" in p.read_text(encoding="utf-8")
     }
-    assert readers == listed
+    assert readers == listed, (streamlit.__version__, widget_lookup.STREAMLIT_READ)
     for m in MODULES:
         lines = inspect.getsource(m).splitlines()
         reads = [i for i, line in enumerate(lines) if "filtered_state" in line]

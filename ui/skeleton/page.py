@@ -298,8 +298,8 @@ def _top(path: str, title: str, icon: str) -> None:
     """set_page_config, the title, and what the link says about the lesson (the preset's question,
     the projector view, notices about link options that were ignored)."""
     # a fair share of the server for every session (ui/server/fairness.py): installed by the first run of whatever page a
-    # visitor opens first (a page's link runs that page alone, not streamlit_app.py), before it draws; importing
-    # ui installs nothing
+    # visitor opens first (a process's first run may run that page alone, not streamlit_app.py), before it draws;
+    # importing ui installs nothing
     rerun_through_the_entry()  # a process's first run may skip the entry, which lists the pages (ui/skeleton/sidebar.py)
     install_fairness()
     install_session_msg()  # the new_session message's config and theme built once per configuration
