@@ -17,7 +17,6 @@ process, on its first page load.
 
 from __future__ import annotations
 
-import copy
 import threading
 from pathlib import Path
 
@@ -34,19 +33,10 @@ _CLOSER = st.components.v2.component(
 _home = threading.local()  # set while st.navigation runs the page: the entry's second execution is Home's
 
 
-_making = threading.Lock()
-_made: list = []  # the pages as st.Page made them once (each checks its file and icon): every run gets copies
-
-
 def pages() -> list:
-    """Home and the pages in reading order, as st.navigation lists them (their addresses from their files): copies
-    of the ones made at the process's first run, since st.navigation marks the page it returns on the object
-    itself, and sessions run at the same time (making 18 anew was about 1 ms of every run)."""
-    with _making:
-        if not _made:
-            home = st.Page(HOME, title=HOME_INFO.label, icon=HOME_INFO.icon, default=True)
-            _made.extend([home, *(st.Page(p.path, title=p.label, icon=p.icon) for p in PAGES)])
-    return [copy.copy(p) for p in _made]
+    """Home and the pages in reading order, as st.navigation lists them (their addresses from their files)."""
+    home = st.Page(HOME, title=HOME_INFO.label, icon=HOME_INFO.icon, default=True)
+    return [home, *(st.Page(p.path, title=p.label, icon=p.icon) for p in PAGES)]
 
 
 def as_home_page() -> bool:
