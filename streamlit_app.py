@@ -1,8 +1,4 @@
-"""Attention Explorer: the app's entry, and its home page. What self-attention is, the formula, a live example, the
-pages.
-
-Every run starts here: ``as_home_page`` runs the page the session is on through Streamlit's navigation (the
-sidebar's page list, ui/skeleton/sidebar.py); Home is this file, run again as a page, which then draws Home."""
+"""Attention Explorer: home page. What self-attention is, the formula, a live example, the pages."""
 
 import numpy as np
 import streamlit as st
@@ -14,7 +10,19 @@ from ui.lessons.home.gallery import preset_gallery
 from ui.skeleton.lesson import Question
 from ui.skeleton.page import Page
 from ui.skeleton.registry import PAGES
-from ui.skeleton.sidebar import as_home_page
+
+page = Page(
+    __file__,
+    title="Attention Explorer",
+    intro="Self-attention lets every **token** of a sequence (a word or a piece of a word) look at every other "
+    "token and take a weighted mix of what it finds. The weights are learned *similarities*: each token asks a question "
+    "(its **query**), every token offers a description of itself (its **key**), and the answer is a "
+    "blend of the tokens' contents (their **values**), weighted by how well query and key match: the **softmax** "
+    "turns each token's match scores into weights that are positive and add up to 1, the best match getting the "
+    "most. Move the sliders on any page and watch the weights, the outputs and the softmax change.",
+    formula=r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V,"
+    r"\qquad Q = X W_q,\; K = X W_k,\; V = X W_v",
+)
 
 
 def _draw() -> list[Question]:
@@ -96,22 +104,5 @@ def _draw() -> list[Question]:
     ]
 
 
-def _home() -> None:
-    page = Page(
-        __file__,
-        title="Attention Explorer",
-        intro="Self-attention lets every **token** of a sequence (a word or a piece of a word) look at every other "
-        "token and take a weighted mix of what it finds. The weights are learned *similarities*: each token asks a question "
-        "(its **query**), every token offers a description of itself (its **key**), and the answer is a "
-        "blend of the tokens' contents (their **values**), weighted by how well query and key match: the **softmax** "
-        "turns each token's match scores into weights that are positive and add up to 1, the best match getting the "
-        "most. Move the sliders on any page and watch the weights, the outputs and the softmax change.",
-        formula=r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V,"
-        r"\qquad Q = X W_q,\; K = X W_k,\; V = X W_v",
-    )
-    page.keep_in_url()  # Home draws no controls, but a link's settings stay in the address bar
-    page.run(_draw)
-
-
-if as_home_page():
-    _home()
+page.keep_in_url()  # Home draws no controls, but a link's settings stay in the address bar
+page.run(_draw)

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 from streamlit.components.v2.component_manager import BidiComponentManager
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 import ui.session.partial
@@ -40,21 +39,6 @@ def _run_as_its_own_session(self: AppTest, *args, **kwargs) -> AppTest:
 
 
 AppTest._run = _run_as_its_own_session
-
-_pages_manager_init = PagesManager.__init__
-
-
-def _through_the_entry(self, *args, **kwargs) -> None:
-    """Streamlit 1.67's AppTest forgets before every run that the app lists its pages with st.navigation, and the
-    ``pages/`` folder then makes the run the legacy way (the page without the entry, and widget ids of that way). A
-    server does that once, at a process's first page load, which the page turns into a run through the entry before
-    it draws (ui/skeleton/sidebar.rerun_through_the_entry); each AppTest run is run through the entry, as every later
-    run on a server is."""
-    _pages_manager_init(self, *args, **kwargs)
-    PagesManager.uses_pages_directory = False
-
-
-PagesManager.__init__ = _through_the_entry
 
 
 def app(

@@ -304,26 +304,3 @@ def test_a_run_writes_the_url_in_one_message_and_a_body_rerun_sends_no_widget(se
     assert not {e for _, e in body} & WIDGET_ELEMENTS, body
     assert "button" in {e for _, e in full}  # the full run draws them, "Start a class" among them
     assert float(params["a_temperature"]) == tau and params["a_seq_len"] == "12"
-
-
-@pytest.mark.slow
-def test_a_new_servers_first_page_lists_the_pages_and_its_first_change_holds():
-    """A process's first run goes Streamlit 1.67's legacy pages/ way; the page reruns through the entry before it
-    draws (ui/skeleton/sidebar.py), so the first session of a new server gets the app's page list (Home, then the
-    reading order, by name) and widgets whose ids hold: its first change comes back with the value it sent (a run
-    drawn the legacy way gave other ids, and the change came back as seq_len 1)."""
-    from ui.skeleton.registry import HOME_INFO, PAGES
-
-    with streamlit_server() as (base, _proc):
-
-        async def go():
-            async with StreamlitClient(base, "Playground") as c:
-                assert c.app_pages == [(HOME_INFO.label, "")] + [(p.label, p.path[6:-3]) for p in PAGES]
-                controls = lambda: {w.label: w.id for w in c.page.widgets() if w.id.split("-")[-1].startswith("ctl_")}  # noqa: E731
-                ids = controls()
-                assert len(ids) >= 5  # the what-if controls in the sidebar
-                r = await c.change("seq_len (tokens)", 12, param="seq_len")
-                assert r.ok and c.query_params["seq_len"] == "12", r
-                assert controls() == ids
-
-        run(go())

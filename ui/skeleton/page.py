@@ -22,7 +22,7 @@ What comes with it, so that no page can forget it or do it another way:
   per configuration (``ui.server.session_msg.install``) and widgets that look their key up in session state
   (``ui.server.widget_lookup.install``), once per process, at the first page run;
 - registration: the title, icon and place in the reading order come from ``ui/skeleton/registry.PAGES``;
-- the top of the page: the title, the link's notices and preset banner, the projector view, the
+- the top of the page: the page list, the title, the link's notices and preset banner, the projector view, the
   intro and the formula, and one place for every notice the page's controls give;
 - partial reruns: with ``controls``, ``draw`` is a keyed fragment that a leaf control reruns alone
   (ui/session/partial.py); without, the whole page reruns at every change (pages whose controls sit among the drawing);
@@ -75,7 +75,7 @@ from ui.skeleton.controls import (
 )
 from ui.skeleton.lesson import Question, check_yourself, next_link, page_link_with_caption
 from ui.skeleton.registry import HOME, ROOT, info, next_page, predicting
-from ui.skeleton.sidebar import close_after_a_choice, rerun_through_the_entry
+from ui.skeleton.sidebar import close_after_a_choice
 from ui.text import md_escape
 
 # the browser tab's icon (a 4 x 4 attention map, every query on B3) as a data URL: a file would be a media file of
@@ -295,12 +295,11 @@ class Page:
 
 
 def _top(path: str, title: str, icon: str) -> None:
-    """set_page_config, the title, and what the link says about the lesson (the preset's question,
+    """set_page_config, the page list, the title, and what the link says about the lesson (the preset's question,
     the projector view, notices about link options that were ignored)."""
     # a fair share of the server for every session (ui/server/fairness.py): installed by the first run of whatever page a
-    # visitor opens first (a process's first run may run that page alone, not streamlit_app.py), before it draws;
-    # importing ui installs nothing
-    rerun_through_the_entry()  # a process's first run may skip the entry, which lists the pages (ui/skeleton/sidebar.py)
+    # visitor opens first (a page's link runs that page alone, not streamlit_app.py), before it draws; importing
+    # ui installs nothing
     install_fairness()
     install_session_msg()  # the new_session message's config and theme built once per configuration
     install_widget_lookup()  # a widget drawn looks its key up in session state (ui/server/widget_lookup.py)
@@ -321,6 +320,12 @@ def _top(path: str, title: str, icon: str) -> None:
     close_after_a_choice()  # the sidebar, on a phone or a tablet, after a page is chosen (ui/skeleton/sidebar.py)
     if options.projector:
         st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
+    from ui.skeleton.registry import HOME_INFO, PAGES
+
+    nav = st.sidebar.container()
+    for p in (HOME_INFO, *PAGES):
+        nav.page_link(p.path, label=p.label, icon=p.icon)
+    st.sidebar.divider()
     st.title(f"{icon} {title}")
     pace_notice()  # a toast when this session sent changes faster than the server redraws (ui/server/fairness.py)
     for notice in st.session_state.pop(f"{LINK_KEY}_notices", None) or []:
