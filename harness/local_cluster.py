@@ -209,7 +209,7 @@ def local_cluster(
     with contextlib.ExitStack() as stack:
         reps = []
         for _ in range(replicas):
-            base, proc = stack.enter_context(streamlit_server(env=env, **({"cwd": cwd} if cwd else {})))
+            base, proc = stack.enter_context(streamlit_server(env=env, cwd=cwd or ROOT))
             reps.append(Replica(address=base.removeprefix("http://"), base=base, proc=proc))
         conf_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aexp-nginx-")))
         conf = render_nginx_conf(conf_dir, port, [r.address for r in reps], reveal_upstream=reveal_upstream)

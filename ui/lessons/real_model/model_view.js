@@ -257,8 +257,9 @@ async function render(s, header, packed) {
   const drawn = [];
   for (let head = 0; head < H; head += heads.every) {
     const x = LEFT + head * (side + GAP) + side / 2;
-    ctx.fillText(heads.text(head), x, 9);
-    drawn.push({ text: heads.text(head), x, width: ctx.measureText(heads.text(head)).width });
+    const text = heads.text(head);
+    ctx.fillText(text, x, 9);
+    drawn.push({ text, x, width: ctx.measureText(text).width });
   }
   s.grid.setAttribute("aria-label", header.description);
   drawDetail(s, ...picked(s), null);
