@@ -19,7 +19,7 @@ import pytest
 
 from harness.server import wait_for_address, wait_for_app
 from tests.a11y_util import assert_accessible
-from tests.page_pool import load_app
+from tests.page_pool import load_app, mend_chunk_failure
 from tests.test_browser import assert_no_errors, horizontal_overflow
 from tests.test_browser_pulse import PHONE, SETTING, browser_tab, start_class, wait_text
 from ui.classroom import lesson as L
@@ -41,6 +41,7 @@ def wait_at(page, teacher, timeout_s: float = 90.0) -> None:
         assert time.monotonic() < end, f"still at {page.url}, not at {teacher.url}"
         page.wait_for_timeout(50)
     wait_for_app(page)
+    mend_chunk_failure(page, lambda timeout_ms: wait_for_app(page, timeout_ms=timeout_ms))
 
 
 def step(teacher, students: list, act, tmp, name: str) -> float:
