@@ -5,10 +5,10 @@ from streamlit.testing.v1 import AppTest
 from harness.apptest import PAGES, ROOT, app  # noqa: F401 - the page tests import them from here
 
 APP_WIDE_COMPONENTS = (
-    "ae_sidebar_closer",
+    "ae_pages",
     "pulse_keep",
     "pulse_go",
-)  # every page's (ui/skeleton/sidebar.py, ui/classroom/pulse_device.py)
+)  # every page's (ui/skeleton/page_list.py, ui/classroom/pulse_device.py)
 
 
 HEATMAP_COMPONENTS = ("attention_explorer.heatmap", "attention_explorer.heatmap_module")  # read with heatmaps()

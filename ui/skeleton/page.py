@@ -74,8 +74,8 @@ from ui.skeleton.controls import (
     write_url,
 )
 from ui.skeleton.lesson import Question, check_yourself, next_link, page_link_with_caption
+from ui.skeleton.page_list import page_list, switch_if_chosen
 from ui.skeleton.registry import HOME, ROOT, info, next_page, predicting
-from ui.skeleton.sidebar import close_after_a_choice
 from ui.text import md_escape
 
 # the browser tab's icon (a 4 x 4 attention map, every query on B3) as a data URL: a file would be a media file of
@@ -303,6 +303,7 @@ def _top(path: str, title: str, icon: str) -> None:
     install_fairness()
     install_session_msg()  # the new_session message's config and theme built once per configuration
     install_widget_lookup()  # a widget drawn looks its key up in session state (ui/server/widget_lookup.py)
+    switch_if_chosen()  # a page chosen in the page list: that page's run, before this one draws anything
     enter_page()
     page_started()  # no page body is current until this run draws it (ui/session/partial.py)
     first_run = LINK_KEY not in st.session_state  # the session's first run reads the link
@@ -317,14 +318,9 @@ def _top(path: str, title: str, icon: str) -> None:
     )
     settle_imports()  # after the page's imports: freeze their objects, cap the native thread pools
     st.html(A11Y_CSS)
-    close_after_a_choice()  # the sidebar, on a phone or a tablet, after a page is chosen (ui/skeleton/sidebar.py)
     if options.projector:
         st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)
-    from ui.skeleton.registry import HOME_INFO, PAGES
-
-    nav = st.sidebar.container()
-    for p in (HOME_INFO, *PAGES):
-        nav.page_link(p.path, label=p.label, icon=p.icon)
+    page_list(st.sidebar, path)  # one element (ui/skeleton/page_list.py); a click closes the sidebar on a phone
     st.sidebar.divider()
     st.title(f"{icon} {title}")
     pace_notice()  # a toast when this session sent changes faster than the server redraws (ui/server/fairness.py)
