@@ -41,10 +41,10 @@ export default function (component) {
     parentElement.append(nav);
   }
   const list = nav.querySelector("ul");
-  const key = JSON.stringify([pages, current, base]);
-  if (nav.dataset.drawn !== key) {
+  const key = JSON.stringify([pages, current, base]); // a rerun that lists the same pages leaves the links be
+  if (nav.drawn !== key) {
     list.replaceChildren(...pages.map((p) => item(base, p, current)));
-    nav.dataset.drawn = key;
+    nav.drawn = key;
   }
   nav.onclick = (e) => {
     const link = e.target instanceof Element && e.target.closest("a[data-page]");
