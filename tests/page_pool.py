@@ -121,13 +121,3 @@ def load_app(page, url: str | None, ready: Callable[[int], None] | None = None) 
 def chunk_failed(page) -> bool:
     """Whether the page shows that Chromium failed to fetch one of Streamlit's chunks (its script or stylesheet)."""
     return any(page.get_by_text(text).count() > 0 for text in (CHUNK_FAILED, CSS_FAILED))
-
-
-def mend_chunk_failure(page, ready: Callable[[int], None]) -> None:
-    """A page that moved while the test ran (a student's page following the teacher's) fetches the chunks of the
-    elements it had not drawn yet; on a busy machine that fetch can fail as at :func:`load_app`. Such a page is
-    loaded once more, at its own address, and ``ready(timeout_ms)`` waits for it (a second failure fails the
-    test: :func:`tests.test_browser.assert_no_errors` sees it)."""
-    if chunk_failed(page):
-        page.reload()
-        ready(90000)
