@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -22,7 +23,7 @@ from benchmarks.protocol import StreamlitClient
 from harness.server import wait_for_address, wait_for_app
 from tests.apptest_util import PAGES, app, run_ok
 from ui.skeleton import page_list
-from ui.skeleton.registry import HOME, HOME_INFO
+from ui.skeleton.registry import HOME, HOME_INFO, address
 from ui.skeleton.registry import PAGES as REGISTRY
 
 NAME = "attention_explorer.page_list"
@@ -39,7 +40,7 @@ def the_list(at) -> dict:
 def test_every_page_lists_every_page_once_itself_marked(path):
     at = run_ok(app(path))
     data = the_list(at)
-    expected = [[page_list.address(p), p.label, page_list.symbol(p)] for p in (HOME_INFO, *REGISTRY)]
+    expected = [[p.address, p.label, p.symbol] for p in (HOME_INFO, *REGISTRY)]
     assert data["pages"] == expected
     assert data["current"] == ("" if path == HOME else Path(path).stem)
     assert data["base"] == ""
@@ -47,9 +48,9 @@ def test_every_page_lists_every_page_once_itself_marked(path):
 
 
 def test_the_addresses_and_symbols_are_streamlits():
-    assert page_list.address(HOME_INFO) == ""
-    assert page_list.address(next(p for p in REGISTRY if p.path == "pages/Step_by_step.py")) == "Step_by_step"
-    assert all(p.icon == f":material/{page_list.symbol(p)}:" for p in (HOME_INFO, *REGISTRY))
+    assert HOME_INFO.address == "" and address(HOME) == ""
+    assert next(p for p in REGISTRY if p.path == "pages/Step_by_step.py").address == "Step_by_step"
+    assert all(p.icon == f":material/{p.symbol}:" for p in (HOME_INFO, *REGISTRY))
 
 
 def test_the_module_writes_text_not_markup():
@@ -72,7 +73,7 @@ class ListClient(StreamlitClient):
     async def choose(self, value) -> object:
         """Send what the module's setTriggerValue("go", value) sends: the trigger beside every widget's state."""
         cs = ClientState(query_string=self.query_string, page_script_hash=self.page_script_hash)
-        trigger = f"$$STREAMLIT_INTERNAL_KEY_{self.list_id()}__events"
+        trigger = _make_trigger_id(self.list_id(), "events")  # Streamlit's id of a component's trigger
         cs.widget_states.widgets.append(
             WidgetState(id=trigger, json_trigger_value=json.dumps([{"event": "go", "value": value}]))
         )

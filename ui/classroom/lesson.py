@@ -32,6 +32,7 @@ from pathlib import Path
 from classpulse.model import MAX_LABEL, MAX_PROMPT
 from ui.session.links import parse_link_options
 from ui.session.url import URL_NAMES, from_query_params
+from ui.skeleton.registry import address
 
 FORMAT, VERSION = "attention-explorer-lesson", 1
 MAX_STEPS = 30
@@ -257,8 +258,7 @@ def lesson_from_presets(presets, title: str = "Six experiments: why attention wo
     for p in presets:
         params = {k: v for k, v in p.query_params().items() if k != "preset"}
         note = f"{p.name}: {p.question} What to look for: {p.look_for}"
-        page = "" if p.page == "streamlit_app.py" else Path(p.page).stem
-        steps.append(Step(page, tuple(params.items()), " ".join(note.split())[:MAX_NOTE]))
+        steps.append(Step(address(p.page), tuple(params.items()), " ".join(note.split())[:MAX_NOTE]))
     return Lesson(title, tuple(steps))
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.classroom.pulse_device import base_path
-from ui.skeleton.registry import HOME, HOME_INFO, PAGES, PageInfo
+from ui.skeleton.registry import HOME_INFO, PAGES, address
 
 KEY = "ae_pages"
 _CHOSEN = "ae_pages_chosen"  # the page file a click chose, switched to by the next run's top
@@ -26,20 +26,8 @@ _LIST = st.components.v2.component(
     js=(_HERE / "page_list.js").read_text(encoding="utf-8"),
     css=(_HERE / "page_list.css").read_text(encoding="utf-8"),
 )
-
-
-def address(p: PageInfo) -> str:
-    """The page's address in the app ("" for Home, "Step_by_step"), as Streamlit names the files of ``pages/``."""
-    return "" if p.path == HOME else Path(p.path).stem
-
-
-def symbol(p: PageInfo) -> str:
-    """The Material Symbol's name of the page's icon (":material/tune:" -> "tune")."""
-    return p.icon.removeprefix(":material/").removesuffix(":")
-
-
-_BY_ADDRESS = {address(p): p.path for p in (HOME_INFO, *PAGES)}
-_ITEMS = [[address(p), p.label, symbol(p)] for p in (HOME_INFO, *PAGES)]
+_BY_ADDRESS = {p.address: p.path for p in (HOME_INFO, *PAGES)}
+_ITEMS = [[p.address, p.label, p.symbol] for p in (HOME_INFO, *PAGES)]
 
 
 def _chosen() -> None:
@@ -59,11 +47,10 @@ def switch_if_chosen() -> None:
 
 def page_list(place, current: str) -> None:
     """Every page of the app in reading order, ``current`` (its file) marked, into ``place`` (the sidebar)."""
-    here = next((address(p) for p in (HOME_INFO, *PAGES) if p.path == current), None)
     with place:
         _LIST(
             key=KEY,
-            data={"pages": _ITEMS, "current": here, "base": base_path()},
+            data={"pages": _ITEMS, "current": address(current), "base": base_path()},
             on_go_change=_chosen,
             height="content",
         )

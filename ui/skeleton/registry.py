@@ -34,6 +34,21 @@ class PageInfo(NamedTuple):
     long_settings: bool = False  # its maps and tables grow with the longest, widest settings (512 tokens, d_model
     # 1024): the browser tests walk it at them (tests/test_browser.py, tests/test_browser_devices.py)
 
+    @property
+    def address(self) -> str:
+        """Its address in the app ("" for Home, "Step_by_step"): :func:`address` of its file."""
+        return address(self.path)
+
+    @property
+    def symbol(self) -> str:
+        """The Material Symbol's name of its icon (":material/tune:" -> "tune")."""
+        return self.icon.removeprefix(":material/").removesuffix(":")
+
+
+def address(path: str) -> str:
+    """A page file's address in the app, as Streamlit names the files of ``pages/`` ("" for Home)."""
+    return "" if path == HOME else Path(path).stem
+
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo(
